@@ -1,0 +1,47 @@
+import type { Attempt, EnvFacets, ResultStatus, RunMeta } from '../model.js'
+
+/**
+ * One test case as a parser read it, before it is given a suite and a test id.
+ * `module` is the classname, the file or the describe path; `name` is the test's own title.
+ */
+export interface ParsedCase {
+  module: string
+  name: string
+  file: string | null
+  status: ResultStatus
+  /** True when the report itself says the test passed only after failing (Surefire flakyFailure, Playwright `flaky`). */
+  flakyOnRetry: boolean
+  durationMs: number | null
+  errorType: string | null
+  message: string | null
+  stack: string | null
+  healingOccurred: boolean
+  /** Every attempt the report knows of, in order. Empty means "one attempt, the final result". */
+  attempts: Attempt[]
+  /**
+   * Facets that belong to this case's execution rather than to the whole report (a Playwright project).
+   * Ingest splits a report whose cases carry different facets into one run per facet set.
+   */
+  env?: EnvFacets
+}
+
+/** What a report says about its run (timestamps, host, CI ids). Ingest merges it under the CLI flags and CI env. */
+export type ReportRunMeta = Partial<Omit<RunMeta, 'env'>> & { env?: EnvFacets }
+
+export interface ParsedReport {
+  format: string
+  cases: ParsedCase[]
+  meta: ReportRunMeta
+}
+
+/** A report to parse: its name for error messages and its content. */
+export interface ReportSource {
+  /** The file path (or upload name) used in error messages. */
+  name: string
+  /** The content as UTF-8 chunks, for streaming parsers. */
+  chunks(): AsyncIterable<string>
+  /** The whole content. */
+  text(): Promise<string>
+}
+
+export type Parser = (source: ReportSource) => Promise<ParsedReport>

@@ -1,0 +1,182 @@
+import type { Attempt, Result, Run, RunMeta, TestHistory, TestRef } from '../model.js'
+
+/** The results of one run that one report file contributes. */
+export interface RunBatch {
+  run: RunMeta
+  results: Result[]
+}
+
+/**
+ * Everything one report file yields. A report is stored in one transaction: all of it or none of it.
+ * A report usually holds one run; a Playwright report with several projects holds one run per project.
+ */
+export interface ReportBatch {
+  /** The file name (or upload name), kept for provenance. */
+  file: string
+  /** sha256 of the report's bytes: the same content for the same run is a duplicate. */
+  contentHash: string
+  runs: RunBatch[]
+}
+
+export interface IngestOptions {
+  /** Overwrite the results this report gives for a run already stored, instead of reporting a duplicate. */
+  replace?: boolean
+}
+
+export interface RunOutcome {
+  runId: string
+  outcome: 'ingested' | 'duplicate' | 'replaced'
+  tests: number
+  results: number
+  attempts: number
+}
+
+/** Narrows a history scan. Times are epoch milliseconds. */
+export interface HistoryFilter {
+  suite?: string
+  branch?: string
+  since?: number
+  until?: number
+  /** Only these tests. */
+  testIds?: string[]
+  /** Only the newest N runs (by time) of the selection. */
+  lastRuns?: number
+}
+
+export interface RunFilter {
+  suite?: string
+  branch?: string
+  since?: number
+  until?: number
+  limit?: number
+  offset?: number
+}
+
+export interface TestFilter {
+  suite?: string
+  /** Case-insensitive substring of the test id. */
+  search?: string
+  limit?: number
+  offset?: number
+}
+
+export interface StoreStats {
+  runs: number
+  tests: number
+  results: number
+  attempts: number
+  oldestRunAt: number | null
+  newestRunAt: number | null
+}
+
+export type QuarantineSource = 'auto' | 'manual'
+
+export interface QuarantineRecord {
+  testId: string
+  reason: string
+  owner: string | null
+  issueUrl: string | null
+  createdAt: string
+  createdBy: string
+  expiresAt: string | null
+  source: QuarantineSource
+}
+
+export type AuditAction = 'quarantine' | 'update' | 'release' | 'expire' | 'import'
+
+/** One append-only line of the quarantine audit log: who did what, when and why. */
+export interface AuditEntry {
+  id: number
+  testId: string
+  action: AuditAction
+  actor: string
+  at: string
+  reason: string
+  source: QuarantineSource | null
+  /** The record after the change (null after a release), for a full trail. */
+  record: QuarantineRecord | null
+}
+
+export type AuditInput = Omit<AuditEntry, 'id' | 'testId' | 'record'>
+
+/** A learned element, as the healer stores it. `data` is the heal module's own shape. */
+export interface Fingerprint {
+  testId: string
+  locator: string
+  data: unknown
+  updatedAt: string
+}
+
+/** One heal, appended and never changed. */
+export interface HealRecord {
+  id?: number
+  testId: string
+  oldLocator: string
+  newLocator: string
+  score: number
+  breakdown: Record<string, number>
+  url: string | null
+  at: string
+  runId: string | null
+}
+
+export interface HealFilter {
+  testId?: string
+  since?: string
+  limit?: number
+}
+
+/**
+ * The one storage interface. SQLite (embedded default) and PostgreSQL (team server) both implement it, and one
+ * contract suite runs against both. Every method is async so that both fit; operations are domain-level so that
+ * the rest of flakewatch never writes SQL.
+ */
+export interface Store {
+  readonly kind: 'sqlite' | 'postgres'
+  /** A human description of where data lives, without secrets. */
+  readonly location: string
+
+  /** Stores one report in one transaction. */
+  ingestReport(batch: ReportBatch, opts?: IngestOptions): Promise<RunOutcome[]>
+
+  /**
+   * Streams every test's history, one test at a time, each with its entries oldest first.
+   * Tests come in test-id order. This is the analysis scan: no query per test.
+   */
+  scanHistory(filter?: HistoryFilter): AsyncIterable<TestHistory>
+  /** One test's history (newest `limit` entries, returned oldest first), or null if the test is unknown. */
+  getTestHistory(testId: string, opts?: { limit?: number }): Promise<TestHistory | null>
+  /** Every attempt of one test in one run, in retry order. */
+  getAttempts(testId: string, runId: string): Promise<Attempt[]>
+
+  /** Runs, newest first. */
+  listRuns(filter?: RunFilter): Promise<Run[]>
+  getRun(runId: string): Promise<Run | null>
+  /** Tests in test-id order. */
+  listTests(filter?: TestFilter): Promise<TestRef[]>
+  getTest(testId: string): Promise<TestRef | null>
+  stats(): Promise<StoreStats>
+
+  listQuarantines(): Promise<QuarantineRecord[]>
+  getQuarantine(testId: string): Promise<QuarantineRecord | null>
+  /** Creates or replaces a quarantine and appends its audit line, in one transaction. */
+  putQuarantine(record: QuarantineRecord, audit: AuditInput): Promise<void>
+  /** Ends a quarantine and appends its audit line. Returns false when the test was not quarantined. */
+  deleteQuarantine(testId: string, audit: AuditInput): Promise<boolean>
+  /** Audit lines, newest first. */
+  listAudit(filter?: { testId?: string; limit?: number }): Promise<AuditEntry[]>
+
+  putFingerprint(fp: Fingerprint): Promise<void>
+  getFingerprint(testId: string, locator: string): Promise<Fingerprint | null>
+  appendHeal(heal: HealRecord): Promise<void>
+  /** Heals, newest first. */
+  listHeals(filter?: HealFilter): Promise<HealRecord[]>
+
+  /**
+   * Deletes runs that started before `before` (epoch ms), with their results and attempts, in batches so that
+   * concurrent writers are not blocked for long. Quarantines, audit lines, fingerprints and heals are kept.
+   */
+  prune(before: number, opts?: { batchSize?: number }): Promise<{ runs: number; results: number }>
+
+  close(): Promise<void>
+}
