@@ -69,6 +69,18 @@ export interface StoreStats {
   newestRunAt: number | null
 }
 
+/** Per-run counts, for the infra-failure guard and the run views. */
+export interface RunSummary {
+  runId: string
+  at: number
+  total: number
+  passed: number
+  failed: number
+  skipped: number
+  /** Results that passed only on retry. */
+  flaky: number
+}
+
 export type QuarantineSource = 'auto' | 'manual'
 
 export interface QuarantineRecord {
@@ -152,6 +164,8 @@ export interface Store {
   /** Runs, newest first. */
   listRuns(filter?: RunFilter): Promise<Run[]>
   getRun(runId: string): Promise<Run | null>
+  /** Per-run result counts (one aggregate query), newest first. */
+  runSummaries(filter?: RunFilter): Promise<RunSummary[]>
   /** Tests in test-id order. */
   listTests(filter?: TestFilter): Promise<TestRef[]>
   getTest(testId: string): Promise<TestRef | null>
