@@ -152,8 +152,9 @@ export interface Store {
   ingestReport(batch: ReportBatch, opts?: IngestOptions): Promise<RunOutcome[]>
 
   /**
-   * Streams every test's history, one test at a time, each with its entries oldest first.
-   * Tests come in test-id order. This is the analysis scan: no query per test.
+   * Streams every test's history, one test at a time, each with its entries oldest first. Tests come grouped,
+   * in no promised order. This is the analysis scan: no query per test. Do not call other methods of the same
+   * store while iterating: the scan may hold the connection.
    */
   scanHistory(filter?: HistoryFilter): AsyncIterable<TestHistory>
   /** One test's history (newest `limit` entries, returned oldest first), or null if the test is unknown. */

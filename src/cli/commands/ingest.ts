@@ -1,0 +1,97 @@
+import { SingleBar } from 'cli-progress'
+import type { Format } from '../../ingest/index.js'
+import { ingestFiles, type IngestSummary } from '../../pipeline/ingest-files.js'
+import { envRunContext, mergeContexts, parseEnvPairs, type RunContext } from '../../pipeline/run-context.js'
+import type { RunStatus } from '../../model.js'
+import { openStore } from '../../store/open.js'
+import { emitJson, isInteractive, renderTable, type Io } from '../output.js'
+
+/** The run flags shared by `ingest`, `gate --ingest` and `run`. */
+export interface RunFlags {
+  runId?: string
+  suite?: string
+  branch?: string
+  revision?: string
+  pipelineId?: string
+  pipelineUrl?: string
+  jobId?: string
+  jobUrl?: string
+  jobStatus?: string
+  pipelineStatus?: string
+  runner?: string
+  artifactsUrl?: string
+  runStatus?: RunStatus
+  env?: string[]
+}
+
+export interface IngestCommandOptions extends RunFlags {
+  db?: string
+  format?: Format
+  replace?: boolean
+  json?: boolean
+  output?: string
+}
+
+/** Flags win over `FLAKEWATCH_*`, which wins over the CI's own variables. */
+export function runContextFromFlags(flags: RunFlags, env: NodeJS.ProcessEnv): RunContext {
+  return mergeContexts(envRunContext(env), {
+    runId: flags.runId,
+    suite: flags.suite,
+    branch: flags.branch,
+    revision: flags.revision,
+    pipelineId: flags.pipelineId,
+    pipelineUrl: flags.pipelineUrl,
+    jobId: flags.jobId,
+    jobUrl: flags.jobUrl,
+    jobStatus: flags.jobStatus,
+    pipelineStatus: flags.pipelineStatus,
+    runnerId: flags.runner,
+    artifactsUrl: flags.artifactsUrl,
+    status: flags.runStatus,
+    env: parseEnvPairs(flags.env),
+  })
+}
+
+export async function ingest(inputs: string[], opts: IngestCommandOptions, io: Io): Promise<IngestSummary> {
+  const context = runContextFromFlags(opts, io.env)
+  const store = await openStore({ db: opts.db, env: io.env })
+  const bar = isInteractive(io) && !opts.json ? new SingleBar({ stream: io.stderr, format: 'ingesting [{bar}] {value}/{total} {file}' }) : null
+  try {
+    return await ingestFiles({
+      store,
+      inputs,
+      format: opts.format,
+      context,
+      replace: opts.replace,
+      onProgress: (done, total, file) => {
+        if (!bar) return
+        if (done === 1) bar.start(total, 0, { file })
+        bar.update(done, { file })
+      },
+    })
+  } finally {
+    bar?.stop()
+    await store.close()
+  }
+}
+
+export function printIngest(summary: IngestSummary, opts: IngestCommandOptions, io: Io): void {
+  if (opts.json) return emitJson(io, summary, opts.output)
+  if (summary.ingested.length) {
+    io.stdout.write(
+      `${renderTable(
+        ['file', 'run', 'tests', 'results', 'attempts'],
+        summary.ingested.map((e) => [e.file, e.run_id, String(e.tests), String(e.results), String(e.attempts)]),
+        { right: [2, 3, 4] },
+      )}\n`,
+    )
+  }
+  const results = summary.ingested.reduce((n, e) => n + e.results, 0)
+  io.stderr.write(
+    `stored ${results} results from ${summary.ingested.length} report(s)` +
+      (summary.duplicates.length ? `; ${summary.duplicates.length} already stored (use --replace to overwrite)` : '') +
+      '\n',
+  )
+  for (const d of summary.duplicates) io.stderr.write(`duplicate: ${d.file} (run ${d.run_id})\n`)
+  for (const f of summary.failed) io.stderr.write(`error: ${f.error}\n`)
+}

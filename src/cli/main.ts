@@ -1,0 +1,40 @@
+#!/usr/bin/env node
+import { CommanderError } from 'commander'
+import { ExitError, FlakewatchError } from '../errors.js'
+import { processIo, type Io } from './output.js'
+import { createProgram } from './program.js'
+
+/**
+ * Runs the CLI and returns the exit code: 0 ok, 1 the gate failed, 2 the tool could not do its job, 130 interrupted.
+ * Errors become one line on stderr; `--verbose` adds the stack.
+ */
+export async function runCli(argv: string[], io: Io = processIo()): Promise<number> {
+  const verbose = argv.includes('--verbose')
+  const program = createProgram(io)
+  try {
+    await program.parseAsync(argv, { from: 'user' })
+    return 0
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.exitCode === 0) return 0
+      return 2
+    }
+    if (error instanceof ExitError) return error.exitCode
+    if (error instanceof FlakewatchError) {
+      io.stderr.write(`flakewatch: ${error.message}\n`)
+      if (verbose && error.stack) io.stderr.write(`${error.stack}\n`)
+      return 2
+    }
+    const e = error as Error
+    io.stderr.write(`flakewatch: internal error: ${e?.message ?? String(error)}\n`)
+    io.stderr.write(verbose ? `${e?.stack}\n` : 'This is a bug in flakewatch. Re-run with --verbose and report the output.\n')
+    return 2
+  }
+}
+
+const isMain = process.argv[1] && import.meta.url === new URL(`file://${(await import('node:fs')).realpathSync(process.argv[1])}`).href
+if (isMain) {
+  process.on('SIGINT', () => process.exit(130))
+  const code = await runCli(process.argv.slice(2))
+  process.exitCode = code
+}

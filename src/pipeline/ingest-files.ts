@@ -1,0 +1,127 @@
+import { createHash } from 'node:crypto'
+import { createReadStream } from 'node:fs'
+import { stat } from 'node:fs/promises'
+import { glob } from 'tinyglobby'
+import { FlakewatchError } from '../errors.js'
+import { parseReport, sourceFromBuffer, sourceFromFile, type Format } from '../ingest/index.js'
+import type { ReportSource } from '../ingest/types.js'
+import type { Store } from '../store/store.js'
+import { buildReportBatch } from './build-batch.js'
+import type { RunContext } from './run-context.js'
+
+/** Report files a directory may hold. */
+const REPORT_GLOB = '**/*.{xml,json,trx}'
+
+export interface IngestedEntry {
+  file: string
+  run_id: string
+  tests: number
+  results: number
+  attempts: number
+}
+
+/** The JSON shape `flakewatch ingest --json` prints, also returned by the upload endpoint. */
+export interface IngestSummary {
+  ingested: IngestedEntry[]
+  duplicates: { file: string; run_id: string }[]
+  failed: { file: string; error: string }[]
+}
+
+export interface IngestSourceOptions {
+  store: Store
+  format?: Format
+  context: RunContext
+  replace?: boolean
+}
+
+export interface IngestFilesOptions extends IngestSourceOptions {
+  inputs: string[]
+  /** Called after each file, for progress bars. */
+  onProgress?: (done: number, total: number, file: string) => void
+}
+
+export function emptySummary(): IngestSummary {
+  return { ingested: [], duplicates: [], failed: [] }
+}
+
+/**
+ * Expands files, directories (searched for .xml, .json and .trx) and globs into a sorted, de-duplicated list.
+ * Inputs that match nothing are returned separately so that the caller can report them.
+ */
+export async function expandInputs(inputs: string[]): Promise<{ files: string[]; missing: string[] }> {
+  const files = new Set<string>()
+  const missing: string[] = []
+  for (const input of inputs) {
+    const info = await stat(input).catch(() => null)
+    if (info?.isFile()) files.add(input)
+    else if (info?.isDirectory()) {
+      for (const f of await glob(REPORT_GLOB, { cwd: input, absolute: false })) files.add(`${input.replace(/\/$/, '')}/${f}`)
+    } else {
+      const matched = await glob(input, { absolute: false })
+      if (matched.length === 0) missing.push(input)
+      for (const f of matched) files.add(f)
+    }
+  }
+  return { files: [...files].sort(), missing }
+}
+
+async function hashFile(path: string): Promise<string> {
+  const hash = createHash('sha256')
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer)
+  return hash.digest('hex')
+}
+
+function errorText(error: unknown): string {
+  if (error instanceof FlakewatchError) return error.message
+  return error instanceof Error ? error.message : String(error)
+}
+
+/**
+ * Parses one report and stores it in one transaction, adding its outcome to `summary`. A report that fails to
+ * parse or store is listed under `failed` and leaves the store as it was.
+ */
+export async function ingestSource(
+  source: ReportSource,
+  contentHash: string,
+  opts: IngestSourceOptions,
+  summary: IngestSummary = emptySummary(),
+): Promise<IngestSummary> {
+  try {
+    const parsed = await parseReport(source, { format: opts.format })
+    const batch = buildReportBatch({ parsed, file: source.name, contentHash, context: opts.context })
+    const outcomes = await opts.store.ingestReport(batch, { replace: opts.replace })
+    for (const o of outcomes) {
+      if (o.outcome === 'duplicate') summary.duplicates.push({ file: source.name, run_id: o.runId })
+      else summary.ingested.push({ file: source.name, run_id: o.runId, tests: o.tests, results: o.results, attempts: o.attempts })
+    }
+  } catch (error) {
+    summary.failed.push({ file: source.name, error: errorText(error) })
+  }
+  return summary
+}
+
+/** Ingests in-memory content (an HTTP upload). */
+export function ingestBuffer(name: string, content: Buffer, opts: IngestSourceOptions): Promise<IngestSummary> {
+  const hash = createHash('sha256').update(content).digest('hex')
+  return ingestSource(sourceFromBuffer(name, content), hash, opts)
+}
+
+/**
+ * Ingests every report the inputs name, one transaction per report; the other files still ingest when one fails.
+ * @example await ingestFiles({ store, inputs: ['reports/'], context: { suite: 'unit' } })
+ */
+export async function ingestFiles(opts: IngestFilesOptions): Promise<IngestSummary> {
+  const summary = emptySummary()
+  const { files, missing } = await expandInputs(opts.inputs)
+  for (const m of missing) summary.failed.push({ file: m, error: `${m}: no such file, directory or matching glob` })
+  let done = 0
+  for (const file of files) {
+    try {
+      await ingestSource(sourceFromFile(file), await hashFile(file), opts, summary)
+    } catch (error) {
+      summary.failed.push({ file, error: errorText(error) })
+    }
+    opts.onProgress?.(++done, files.length, file)
+  }
+  return summary
+}

@@ -1,0 +1,35 @@
+import type { Store } from './store.js'
+
+/** Where the store lives when nothing says otherwise: a SQLite file in the working directory. */
+export const DEFAULT_DB = '.flakewatch.db'
+
+export interface OpenStoreOptions {
+  /** A SQLite file path, `:memory:`, or a `postgres://` / `postgresql://` URL. Default: `FLAKEWATCH_DB` or `.flakewatch.db`. */
+  db?: string
+  env?: NodeJS.ProcessEnv
+}
+
+/** Resolves the store location: the explicit option, then `FLAKEWATCH_DB`, then the default file. */
+export function resolveDbLocation(opts: OpenStoreOptions = {}): string {
+  const env = opts.env ?? process.env
+  return opts.db ?? env.FLAKEWATCH_DB ?? DEFAULT_DB
+}
+
+export function isPostgresUrl(location: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(location)
+}
+
+/**
+ * Opens the store a location names. Each backend's driver is imported only when chosen, so SQLite users never
+ * load `pg` and vice versa.
+ * @example const store = await openStore({ db: 'postgres://ci@db/flakewatch' })
+ */
+export async function openStore(opts: OpenStoreOptions = {}): Promise<Store> {
+  const location = resolveDbLocation(opts)
+  if (isPostgresUrl(location)) {
+    const { openPostgresStore } = await import('./postgres/postgres-store.js')
+    return openPostgresStore(location)
+  }
+  const { openSqliteStore } = await import('./sqlite/sqlite-store.js')
+  return openSqliteStore(location)
+}

@@ -1,0 +1,155 @@
+import { isFailure, type Attempt, type EnvFacets, type Result, type Run, type RunInfo, type RunStatus } from '../model.js'
+import type { AuditEntry, QuarantineRecord } from './store.js'
+
+/**
+ * Row shapes and conversions shared by the SQLite and PostgreSQL stores, so that both backends turn the same
+ * columns into the same objects.
+ */
+
+/** The columns of `runs`, as both backends name them. */
+export interface RunRow {
+  run_id: string
+  suite: string
+  branch: string | null
+  revision: string | null
+  pipeline_id: string | null
+  pipeline_url: string | null
+  job_id: string | null
+  job_url: string | null
+  artifacts_url: string | null
+  job_status: string | null
+  pipeline_status: string | null
+  runner_id: string | null
+  env: string | EnvFacets
+  started_at: string | null
+  finished_at: string | null
+  duration_ms: number | string | null
+  status: RunStatus
+  uploaded_at: string
+  at: number | string
+}
+
+function parseEnv(env: string | EnvFacets | null): EnvFacets {
+  if (env == null) return {}
+  return typeof env === 'string' ? (JSON.parse(env) as EnvFacets) : env
+}
+
+export function runFromRow(r: RunRow): Run {
+  return {
+    runId: r.run_id,
+    suite: r.suite,
+    branch: r.branch,
+    revision: r.revision,
+    pipelineId: r.pipeline_id,
+    pipelineUrl: r.pipeline_url,
+    jobId: r.job_id,
+    jobUrl: r.job_url,
+    artifactsUrl: r.artifacts_url,
+    jobStatus: r.job_status,
+    pipelineStatus: r.pipeline_status,
+    runnerId: r.runner_id,
+    env: parseEnv(r.env),
+    startedAt: r.started_at,
+    finishedAt: r.finished_at,
+    durationMs: r.duration_ms == null ? null : Number(r.duration_ms),
+    status: r.status,
+    uploadedAt: r.uploaded_at,
+  }
+}
+
+export function runInfoFromRow(r: RunRow): RunInfo {
+  return {
+    runId: r.run_id,
+    suite: r.suite,
+    at: Number(r.at),
+    branch: r.branch,
+    revision: r.revision,
+    pipelineId: r.pipeline_id,
+    jobStatus: r.job_status,
+    pipelineStatus: r.pipeline_status,
+    runnerId: r.runner_id,
+    env: parseEnv(r.env),
+    status: r.status,
+    pipelineUrl: r.pipeline_url,
+    artifactsUrl: r.artifacts_url,
+  }
+}
+
+/** The per-result attempt summary the analysis reads without loading attempt rows. */
+export function attemptSummary(result: Result): { attempts: number; failed: number; failedMs: number } {
+  if (result.attempts.length === 0) {
+    const failed = isFailure(result.status) ? 1 : 0
+    return { attempts: 1, failed, failedMs: failed ? (result.durationMs ?? 0) : 0 }
+  }
+  let failed = 0
+  let failedMs = 0
+  for (const a of result.attempts) {
+    if (isFailure(a.status)) {
+      failed++
+      failedMs += a.durationMs ?? 0
+    }
+  }
+  return { attempts: result.attempts.length, failed, failedMs }
+}
+
+/**
+ * Attempt rows are stored when they carry something the result row does not: several attempts, or a failure
+ * with its stack. A single passing attempt is implied by its result, which keeps the common case cheap.
+ */
+export function attemptsToStore(result: Result): Attempt[] {
+  if (result.attempts.length > 1) return result.attempts
+  const only = result.attempts[0]
+  if (only && (isFailure(only.status) || only.stack)) return result.attempts
+  if (!only && isFailure(result.status)) {
+    return [{ retry: 0, status: result.status, durationMs: result.durationMs, message: result.message, stack: null }]
+  }
+  return []
+}
+
+export interface QuarantineRow {
+  test_id: string
+  reason: string
+  owner: string | null
+  issue_url: string | null
+  created_at: string
+  created_by: string
+  expires_at: string | null
+  source: 'auto' | 'manual'
+}
+
+export function quarantineFromRow(r: QuarantineRow): QuarantineRecord {
+  return {
+    testId: r.test_id,
+    reason: r.reason,
+    owner: r.owner,
+    issueUrl: r.issue_url,
+    createdAt: r.created_at,
+    createdBy: r.created_by,
+    expiresAt: r.expires_at,
+    source: r.source,
+  }
+}
+
+export interface AuditRow {
+  id: number | string
+  test_id: string
+  action: AuditEntry['action']
+  actor: string
+  at: string
+  reason: string
+  source: AuditEntry['source']
+  record: string | QuarantineRecord | null
+}
+
+export function auditFromRow(r: AuditRow): AuditEntry {
+  return {
+    id: Number(r.id),
+    testId: r.test_id,
+    action: r.action,
+    actor: r.actor,
+    at: r.at,
+    reason: r.reason,
+    source: r.source,
+    record: typeof r.record === 'string' ? (JSON.parse(r.record) as QuarantineRecord) : r.record,
+  }
+}

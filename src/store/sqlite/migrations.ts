@@ -1,0 +1,169 @@
+import type { SqliteDb } from './driver.js'
+
+/** A forward-only schema step. Ids are ordered; an applied id is never run again. */
+export interface SqliteMigration {
+  id: string
+  up(db: SqliteDb): void
+}
+
+export interface MigrationResultSet {
+  error?: Error
+  results: { id: string; status: 'applied' | 'skipped' }[]
+}
+
+/**
+ * The schema follows the analysis scan: results are clustered by (test, at, run) so that one pass in primary-key
+ * order yields every test's history oldest first, with integer keys throughout (text keys halve insert speed).
+ */
+export const SQLITE_MIGRATIONS: SqliteMigration[] = [
+  {
+    id: '0001-initial',
+    up(db) {
+      db.exec(`
+        CREATE TABLE tests (
+          id INTEGER PRIMARY KEY,
+          test_id TEXT NOT NULL UNIQUE,
+          suite TEXT NOT NULL,
+          module TEXT NOT NULL,
+          name TEXT NOT NULL,
+          file TEXT
+        );
+        CREATE TABLE runs (
+          id INTEGER PRIMARY KEY,
+          run_id TEXT NOT NULL UNIQUE,
+          suite TEXT NOT NULL,
+          branch TEXT,
+          revision TEXT,
+          pipeline_id TEXT,
+          pipeline_url TEXT,
+          job_id TEXT,
+          job_url TEXT,
+          artifacts_url TEXT,
+          job_status TEXT,
+          pipeline_status TEXT,
+          runner_id TEXT,
+          env TEXT NOT NULL DEFAULT '{}',
+          started_at TEXT,
+          finished_at TEXT,
+          duration_ms INTEGER,
+          status TEXT NOT NULL CHECK (status IN ('complete', 'interrupted', 'unknown')),
+          uploaded_at TEXT NOT NULL,
+          at INTEGER NOT NULL
+        );
+        CREATE INDEX runs_at ON runs (at);
+        CREATE TABLE reports (
+          run INTEGER NOT NULL,
+          content_hash TEXT NOT NULL,
+          file TEXT NOT NULL,
+          ingested_at TEXT NOT NULL,
+          PRIMARY KEY (run, content_hash)
+        ) WITHOUT ROWID;
+        CREATE TABLE messages (
+          id INTEGER PRIMARY KEY,
+          key TEXT NOT NULL UNIQUE,
+          text TEXT NOT NULL
+        );
+        CREATE TABLE results (
+          test INTEGER NOT NULL,
+          at INTEGER NOT NULL,
+          run INTEGER NOT NULL,
+          status INTEGER NOT NULL,
+          flaky INTEGER NOT NULL,
+          duration_ms REAL,
+          attempts INTEGER NOT NULL,
+          failed_attempts INTEGER NOT NULL,
+          failed_ms REAL NOT NULL,
+          error_type TEXT,
+          message INTEGER,
+          healing INTEGER NOT NULL,
+          PRIMARY KEY (test, at, run)
+        ) WITHOUT ROWID;
+        CREATE INDEX results_run ON results (run, test);
+        CREATE TABLE attempts (
+          run INTEGER NOT NULL,
+          test INTEGER NOT NULL,
+          retry INTEGER NOT NULL,
+          status INTEGER NOT NULL,
+          duration_ms REAL,
+          message INTEGER,
+          stack INTEGER,
+          PRIMARY KEY (run, test, retry)
+        ) WITHOUT ROWID;
+        CREATE TABLE quarantine (
+          test_id TEXT PRIMARY KEY,
+          reason TEXT NOT NULL,
+          owner TEXT,
+          issue_url TEXT,
+          created_at TEXT NOT NULL,
+          created_by TEXT NOT NULL,
+          expires_at TEXT,
+          source TEXT NOT NULL CHECK (source IN ('auto', 'manual'))
+        );
+        CREATE TABLE quarantine_audit (
+          id INTEGER PRIMARY KEY AUTOINCREMENT,
+          test_id TEXT NOT NULL,
+          action TEXT NOT NULL,
+          actor TEXT NOT NULL,
+          at TEXT NOT NULL,
+          reason TEXT NOT NULL,
+          source TEXT,
+          record TEXT
+        );
+        CREATE INDEX quarantine_audit_test ON quarantine_audit (test_id, id);
+        CREATE TABLE fingerprints (
+          test_id TEXT NOT NULL,
+          locator TEXT NOT NULL,
+          data TEXT NOT NULL,
+          updated_at TEXT NOT NULL,
+          PRIMARY KEY (test_id, locator)
+        );
+        CREATE TABLE heal_log (
+          id INTEGER PRIMARY KEY AUTOINCREMENT,
+          test_id TEXT NOT NULL,
+          old_locator TEXT NOT NULL,
+          new_locator TEXT NOT NULL,
+          score REAL NOT NULL,
+          breakdown TEXT NOT NULL,
+          url TEXT,
+          at TEXT NOT NULL,
+          run_id TEXT
+        );
+        -- The audit log and the heal log are append-only: the database itself refuses edits.
+        CREATE TRIGGER quarantine_audit_no_update BEFORE UPDATE ON quarantine_audit
+          BEGIN SELECT RAISE(ABORT, 'quarantine_audit is append-only'); END;
+        CREATE TRIGGER quarantine_audit_no_delete BEFORE DELETE ON quarantine_audit
+          BEGIN SELECT RAISE(ABORT, 'quarantine_audit is append-only'); END;
+        CREATE TRIGGER heal_log_no_update BEFORE UPDATE ON heal_log
+          BEGIN SELECT RAISE(ABORT, 'heal_log is append-only'); END;
+        CREATE TRIGGER heal_log_no_delete BEFORE DELETE ON heal_log
+          BEGIN SELECT RAISE(ABORT, 'heal_log is append-only'); END;
+      `)
+    },
+  },
+]
+
+/** Applies pending migrations in order, each in its own immediate transaction, so parallel openers serialise. */
+export function migrateSqlite(db: SqliteDb, migrations = SQLITE_MIGRATIONS): MigrationResultSet {
+  db.exec('CREATE TABLE IF NOT EXISTS schema_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)')
+  const results: MigrationResultSet['results'] = []
+  const applied = db.prepare('SELECT 1 FROM schema_meta WHERE key = ?')
+  const record = db.prepare('INSERT INTO schema_meta (key, value) VALUES (?, ?)')
+  for (const m of migrations) {
+    const key = `migration:${m.id}`
+    try {
+      const ran = db
+        .transaction(() => {
+          if (applied.get(key)) return false
+          m.up(db)
+          record.run(key, new Date().toISOString())
+          return true
+        })
+        .immediate()
+      results.push({ id: m.id, status: ran ? 'applied' : 'skipped' })
+    } catch (error) {
+      return { error: error as Error, results }
+    }
+  }
+  db.prepare('INSERT OR REPLACE INTO schema_meta (key, value) VALUES (?, ?)').run('schema_version', String(migrations.length))
+  return { results }
+}

@@ -1,0 +1,693 @@
+import { mkdirSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
+import { StoreError } from '../../errors.js'
+import type { Attempt, HistoryEntry, Run, RunInfo, RunMeta, TestHistory, TestRef } from '../../model.js'
+import { clip, isoToMs, messageKey, statusCode, statusFromCode } from '../codes.js'
+import {
+  attemptsToStore,
+  attemptSummary,
+  auditFromRow,
+  quarantineFromRow,
+  runFromRow,
+  runInfoFromRow,
+  type AuditRow,
+  type QuarantineRow,
+  type RunRow,
+} from '../rows.js'
+import type {
+  AuditEntry,
+  AuditInput,
+  Fingerprint,
+  HealFilter,
+  HealRecord,
+  HistoryFilter,
+  IngestOptions,
+  QuarantineRecord,
+  ReportBatch,
+  RunFilter,
+  RunOutcome,
+  RunSummary,
+  Store,
+  StoreStats,
+  TestFilter,
+} from '../store.js'
+import { loadSqlite, type SqliteDb, type SqliteStatement } from './driver.js'
+import { migrateSqlite } from './migrations.js'
+
+export interface SqliteStoreOptions {
+  /** How long a writer waits for another process's transaction before giving up (ms). */
+  busyTimeoutMs?: number
+}
+
+/** Rows fetched per page of the analysis scan: big enough to amortise the call, small enough to stay flat. */
+const SCAN_PAGE = 20_000
+
+type ResultRow = [
+  test: number,
+  at: number,
+  run: number,
+  status: number,
+  flaky: number,
+  durationMs: number | null,
+  attempts: number,
+  failedAttempts: number,
+  failedMs: number,
+  errorType: string | null,
+  message: number | null,
+  healing: number,
+]
+
+/**
+ * Opens (creating if needed) a SQLite store. WAL lets readers run beside one writer; the busy timeout makes
+ * parallel CI jobs that share one file wait for each other instead of failing.
+ * @example const store = await openSqliteStore('.flakewatch.db')
+ */
+export async function openSqliteStore(file: string, opts: SqliteStoreOptions = {}): Promise<SqliteStore> {
+  const Database = await loadSqlite()
+  const path = file === ':memory:' ? file : resolve(file)
+  let db: SqliteDb
+  try {
+    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
+    db = new Database(path, { timeout: opts.busyTimeoutMs ?? 30_000 })
+    db.pragma('journal_mode = WAL')
+    db.pragma('synchronous = NORMAL')
+    db.pragma('foreign_keys = OFF')
+  } catch (error) {
+    throw new StoreError(`cannot open SQLite database ${path}: ${(error as Error).message}`, { cause: error })
+  }
+  const migrated = migrateSqlite(db)
+  if (migrated.error) {
+    db.close()
+    throw new StoreError(`cannot migrate ${path}: ${migrated.error.message}`, { cause: migrated.error })
+  }
+  return new SqliteStore(db, path)
+}
+
+export class SqliteStore implements Store {
+  readonly kind = 'sqlite' as const
+  private readonly testIds = new Map<string, number>()
+  private readonly stmts: ReturnType<SqliteStore['prepareAll']>
+
+  constructor(
+    private readonly db: SqliteDb,
+    readonly location: string,
+  ) {
+    this.stmts = this.prepareAll()
+  }
+
+  private prepareAll() {
+    const db = this.db
+    return {
+      testByKey: db.prepare('SELECT id FROM tests WHERE test_id = ?').pluck(),
+      insertTest: db.prepare('INSERT INTO tests (test_id, suite, module, name, file) VALUES (?, ?, ?, ?, ?)'),
+      runByKey: db.prepare('SELECT id, at FROM runs WHERE run_id = ?'),
+      insertRun: db.prepare(
+        `INSERT INTO runs (run_id, suite, branch, revision, pipeline_id, pipeline_url, job_id, job_url, artifacts_url,
+          job_status, pipeline_status, runner_id, env, started_at, finished_at, duration_ms, status, uploaded_at, at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ),
+      // A later report of the same run fills what earlier ones left unknown; it never erases.
+      mergeRun: db.prepare(
+        `UPDATE runs SET branch = coalesce(branch, ?), revision = coalesce(revision, ?),
+          pipeline_id = coalesce(pipeline_id, ?), pipeline_url = coalesce(pipeline_url, ?), job_id = coalesce(job_id, ?),
+          job_url = coalesce(job_url, ?), artifacts_url = coalesce(artifacts_url, ?), job_status = coalesce(?, job_status),
+          pipeline_status = coalesce(?, pipeline_status), runner_id = coalesce(runner_id, ?), env = json_patch(?, env),
+          started_at = coalesce(started_at, ?), finished_at = coalesce(?, finished_at),
+          duration_ms = coalesce(?, duration_ms), status = CASE WHEN ? = 'interrupted' THEN 'interrupted' ELSE status END
+         WHERE id = ?`,
+      ),
+      replaceRun: db.prepare(
+        `UPDATE runs SET suite = ?, branch = ?, revision = ?, pipeline_id = ?, pipeline_url = ?, job_id = ?, job_url = ?,
+          artifacts_url = ?, job_status = ?, pipeline_status = ?, runner_id = ?, env = ?, started_at = ?,
+          finished_at = ?, duration_ms = ?, status = ?, uploaded_at = ? WHERE id = ?`,
+      ),
+      reportSeen: db.prepare('SELECT 1 FROM reports WHERE run = ? AND content_hash = ?').pluck(),
+      insertReport: db.prepare(
+        'INSERT OR REPLACE INTO reports (run, content_hash, file, ingested_at) VALUES (?, ?, ?, ?)',
+      ),
+      messageByKey: db.prepare('SELECT id FROM messages WHERE key = ?').pluck(),
+      insertMessage: db.prepare('INSERT INTO messages (key, text) VALUES (?, ?)'),
+      messageText: db.prepare('SELECT text FROM messages WHERE id = ?').pluck(),
+      insertResult: db.prepare(
+        // ON CONFLICT, not OR IGNORE: only a duplicate key is skipped; NOT NULL and CHECK violations still abort.
+        `INSERT INTO results (test, at, run, status, flaky, duration_ms, attempts, failed_attempts, failed_ms,
+          error_type, message, healing) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+      ),
+      deleteResult: db.prepare('DELETE FROM results WHERE run = ? AND test = ?'),
+      deleteAttempts: db.prepare('DELETE FROM attempts WHERE run = ? AND test = ?'),
+      insertAttempt: db.prepare(
+        `INSERT INTO attempts (run, test, retry, status, duration_ms, message, stack)
+         VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+      ),
+    }
+  }
+
+  private testKey(ref: TestRef, added: string[]): number {
+    const cached = this.testIds.get(ref.testId)
+    if (cached !== undefined) return cached
+    let id = this.stmts.testByKey.get(ref.testId) as number | undefined
+    if (id === undefined) {
+      id = Number(this.stmts.insertTest.run(ref.testId, ref.suite, ref.module, ref.name, ref.file).lastInsertRowid)
+      added.push(ref.testId)
+    }
+    this.testIds.set(ref.testId, id)
+    return id
+  }
+
+  private messageId(text: string | null | undefined): number | null {
+    const clipped = clip(text)
+    if (clipped === null) return null
+    const key = messageKey(clipped)
+    const found = this.stmts.messageByKey.get(key) as number | undefined
+    if (found !== undefined) return found
+    return Number(this.stmts.insertMessage.run(key, clipped).lastInsertRowid)
+  }
+
+  private runValues(run: RunMeta) {
+    return [
+      run.suite,
+      run.branch,
+      run.revision,
+      run.pipelineId,
+      run.pipelineUrl,
+      run.jobId,
+      run.jobUrl,
+      run.artifactsUrl,
+      run.jobStatus,
+      run.pipelineStatus,
+      run.runnerId,
+      JSON.stringify(run.env),
+      run.startedAt,
+      run.finishedAt,
+      run.durationMs,
+      run.status,
+    ] as const
+  }
+
+  ingestReport(batch: ReportBatch, opts: IngestOptions = {}): Promise<RunOutcome[]> {
+    const added: string[] = []
+    const now = new Date().toISOString()
+    const tx = this.db.transaction((): RunOutcome[] => {
+      const outcomes: RunOutcome[] = []
+      for (const { run, results } of batch.runs) {
+        let existing = this.stmts.runByKey.get(run.runId) as { id: number; at: number } | undefined
+        const values = this.runValues(run)
+        if (existing && this.stmts.reportSeen.get(existing.id, batch.contentHash) && !opts.replace) {
+          outcomes.push({ runId: run.runId, outcome: 'duplicate', tests: 0, results: 0, attempts: 0 })
+          continue
+        }
+        const replacing = Boolean(existing && opts.replace)
+        if (!existing) {
+          const at = isoToMs(run.startedAt, Date.now())
+          const id = Number(this.stmts.insertRun.run(run.runId, ...values, now, at).lastInsertRowid)
+          existing = { id, at }
+        } else if (replacing) {
+          this.stmts.replaceRun.run(...values, now, existing.id)
+        } else {
+          this.stmts.mergeRun.run(
+            run.branch,
+            run.revision,
+            run.pipelineId,
+            run.pipelineUrl,
+            run.jobId,
+            run.jobUrl,
+            run.artifactsUrl,
+            run.jobStatus,
+            run.pipelineStatus,
+            run.runnerId,
+            JSON.stringify(run.env),
+            run.startedAt,
+            run.finishedAt,
+            run.durationMs,
+            run.status,
+            existing.id,
+          )
+        }
+        const { id: runKey, at } = existing
+        let stored = 0
+        let attemptCount = 0
+        for (const r of results) {
+          const test = this.testKey(r.test, added)
+          if (replacing) {
+            this.stmts.deleteResult.run(runKey, test)
+            this.stmts.deleteAttempts.run(runKey, test)
+          }
+          const sum = attemptSummary(r)
+          const inserted = this.stmts.insertResult.run(
+            test,
+            at,
+            runKey,
+            statusCode(r.status),
+            r.flakyOnRetry ? 1 : 0,
+            r.durationMs,
+            sum.attempts,
+            sum.failed,
+            sum.failedMs,
+            r.errorType,
+            this.messageId(r.message),
+            r.healingOccurred ? 1 : 0,
+          ).changes
+          if (!inserted) continue
+          stored++
+          attemptCount += sum.attempts
+          for (const a of attemptsToStore(r)) {
+            this.stmts.insertAttempt.run(
+              runKey,
+              test,
+              a.retry,
+              statusCode(a.status),
+              a.durationMs,
+              this.messageId(a.message),
+              this.messageId(a.stack),
+            )
+          }
+        }
+        this.stmts.insertReport.run(runKey, batch.contentHash, batch.file, now)
+        outcomes.push({
+          runId: run.runId,
+          outcome: replacing ? 'replaced' : 'ingested',
+          tests: new Set(results.map((r) => r.test.testId)).size,
+          results: stored,
+          attempts: attemptCount,
+        })
+      }
+      return outcomes
+    })
+    try {
+      return Promise.resolve(tx.immediate())
+    } catch (error) {
+      // The transaction rolled back: forget test keys that no longer exist.
+      for (const t of added) this.testIds.delete(t)
+      return Promise.reject(this.wrap('ingest', error))
+    }
+  }
+
+  private wrap(what: string, error: unknown): Error {
+    if (error instanceof StoreError) return error
+    return new StoreError(`${what} failed on ${this.location}: ${(error as Error).message}`, { cause: error })
+  }
+
+  private runsFor(filter: HistoryFilter | RunFilter = {}, limit?: number): Map<number, RunInfo> {
+    const where: string[] = []
+    const params: unknown[] = []
+    if (filter.suite) (where.push('suite = ?'), params.push(filter.suite))
+    if (filter.branch) (where.push('branch = ?'), params.push(filter.branch))
+    if (filter.since !== undefined) (where.push('at >= ?'), params.push(filter.since))
+    if (filter.until !== undefined) (where.push('at <= ?'), params.push(filter.until))
+    let sql = `SELECT id, * FROM runs ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY at DESC, id DESC`
+    if (limit !== undefined) (sql += ' LIMIT ?'), params.push(limit)
+    const map = new Map<number, RunInfo>()
+    for (const row of this.db.prepare(sql).all(...params) as (RunRow & { id: number })[]) {
+      map.set(row.id, runInfoFromRow(row))
+    }
+    return map
+  }
+
+  private allTests(): Map<number, TestRef> {
+    const map = new Map<number, TestRef>()
+    const rows = this.db.prepare('SELECT id, test_id, suite, module, name, file FROM tests').raw().all() as [
+      number,
+      string,
+      string,
+      string,
+      string,
+      string | null,
+    ][]
+    for (const [id, testId, suite, module, name, file] of rows) map.set(id, { testId, suite, module, name, file })
+    return map
+  }
+
+  private messageCache = new Map<number, string>()
+
+  private messageById(id: number | null): string | null {
+    if (id === null) return null
+    let text = this.messageCache.get(id)
+    if (text === undefined) {
+      text = (this.stmts.messageText.get(id) as string | undefined) ?? ''
+      if (this.messageCache.size > 50_000) this.messageCache.clear()
+      this.messageCache.set(id, text)
+    }
+    return text
+  }
+
+  private entryFromRow(row: ResultRow, run: RunInfo): HistoryEntry {
+    return {
+      run,
+      status: statusFromCode(row[3]),
+      flakyOnRetry: row[4] === 1,
+      durationMs: row[5],
+      attempts: row[6],
+      failedAttempts: row[7],
+      failedAttemptsMs: row[8],
+      errorType: row[9],
+      message: this.messageById(row[10]),
+      healingOccurred: row[11] === 1,
+    }
+  }
+
+  async *scanHistory(filter: HistoryFilter = {}): AsyncIterable<TestHistory> {
+    const runs = this.runsFor(filter, filter.lastRuns)
+    if (runs.size === 0) return
+    const tests = this.allTests()
+    let only: Set<number> | undefined
+    if (filter.testIds) {
+      only = new Set()
+      const wanted = new Set(filter.testIds)
+      for (const [id, t] of tests) if (wanted.has(t.testId)) only.add(id)
+    }
+    let minAt = Infinity
+    for (const r of runs.values()) minAt = Math.min(minAt, r.at)
+    // Keyset pagination instead of one long-lived cursor: consumers may await between tests.
+    const page = this.db.prepare(
+      `SELECT test, at, run, status, flaky, duration_ms, attempts, failed_attempts, failed_ms, error_type, message, healing
+       FROM results WHERE (test, at, run) > (?, ?, ?) ORDER BY test, at, run LIMIT ${SCAN_PAGE}`,
+    )
+    page.raw(true)
+    let cursor: [number, number, number] = [-1, 0, 0]
+    let current: TestHistory | null = null
+    let currentKey = -1
+    for (;;) {
+      const rows = page.all(...cursor) as ResultRow[]
+      if (rows.length === 0) break
+      for (const row of rows) {
+        const testKey = row[0]
+        if (testKey !== currentKey) {
+          if (current && current.entries.length) yield current
+          currentKey = testKey
+          const ref = only && !only.has(testKey) ? undefined : tests.get(testKey)
+          current = ref ? { test: ref, entries: [] } : null
+        }
+        if (!current || row[1] < minAt) continue
+        const run = runs.get(row[2])
+        if (run) current.entries.push(this.entryFromRow(row, run))
+      }
+      const last = rows[rows.length - 1]!
+      cursor = [last[0], last[1], last[2]]
+      if (rows.length < SCAN_PAGE) break
+    }
+    if (current && current.entries.length) yield current
+  }
+
+  getTestHistory(testId: string, opts: { limit?: number } = {}): Promise<TestHistory | null> {
+    const test = this.db.prepare('SELECT id, test_id, suite, module, name, file FROM tests WHERE test_id = ?').get(testId) as
+      | { id: number; test_id: string; suite: string; module: string; name: string; file: string | null }
+      | undefined
+    if (!test) return Promise.resolve(null)
+    const rows = this.db
+      .prepare(
+        `SELECT test, at, run, status, flaky, duration_ms, attempts, failed_attempts, failed_ms, error_type, message, healing
+         FROM results WHERE test = ? ORDER BY at DESC, run DESC LIMIT ?`,
+      )
+      .raw(true)
+      .all(test.id, opts.limit ?? 1000) as ResultRow[]
+    const runIds = [...new Set(rows.map((r) => r[2]))]
+    const runs = new Map<number, RunInfo>()
+    const runStmt = this.db.prepare('SELECT * FROM runs WHERE id = ?')
+    for (const id of runIds) runs.set(id, runInfoFromRow(runStmt.get(id) as RunRow))
+    const entries = rows.reverse().map((row) => this.entryFromRow(row, runs.get(row[2])!))
+    return Promise.resolve({
+      test: { testId: test.test_id, suite: test.suite, module: test.module, name: test.name, file: test.file },
+      entries,
+    })
+  }
+
+  getAttempts(testId: string, runId: string): Promise<Attempt[]> {
+    const rows = this.db
+      .prepare(
+        `SELECT a.retry, a.status, a.duration_ms, a.message, a.stack FROM attempts a
+         JOIN tests t ON t.id = a.test JOIN runs r ON r.id = a.run
+         WHERE t.test_id = ? AND r.run_id = ? ORDER BY a.retry`,
+      )
+      .all(testId, runId) as { retry: number; status: number; duration_ms: number | null; message: number | null; stack: number | null }[]
+    if (rows.length > 0) {
+      return Promise.resolve(
+        rows.map((r) => ({
+          retry: r.retry,
+          status: statusFromCode(r.status),
+          durationMs: r.duration_ms,
+          message: this.messageById(r.message),
+          stack: this.messageById(r.stack),
+        })),
+      )
+    }
+    // A single passing attempt is implied by its result row.
+    const res = this.db
+      .prepare(
+        `SELECT s.status, s.duration_ms, s.message FROM results s JOIN tests t ON t.id = s.test JOIN runs r ON r.id = s.run
+         WHERE t.test_id = ? AND r.run_id = ?`,
+      )
+      .get(testId, runId) as { status: number; duration_ms: number | null; message: number | null } | undefined
+    if (!res) return Promise.resolve([])
+    return Promise.resolve([
+      { retry: 0, status: statusFromCode(res.status), durationMs: res.duration_ms, message: this.messageById(res.message), stack: null },
+    ])
+  }
+
+  private runWhere(filter: RunFilter): { sql: string; params: unknown[] } {
+    const where: string[] = []
+    const params: unknown[] = []
+    if (filter.suite) (where.push('suite = ?'), params.push(filter.suite))
+    if (filter.branch) (where.push('branch = ?'), params.push(filter.branch))
+    if (filter.since !== undefined) (where.push('at >= ?'), params.push(filter.since))
+    if (filter.until !== undefined) (where.push('at <= ?'), params.push(filter.until))
+    return { sql: where.length ? `WHERE ${where.join(' AND ')}` : '', params }
+  }
+
+  listRuns(filter: RunFilter = {}): Promise<Run[]> {
+    const { sql, params } = this.runWhere(filter)
+    const rows = this.db
+      .prepare(`SELECT * FROM runs ${sql} ORDER BY at DESC, id DESC LIMIT ? OFFSET ?`)
+      .all(...params, filter.limit ?? -1, filter.offset ?? 0) as RunRow[]
+    return Promise.resolve(rows.map(runFromRow))
+  }
+
+  getRun(runId: string): Promise<Run | null> {
+    const row = this.db.prepare('SELECT * FROM runs WHERE run_id = ?').get(runId) as RunRow | undefined
+    return Promise.resolve(row ? runFromRow(row) : null)
+  }
+
+  runSummaries(filter: RunFilter = {}): Promise<RunSummary[]> {
+    const { sql, params } = this.runWhere(filter)
+    const rows = this.db
+      .prepare(
+        `SELECT r.run_id AS runId, r.at AS at, count(s.test) AS total,
+           coalesce(sum(s.status = 0), 0) AS passed, coalesce(sum(s.status IN (1, 2)), 0) AS failed,
+           coalesce(sum(s.status = 3), 0) AS skipped, coalesce(sum(s.flaky), 0) AS flaky
+         FROM (SELECT * FROM runs ${sql} ORDER BY at DESC, id DESC LIMIT ? OFFSET ?) r
+         LEFT JOIN results s ON s.run = r.id GROUP BY r.id ORDER BY r.at DESC, r.id DESC`,
+      )
+      .all(...params, filter.limit ?? -1, filter.offset ?? 0) as RunSummary[]
+    return Promise.resolve(rows)
+  }
+
+  listTests(filter: TestFilter = {}): Promise<TestRef[]> {
+    const where: string[] = []
+    const params: unknown[] = []
+    if (filter.suite) (where.push('suite = ?'), params.push(filter.suite))
+    if (filter.search) (where.push("lower(test_id) LIKE ? ESCAPE '\\'"), params.push(`%${likeEscape(filter.search.toLowerCase())}%`))
+    const rows = this.db
+      .prepare(
+        `SELECT test_id AS testId, suite, module, name, file FROM tests ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+         ORDER BY test_id LIMIT ? OFFSET ?`,
+      )
+      .all(...params, filter.limit ?? -1, filter.offset ?? 0) as TestRef[]
+    return Promise.resolve(rows)
+  }
+
+  getTest(testId: string): Promise<TestRef | null> {
+    const row = this.db
+      .prepare('SELECT test_id AS testId, suite, module, name, file FROM tests WHERE test_id = ?')
+      .get(testId) as TestRef | undefined
+    return Promise.resolve(row ?? null)
+  }
+
+  stats(): Promise<StoreStats> {
+    const one = (sql: string) => Number(this.db.prepare(sql).pluck().get() ?? 0)
+    const span = this.db.prepare('SELECT min(at) AS lo, max(at) AS hi FROM runs').get() as { lo: number | null; hi: number | null }
+    return Promise.resolve({
+      runs: one('SELECT count(*) FROM runs'),
+      tests: one('SELECT count(*) FROM tests'),
+      results: one('SELECT count(*) FROM results'),
+      attempts: one('SELECT coalesce(sum(attempts), 0) FROM results'),
+      oldestRunAt: span.lo,
+      newestRunAt: span.hi,
+    })
+  }
+
+  listQuarantines(): Promise<QuarantineRecord[]> {
+    const rows = this.db.prepare('SELECT * FROM quarantine ORDER BY test_id').all() as QuarantineRow[]
+    return Promise.resolve(rows.map(quarantineFromRow))
+  }
+
+  getQuarantine(testId: string): Promise<QuarantineRecord | null> {
+    const row = this.db.prepare('SELECT * FROM quarantine WHERE test_id = ?').get(testId) as QuarantineRow | undefined
+    return Promise.resolve(row ? quarantineFromRow(row) : null)
+  }
+
+  private appendAudit(testId: string, audit: AuditInput, record: QuarantineRecord | null): void {
+    this.db
+      .prepare(
+        'INSERT INTO quarantine_audit (test_id, action, actor, at, reason, source, record) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      )
+      .run(testId, audit.action, audit.actor, audit.at, audit.reason, audit.source, record && JSON.stringify(record))
+  }
+
+  putQuarantine(record: QuarantineRecord, audit: AuditInput): Promise<void> {
+    try {
+      this.db
+        .transaction(() => {
+          this.db
+            .prepare(
+              `INSERT OR REPLACE INTO quarantine (test_id, reason, owner, issue_url, created_at, created_by, expires_at, source)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+            )
+            .run(
+              record.testId,
+              record.reason,
+              record.owner,
+              record.issueUrl,
+              record.createdAt,
+              record.createdBy,
+              record.expiresAt,
+              record.source,
+            )
+          this.appendAudit(record.testId, audit, record)
+        })
+        .immediate()
+      return Promise.resolve()
+    } catch (error) {
+      return Promise.reject(this.wrap('quarantine', error))
+    }
+  }
+
+  deleteQuarantine(testId: string, audit: AuditInput): Promise<boolean> {
+    try {
+      const removed = this.db
+        .transaction(() => {
+          const changes = this.db.prepare('DELETE FROM quarantine WHERE test_id = ?').run(testId).changes
+          if (changes) this.appendAudit(testId, audit, null)
+          return changes > 0
+        })
+        .immediate()
+      return Promise.resolve(removed)
+    } catch (error) {
+      return Promise.reject(this.wrap('unquarantine', error))
+    }
+  }
+
+  listAudit(filter: { testId?: string; limit?: number } = {}): Promise<AuditEntry[]> {
+    const rows = (
+      filter.testId
+        ? this.db.prepare('SELECT * FROM quarantine_audit WHERE test_id = ? ORDER BY id DESC LIMIT ?').all(filter.testId, filter.limit ?? -1)
+        : this.db.prepare('SELECT * FROM quarantine_audit ORDER BY id DESC LIMIT ?').all(filter.limit ?? -1)
+    ) as AuditRow[]
+    return Promise.resolve(rows.map(auditFromRow))
+  }
+
+  putFingerprint(fp: Fingerprint): Promise<void> {
+    this.db
+      .prepare('INSERT OR REPLACE INTO fingerprints (test_id, locator, data, updated_at) VALUES (?, ?, ?, ?)')
+      .run(fp.testId, fp.locator, JSON.stringify(fp.data), fp.updatedAt)
+    return Promise.resolve()
+  }
+
+  getFingerprint(testId: string, locator: string): Promise<Fingerprint | null> {
+    const row = this.db
+      .prepare('SELECT data, updated_at FROM fingerprints WHERE test_id = ? AND locator = ?')
+      .get(testId, locator) as { data: string; updated_at: string } | undefined
+    return Promise.resolve(row ? { testId, locator, data: JSON.parse(row.data) as unknown, updatedAt: row.updated_at } : null)
+  }
+
+  appendHeal(heal: HealRecord): Promise<void> {
+    this.db
+      .prepare(
+        `INSERT INTO heal_log (test_id, old_locator, new_locator, score, breakdown, url, at, run_id)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(heal.testId, heal.oldLocator, heal.newLocator, heal.score, JSON.stringify(heal.breakdown), heal.url, heal.at, heal.runId)
+    return Promise.resolve()
+  }
+
+  listHeals(filter: HealFilter = {}): Promise<HealRecord[]> {
+    const where: string[] = []
+    const params: unknown[] = []
+    if (filter.testId) (where.push('test_id = ?'), params.push(filter.testId))
+    if (filter.since) (where.push('at >= ?'), params.push(filter.since))
+    const rows = this.db
+      .prepare(`SELECT * FROM heal_log ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ?`)
+      .all(...params, filter.limit ?? -1) as {
+      id: number
+      test_id: string
+      old_locator: string
+      new_locator: string
+      score: number
+      breakdown: string
+      url: string | null
+      at: string
+      run_id: string | null
+    }[]
+    return Promise.resolve(
+      rows.map((r) => ({
+        id: r.id,
+        testId: r.test_id,
+        oldLocator: r.old_locator,
+        newLocator: r.new_locator,
+        score: r.score,
+        breakdown: JSON.parse(r.breakdown) as Record<string, number>,
+        url: r.url,
+        at: r.at,
+        runId: r.run_id,
+      })),
+    )
+  }
+
+  async prune(before: number, opts: { batchSize?: number } = {}): Promise<{ runs: number; results: number }> {
+    const batch = opts.batchSize ?? 50
+    const pick = this.db.prepare('SELECT id FROM runs WHERE at < ? ORDER BY at LIMIT ?').pluck()
+    const stmts = [
+      this.db.prepare('DELETE FROM attempts WHERE run = ?'),
+      this.db.prepare('DELETE FROM reports WHERE run = ?'),
+      this.db.prepare('DELETE FROM runs WHERE id = ?'),
+    ]
+    const delResults = this.db.prepare('DELETE FROM results WHERE run = ?')
+    let runs = 0
+    let results = 0
+    for (;;) {
+      const ids = pick.all(before, batch) as number[]
+      if (ids.length === 0) break
+      this.db
+        .transaction(() => {
+          for (const id of ids) {
+            results += delResults.run(id).changes
+            for (const s of stmts) s.run(id)
+          }
+        })
+        .immediate()
+      runs += ids.length
+      // Yield between batches so that other work (and other processes' writers) get a turn.
+      await new Promise((r) => setImmediate(r))
+    }
+    return { runs, results }
+  }
+
+  /** Runs a SQL query and returns its rows; for tests and diagnostics only. */
+  rawQuery(sql: string, ...params: unknown[]): unknown[] {
+    return this.db.prepare(sql).all(...params)
+  }
+
+  /** Runs a SQL statement that returns no rows; for tests and diagnostics only. */
+  rawRun(sql: string, ...params: unknown[]): number {
+    return this.db.prepare(sql).run(...params).changes
+  }
+
+  close(): Promise<void> {
+    if (this.db.open) this.db.close()
+    return Promise.resolve()
+  }
+}
+
+function likeEscape(s: string): string {
+  return s.replace(/[\\%_]/g, (c) => `\\${c}`)
+}
+
+export type { SqliteStatement }

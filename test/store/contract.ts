@@ -1,0 +1,222 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import type { QuarantineRecord, Store } from '../../src/store/store.js'
+import { batch, flakyResult, history, result, runMeta } from '../helpers/builders.js'
+
+async function collect(store: Store, filter?: Parameters<Store['scanHistory']>[0]) {
+  const out = []
+  for await (const h of store.scanHistory(filter)) out.push(h)
+  return out.sort((a, b) => a.test.testId.localeCompare(b.test.testId))
+}
+
+const quarantine = (testId: string, extra: Partial<QuarantineRecord> = {}): QuarantineRecord => ({
+  testId,
+  reason: 'flaky: passes on retry',
+  owner: 'team-a',
+  issueUrl: 'https://example.test/issues/1',
+  createdAt: '2026-01-01T00:00:00.000Z',
+  createdBy: 'alice',
+  expiresAt: '2026-01-31T00:00:00.000Z',
+  source: 'manual',
+  ...extra,
+})
+
+/**
+ * The behaviour every Store must have. Each backend's test file calls this with a factory that opens a fresh,
+ * empty store, so both backends are held to the same contract.
+ */
+export function storeContract(name: string, open: () => Promise<Store>): void {
+  describe(`${name} store contract`, () => {
+    let store: Store
+    beforeEach(async () => {
+      store = await open()
+    })
+    afterEach(async () => {
+      await store.close()
+    })
+
+    it('stores a report and reads it back as history, oldest first', async () => {
+      for (const b of history().run('r1').pass('a').fail('b').run('r2').fail('a').pass('b').run('r3').flaky('a').build()) {
+        const [outcome] = await store.ingestReport(b)
+        expect(outcome!.outcome).toBe('ingested')
+      }
+      const hist = await collect(store)
+      expect(hist.map((h) => h.test.testId)).toEqual(['unit::mod::a', 'unit::mod::b'])
+      const a = hist[0]!
+      expect(a.entries.map((e) => [e.run.runId, e.status])).toEqual([
+        ['r1', 'passed'],
+        ['r2', 'failed'],
+        ['r3', 'passed'],
+      ])
+      expect(a.entries[2]!.flakyOnRetry).toBe(true)
+      expect(a.entries[2]!.attempts).toBe(2)
+      expect(a.entries[2]!.failedAttempts).toBe(1)
+      expect(a.entries[1]!.message).toBe('expected 1 to be 2 in a')
+      expect(a.entries[0]!.run.branch).toBe('main')
+      const stats = await store.stats()
+      expect(stats).toMatchObject({ runs: 3, tests: 2, results: 5 })
+    })
+
+    it('recognises the same report for the same run as a duplicate, and --replace overwrites it', async () => {
+      const b = batch(runMeta('r1', '2026-01-01T00:00:00Z'), [result('a', 'passed'), result('b', 'failed')], 'hash-1')
+      expect((await store.ingestReport(b))[0]).toMatchObject({ outcome: 'ingested', results: 2, tests: 2 })
+      expect((await store.ingestReport(b))[0]).toMatchObject({ outcome: 'duplicate', results: 0 })
+      expect((await store.stats()).results).toBe(2)
+      const changed = batch(runMeta('r1', '2026-01-01T00:00:00Z'), [result('a', 'failed'), result('b', 'failed')], 'hash-1')
+      expect((await store.ingestReport(changed, { replace: true }))[0]).toMatchObject({ outcome: 'replaced', results: 2 })
+      const hist = await collect(store)
+      expect(hist[0]!.entries.map((e) => e.status)).toEqual(['failed'])
+      expect((await store.stats()).results).toBe(2)
+    })
+
+    it('merges several report files of one run without double-counting', async () => {
+      const run = runMeta('job-7', '2026-01-02T00:00:00Z', { branch: null })
+      await store.ingestReport(batch(run, [result('a', 'passed')], 'file-1'))
+      await store.ingestReport(batch({ ...run, branch: 'feature' }, [result('b', 'passed'), result('a', 'failed')], 'file-2'))
+      expect((await store.stats()).results).toBe(2)
+      expect((await store.getRun('job-7'))!.branch).toBe('feature')
+      expect((await store.listRuns()).length).toBe(1)
+    })
+
+    it('keeps every field of a run', async () => {
+      const run = runMeta('r9', '2026-02-01T10:00:00.000Z', {
+        revision: 'abc123',
+        pipelineId: '4242',
+        pipelineUrl: 'https://ci.example/p/4242',
+        jobId: '99',
+        jobUrl: 'https://ci.example/j/99',
+        artifactsUrl: 'https://ci.example/j/99/artifacts',
+        jobStatus: 'success',
+        pipelineStatus: 'failed',
+        runnerId: 'ci-7',
+        env: { browser: 'chromium', os: 'linux' },
+        finishedAt: '2026-02-01T10:05:00.000Z',
+        durationMs: 300000,
+        status: 'interrupted',
+      })
+      await store.ingestReport(batch(run, [result('a', 'passed')]))
+      const got = await store.getRun('r9')
+      expect(got).toMatchObject({ ...run })
+      expect(typeof got!.uploadedAt).toBe('string')
+      const [info] = (await collect(store))[0]!.entries
+      expect(info!.run).toMatchObject({ runId: 'r9', revision: 'abc123', runnerId: 'ci-7', env: { browser: 'chromium' }, status: 'interrupted' })
+    })
+
+    it('stores attempts as rows and returns them in retry order', async () => {
+      await store.ingestReport(batch(runMeta('r1', '2026-01-01T00:00:00Z'), [flakyResult('a'), result('b', 'passed')]))
+      const attempts = await store.getAttempts('unit::mod::a', 'r1')
+      expect(attempts.map((a) => [a.retry, a.status])).toEqual([
+        [0, 'failed'],
+        [1, 'passed'],
+      ])
+      expect(attempts[0]!.stack).toBe('at x.ts:1')
+      expect(await store.getAttempts('unit::mod::b', 'r1')).toEqual([
+        { retry: 0, status: 'passed', durationMs: 10, message: null, stack: null },
+      ])
+    })
+
+    it('filters the scan by suite, branch, time, tests and last runs', async () => {
+      for (const b of history()
+        .run('r1')
+        .pass('a')
+        .pass('b')
+        .run('r2', { branch: 'dev' })
+        .fail('a')
+        .run('r3')
+        .fail('a')
+        .pass('b')
+        .build())
+        await store.ingestReport(b)
+      expect((await collect(store, { branch: 'main' }))[0]!.entries.map((e) => e.run.runId)).toEqual(['r1', 'r3'])
+      expect((await collect(store, { lastRuns: 1 })).map((h) => h.entries.length)).toEqual([1, 1])
+      expect((await collect(store, { testIds: ['unit::mod::b'] })).map((h) => h.test.name)).toEqual(['b'])
+      const since = Date.UTC(2026, 0, 2)
+      expect((await collect(store, { since }))[0]!.entries.map((e) => e.run.runId)).toEqual(['r2', 'r3'])
+      expect(await collect(store, { suite: 'other' })).toEqual([])
+    })
+
+    it('returns one test’s newest history and lists tests and runs', async () => {
+      for (const b of history().run('r1').pass('a').run('r2').fail('a').run('r3').pass('a').pass('zeta').build())
+        await store.ingestReport(b)
+      const h = await store.getTestHistory('unit::mod::a', { limit: 2 })
+      expect(h!.entries.map((e) => e.run.runId)).toEqual(['r2', 'r3'])
+      expect(await store.getTestHistory('nope')).toBeNull()
+      expect((await store.listTests({ search: 'ZET' })).map((t) => t.name)).toEqual(['zeta'])
+      expect((await store.listRuns({ limit: 2 })).map((r) => r.runId)).toEqual(['r3', 'r2'])
+      const sums = await store.runSummaries()
+      expect(sums.map((s) => [s.runId, s.total, s.passed, s.failed])).toEqual([
+        ['r3', 2, 2, 0],
+        ['r2', 1, 0, 1],
+        ['r1', 1, 1, 0],
+      ])
+      expect(await store.getTest('unit::mod::zeta')).toMatchObject({ name: 'zeta', suite: 'unit', module: 'mod' })
+    })
+
+    it('treats hostile test names as data', async () => {
+      const evil = `x'); DROP TABLE results; --<script>alert(1)</script>`
+      await store.ingestReport(batch(runMeta('r1', '2026-01-01T00:00:00Z'), [result(evil, 'failed')]))
+      const tests = await store.listTests({ search: "'); drop" })
+      expect(tests[0]!.name).toBe(evil)
+      expect((await store.stats()).results).toBe(1)
+      expect(await store.listTests({ search: '%' })).toEqual([])
+    })
+
+    it('keeps quarantines with an append-only audit trail', async () => {
+      await store.putQuarantine(quarantine('unit::mod::a'), {
+        action: 'quarantine',
+        actor: 'alice',
+        at: '2026-01-01T00:00:00.000Z',
+        reason: 'flaky',
+        source: 'manual',
+      })
+      expect(await store.getQuarantine('unit::mod::a')).toEqual(quarantine('unit::mod::a'))
+      expect(await store.listQuarantines()).toHaveLength(1)
+      expect(
+        await store.deleteQuarantine('unit::mod::a', { action: 'release', actor: 'bob', at: '2026-01-02T00:00:00.000Z', reason: 'fixed', source: 'manual' }),
+      ).toBe(true)
+      expect(
+        await store.deleteQuarantine('unit::mod::a', { action: 'release', actor: 'bob', at: '2026-01-02T00:00:00.000Z', reason: 'again', source: 'manual' }),
+      ).toBe(false)
+      expect(await store.getQuarantine('unit::mod::a')).toBeNull()
+      const audit = await store.listAudit({ testId: 'unit::mod::a' })
+      expect(audit.map((a) => [a.action, a.actor, a.reason])).toEqual([
+        ['release', 'bob', 'fixed'],
+        ['quarantine', 'alice', 'flaky'],
+      ])
+      expect(audit[1]!.record).toEqual(quarantine('unit::mod::a'))
+    })
+
+    it('keeps fingerprints and an append-only heal log', async () => {
+      await store.putFingerprint({ testId: 't', locator: '#go', data: { tag: 'button' }, updatedAt: '2026-01-01T00:00:00Z' })
+      await store.putFingerprint({ testId: 't', locator: '#go', data: { tag: 'a' }, updatedAt: '2026-01-02T00:00:00Z' })
+      expect((await store.getFingerprint('t', '#go'))!.data).toEqual({ tag: 'a' })
+      expect(await store.getFingerprint('t', '#other')).toBeNull()
+      const heal = { testId: 't', oldLocator: '#go', newLocator: '[data-testid="go"]', score: 0.8, breakdown: { text: 1 }, url: 'http://x', at: '2026-01-03T00:00:00Z', runId: null }
+      await store.appendHeal(heal)
+      await store.appendHeal({ ...heal, at: '2026-01-04T00:00:00Z' })
+      const heals = await store.listHeals({ testId: 't' })
+      expect(heals.map((h) => h.at)).toEqual(['2026-01-04T00:00:00Z', '2026-01-03T00:00:00Z'])
+      expect(heals[0]!.breakdown).toEqual({ text: 1 })
+    })
+
+    it('prunes old runs in batches and keeps quarantines and audit', async () => {
+      for (const b of history().run('r1').pass('a').run('r2').fail('a').run('r3').pass('a').build()) await store.ingestReport(b)
+      await store.putQuarantine(quarantine('unit::mod::a'), { action: 'quarantine', actor: 'x', at: '2026-01-01T00:00:00Z', reason: 'r', source: 'manual' })
+      const pruned = await store.prune(Date.UTC(2026, 0, 3), { batchSize: 1 })
+      expect(pruned).toEqual({ runs: 2, results: 2 })
+      expect((await store.listRuns()).map((r) => r.runId)).toEqual(['r3'])
+      expect(await store.getQuarantine('unit::mod::a')).not.toBeNull()
+      expect(await store.listAudit()).toHaveLength(1)
+      expect(await store.getAttempts('unit::mod::a', 'r2')).toEqual([])
+    })
+
+    it('rolls back a whole report when any part fails', async () => {
+      const good = result('a', 'passed')
+      const bad = { ...result('b', 'passed'), status: 'bogus' as never }
+      await expect(store.ingestReport(batch(runMeta('r1', '2026-01-01T00:00:00Z'), [good, bad]))).rejects.toThrow()
+      expect(await store.stats()).toMatchObject({ runs: 0, tests: 0, results: 0 })
+      // The test key cache must not keep keys from the rolled-back transaction.
+      await store.ingestReport(batch(runMeta('r2', '2026-01-02T00:00:00Z'), [good]))
+      expect((await collect(store))[0]!.entries).toHaveLength(1)
+    })
+  })
+}

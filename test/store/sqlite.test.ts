@@ -1,0 +1,46 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js'
+import { batch, result, runMeta } from '../helpers/builders.js'
+import { storeContract } from './contract.js'
+
+const dir = mkdtempSync(join(tmpdir(), 'fw-sqlite-'))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+let n = 0
+
+// A real file, not :memory:, so that WAL and the on-disk schema are exercised.
+storeContract('sqlite', () => openSqliteStore(join(dir, `contract-${n++}.db`)))
+
+describe('sqlite specifics', () => {
+  it('creates the file with WAL and migrates once', async () => {
+    const file = join(dir, 'nested', 'x.db')
+    const a = await openSqliteStore(file)
+    const b = await openSqliteStore(file)
+    expect(a.rawQuery('PRAGMA journal_mode')).toEqual([{ journal_mode: 'wal' }])
+    expect(a.rawQuery("SELECT value FROM schema_meta WHERE key = 'schema_version'")).toEqual([{ value: '1' }])
+    await a.close()
+    await b.close()
+  })
+
+  it('refuses edits to the audit and heal logs', async () => {
+    const s = await openSqliteStore(join(dir, 'append.db'))
+    await s.appendHeal({ testId: 't', oldLocator: 'a', newLocator: 'b', score: 1, breakdown: {}, url: null, at: 'x', runId: null })
+    expect(() => s.rawRun('DELETE FROM heal_log')).toThrow(/append-only/)
+    await s.close()
+  })
+
+  it('two connections writing one file both succeed (busy timeout, not failure)', async () => {
+    const file = join(dir, 'shared.db')
+    const a = await openSqliteStore(file)
+    const b = await openSqliteStore(file)
+    await Promise.all([
+      a.ingestReport(batch(runMeta('ra', '2026-01-01T00:00:00Z'), [result('x', 'passed')])),
+      b.ingestReport(batch(runMeta('rb', '2026-01-02T00:00:00Z'), [result('x', 'failed')])),
+    ])
+    expect((await a.stats()).results).toBe(2)
+    await a.close()
+    await b.close()
+  })
+})
