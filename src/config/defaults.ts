@@ -1,0 +1,27 @@
+/** What every setting is when nothing sets it. The README's configuration table is written from this. */
+export const DEFAULTS = {
+  db: '.flakewatch.db',
+  suite: 'default',
+  defaultBranch: 'main',
+  successRate: { days: 3 },
+  quarantine: {
+    auto: true,
+    expiryDays: 30,
+    maxQuarantined: 50,
+    classes: ['flaky', 'chronic'] as ('intermittent' | 'flaky' | 'chronic')[],
+    minScore: 0.6,
+    minConfidence: 0.5,
+    onProvenEvidence: true,
+    releaseAfterPasses: 10,
+    releaseClasses: ['stable', 'intermittent'] as ('stable' | 'intermittent' | 'flaky' | 'chronic')[],
+    file: '.flakewatch/quarantine.json',
+    owner: null as string | null,
+  },
+  server: {
+    host: '127.0.0.1',
+    port: 8080,
+    writeToken: null as string | null,
+    readToken: null as string | null,
+    bodyLimitMb: 50,
+  },
+}

@@ -1,0 +1,87 @@
+import { existsSync, readFileSync } from 'node:fs'
+import { dirname, isAbsolute, resolve } from 'node:path'
+import { ConfigError } from '../errors.js'
+import { ConfigSchema, type FlakewatchConfigInput } from './schema.js'
+import { DEFAULTS } from './defaults.js'
+
+/** Config file names looked for in the working directory, in order. */
+export const CONFIG_FILES = ['flakewatch.config.json', '.flakewatch.json']
+
+export interface ResolvedConfig {
+  db: string
+  suite: string
+  defaultBranch: string
+  /** Analysis overrides, passed to the analysis engine's own resolver. */
+  analysis: NonNullable<FlakewatchConfigInput['analysis']>
+  successRate: typeof DEFAULTS.successRate
+  quarantine: typeof DEFAULTS.quarantine
+  server: typeof DEFAULTS.server
+  /** The file the config came from, if any. */
+  file: string | null
+}
+
+export interface LoadConfigOptions {
+  cwd?: string
+  /** An explicit --config path; it must exist. */
+  file?: string
+  env?: NodeJS.ProcessEnv
+}
+
+/**
+ * Turns raw JSON into a resolved config: validate with zod, then fill defaults. Errors name the key
+ * (`quarantine.expiryDays: must be > 0`).
+ */
+export function resolveConfig(raw: unknown, source = 'config'): Omit<ResolvedConfig, 'file'> {
+  const parsed = ConfigSchema.safeParse(raw)
+  if (!parsed.success) {
+    throw new ConfigError(
+      parsed.error.issues.map((i) => `${source}: ${i.path.join('.') || '(root)'}: ${i.message}`),
+    )
+  }
+  const c = parsed.data
+  return {
+    db: c.db ?? DEFAULTS.db,
+    suite: c.suite ?? DEFAULTS.suite,
+    defaultBranch: c.defaultBranch ?? DEFAULTS.defaultBranch,
+    analysis: c.analysis ?? {},
+    successRate: { ...DEFAULTS.successRate, ...c.successRate },
+    quarantine: { ...DEFAULTS.quarantine, ...c.quarantine },
+    server: { ...DEFAULTS.server, ...c.server },
+  }
+}
+
+/**
+ * Loads the config. Precedence: CLI flags (applied by the caller) > `FLAKEWATCH_*` environment > file > defaults.
+ * A relative `db` path in a file resolves against the file's folder.
+ */
+export function loadConfig(opts: LoadConfigOptions = {}): ResolvedConfig {
+  const cwd = opts.cwd ?? process.cwd()
+  const env = opts.env ?? process.env
+  const explicit = opts.file ?? env.FLAKEWATCH_CONFIG
+  let file: string | null = null
+  let raw: unknown = {}
+  if (explicit) {
+    file = resolve(cwd, explicit)
+    if (!existsSync(file)) throw new ConfigError([`${file}: config file not found`])
+  } else {
+    file = CONFIG_FILES.map((f) => resolve(cwd, f)).find((f) => existsSync(f)) ?? null
+  }
+  if (file) {
+    try {
+      raw = JSON.parse(readFileSync(file, 'utf8'))
+    } catch (error) {
+      throw new ConfigError([`${file}: invalid JSON: ${(error as Error).message}`])
+    }
+  }
+  const config = resolveConfig(raw, file ?? 'config')
+  if (file && config.db !== DEFAULTS.db && !/^postgres(ql)?:/.test(config.db) && !isAbsolute(config.db)) {
+    config.db = resolve(dirname(file), config.db)
+  }
+  if (env.FLAKEWATCH_DB) config.db = env.FLAKEWATCH_DB
+  if (env.FLAKEWATCH_SUITE) config.suite = env.FLAKEWATCH_SUITE
+  if (env.FLAKEWATCH_DEFAULT_BRANCH) config.defaultBranch = env.FLAKEWATCH_DEFAULT_BRANCH
+  if (env.FLAKEWATCH_WRITE_TOKEN) config.server.writeToken = env.FLAKEWATCH_WRITE_TOKEN
+  if (env.FLAKEWATCH_READ_TOKEN) config.server.readToken = env.FLAKEWATCH_READ_TOKEN
+  if (env.FLAKEWATCH_QUARANTINE_FILE) config.quarantine.file = env.FLAKEWATCH_QUARANTINE_FILE
+  return { ...config, file }
+}

@@ -1,0 +1,309 @@
+/**
+ * Pure similarity scoring for self-healing locators. No imports, no module state read at call time: every
+ * function that `scoreCandidate` reaches is a plain function declaration, because the heal step ships their
+ * source into the page (see `fingerprint.ts`) to score thousands of elements where they live.
+ */
+
+/** An element's box in page coordinates (CSS pixels, scroll-independent). */
+export interface Box {
+  x: number
+  y: number
+  width: number
+  height: number
+}
+
+/**
+ * What is remembered about an element when an action on it succeeds. Stored as the `data` of a store
+ * `Fingerprint`, keyed by test and locator.
+ */
+export interface ElementFingerprint {
+  /** Lower-case tag name. */
+  tag: string
+  /** `''` when the element has none. */
+  id: string
+  /** Text content with whitespace collapsed, trimmed and cut to a bounded length. */
+  text: string
+  classes: string[]
+  /** Every attribute except `id` and `class` (those are fields of their own), values cut to a bounded length. */
+  attrs: Record<string, string>
+  /** Ancestors from the root down to the parent: `tag`, or `tag#id` when the ancestor has an id. */
+  path: string[]
+  /** Tags of the neighbouring siblings in document order, with `*` marking the element itself. */
+  siblings: string[]
+  /** Null when the element had no layout box. */
+  box: Box | null
+  /** The value of the test-id attribute (`data-testid` unless configured), or null. */
+  testId: string | null
+}
+
+/** The comparable form of an element: lower-cased text, sorted tokens. Both sides are prepared the same way. */
+export interface ElementSignals {
+  tag: string
+  id: string
+  text: string
+  classes: string[]
+  /** `name=value` tokens. */
+  attrs: string[]
+  path: string[]
+  siblings: string[]
+  box: Box | null
+}
+
+export type Signal = 'tag' | 'id' | 'text' | 'classes' | 'attributes' | 'path' | 'siblings' | 'position'
+
+export type Weights = Record<Signal, number>
+
+/** A signal's similarity in [0, 1]. Signals that do not apply to a pair (no id to compare, no box) are absent. */
+export type Breakdown = Partial<Record<Signal, number>>
+
+export interface Scored {
+  /** Weighted mean of the signals that apply, in [0, 1]. */
+  score: number
+  breakdown: Breakdown
+}
+
+/**
+ * Identity signals (text, id, attributes) outweigh structural ones (tag, path, siblings, position): a neighbour
+ * of a removed element shares its structure but not its identity, and must not reach the threshold on
+ * structure alone. Position weighs least so that position alone can never open the margin between two
+ * look-alikes (0.5 of at least 6.0 applicable weight is < 0.1).
+ */
+export const DEFAULT_WEIGHTS: Readonly<Weights> = Object.freeze({
+  tag: 1,
+  id: 2,
+  text: 3,
+  classes: 1,
+  attributes: 2,
+  path: 1,
+  siblings: 0.5,
+  position: 0.5,
+})
+
+/** Heal only at or above this score. */
+export const DEFAULT_THRESHOLD = 0.5
+
+/** The best candidate must lead the runner-up by at least this much. */
+export const DEFAULT_MARGIN = 0.1
+
+/**
+ * Edit distance (insertions, deletions, substitutions) between two strings.
+ * @example levenshtein('kitten', 'sitting') // 3
+ */
+export function levenshtein(a: string, b: string): number {
+  if (a === b) return 0
+  // Common prefix and suffix cost nothing; trimming them makes near-identical texts cheap.
+  let start = 0
+  while (start < a.length && start < b.length && a.charCodeAt(start) === b.charCodeAt(start)) start++
+  let endA = a.length
+  let endB = b.length
+  while (endA > start && endB > start && a.charCodeAt(endA - 1) === b.charCodeAt(endB - 1)) {
+    endA--
+    endB--
+  }
+  const n = endA - start
+  const m = endB - start
+  if (n === 0) return m
+  if (m === 0) return n
+  const row = new Array<number>(m + 1)
+  for (let j = 0; j <= m; j++) row[j] = j
+  for (let i = 1; i <= n; i++) {
+    let diag = row[0]!
+    row[0] = i
+    const ca = a.charCodeAt(start + i - 1)
+    for (let j = 1; j <= m; j++) {
+      const up = row[j]!
+      const cost = ca === b.charCodeAt(start + j - 1) ? 0 : 1
+      const best = Math.min(up + 1, row[j - 1]! + 1, diag + cost)
+      diag = up
+      row[j] = best
+    }
+  }
+  return row[m]!
+}
+
+/**
+ * `1 - distance / longer length`: 1 for equal strings (including two empty ones), 0 for nothing in common.
+ * @example textSimilarity('Place order', 'Place your order') // 0.6875
+ */
+export function textSimilarity(a: string, b: string): number {
+  const longer = Math.max(a.length, b.length)
+  if (longer === 0) return 1
+  return 1 - levenshtein(a, b) / longer
+}
+
+/**
+ * Size of the intersection over size of the union of two token sets. Two empty sets are equal (1).
+ * @example jaccard(['btn', 'primary'], ['btn', 'large']) // 1 / 3
+ */
+export function jaccard(a: readonly string[], b: readonly string[]): number {
+  if (a.length === 0 && b.length === 0) return 1
+  // Token lists are short (classes, attributes), so nested scans beat building Sets.
+  let common = 0
+  let unionA = 0
+  for (let i = 0; i < a.length; i++) {
+    const t = a[i]!
+    if (a.indexOf(t) !== i) continue
+    unionA++
+    if (b.includes(t)) common++
+  }
+  let onlyB = 0
+  for (let j = 0; j < b.length; j++) {
+    const t = b[j]!
+    if (b.indexOf(t) !== j) continue
+    if (!a.includes(t)) onlyB++
+  }
+  return common / (unionA + onlyB)
+}
+
+/**
+ * Length of the longest common subsequence of two sequences.
+ * @example lcsLength(['html', 'body', 'form', 'button'], ['html', 'body', 'div', 'form', 'button']) // 4
+ */
+export function lcsLength(a: readonly string[], b: readonly string[]): number {
+  const n = a.length
+  const m = b.length
+  if (n === 0 || m === 0) return 0
+  const row = new Array<number>(m + 1).fill(0)
+  for (let i = 1; i <= n; i++) {
+    let diag = 0
+    const ta = a[i - 1]
+    for (let j = 1; j <= m; j++) {
+      const up = row[j]!
+      row[j] = ta === b[j - 1] ? diag + 1 : Math.max(up, row[j - 1]!)
+      diag = up
+    }
+  }
+  return row[m]!
+}
+
+/**
+ * `2 · LCS / (|a| + |b|)`, the ratio difflib uses: a wrapper added to a 4-deep path still scores 0.89.
+ * @example sequenceSimilarity(['html', 'body', 'form'], ['html', 'body', 'div', 'form']) // 6 / 7
+ */
+export function sequenceSimilarity(a: readonly string[], b: readonly string[]): number {
+  if (a.length === 0 && b.length === 0) return 1
+  return (2 * lcsLength(a, b)) / (a.length + b.length)
+}
+
+/**
+ * Closeness of two boxes' centres: 1 at the same place, 0.5 at 100 px apart, 0.25 at 300 px. Null when either
+ * box is unknown, so that the signal drops out instead of counting as a miss.
+ * @example positionSimilarity({ x: 0, y: 0, width: 10, height: 10 }, { x: 100, y: 0, width: 10, height: 10 }) // 0.5
+ */
+export function positionSimilarity(a: Box | null, b: Box | null): number | null {
+  if (!a || !b) return null
+  const dx = a.x + a.width / 2 - (b.x + b.width / 2)
+  const dy = a.y + a.height / 2 - (b.y + b.height / 2)
+  return 1 / (1 + Math.sqrt(dx * dx + dy * dy) / 100)
+}
+
+/**
+ * Turns a stored fingerprint into comparable signals. Attribute tokens leave out `style`, which animations and
+ * layout code rewrite constantly.
+ * @example toSignals(fingerprint).attrs // ['name=pay', 'type=submit']
+ */
+export function toSignals(fp: ElementFingerprint): ElementSignals {
+  const attrs: string[] = []
+  for (const name of Object.keys(fp.attrs)) {
+    if (name !== 'style') attrs.push(name + '=' + fp.attrs[name])
+  }
+  attrs.sort()
+  return {
+    tag: fp.tag,
+    id: fp.id,
+    text: fp.text.toLowerCase(),
+    classes: fp.classes.slice().sort(),
+    attrs,
+    path: fp.path,
+    siblings: fp.siblings,
+    box: fp.box,
+  }
+}
+
+/**
+ * Scores one candidate against the learned element: the weighted mean of the signals that apply. A signal
+ * applies when the learned element had something to compare (an id, text, classes, attributes, a box).
+ * @example scoreCandidate(toSignals(learned), toSignals(candidate), DEFAULT_WEIGHTS).score // 0.93
+ */
+export function scoreCandidate(fp: ElementSignals, c: ElementSignals, w: Weights): Scored {
+  const breakdown: Breakdown = {}
+  let sum = 0
+  let total = 0
+  breakdown.tag = fp.tag === c.tag ? 1 : 0
+  sum += w.tag * breakdown.tag
+  total += w.tag
+  if (fp.id !== '') {
+    breakdown.id = textSimilarity(fp.id, c.id)
+    sum += w.id * breakdown.id
+    total += w.id
+  }
+  if (fp.text !== '' || c.text !== '') {
+    breakdown.text = textSimilarity(fp.text, c.text)
+    sum += w.text * breakdown.text
+    total += w.text
+  }
+  if (fp.classes.length > 0 || c.classes.length > 0) {
+    breakdown.classes = jaccard(fp.classes, c.classes)
+    sum += w.classes * breakdown.classes
+    total += w.classes
+  }
+  if (fp.attrs.length > 0 || c.attrs.length > 0) {
+    breakdown.attributes = jaccard(fp.attrs, c.attrs)
+    sum += w.attributes * breakdown.attributes
+    total += w.attributes
+  }
+  breakdown.path = sequenceSimilarity(fp.path, c.path)
+  sum += w.path * breakdown.path
+  total += w.path
+  breakdown.siblings = sequenceSimilarity(fp.siblings, c.siblings)
+  sum += w.siblings * breakdown.siblings
+  total += w.siblings
+  const position = positionSimilarity(fp.box, c.box)
+  if (position !== null) {
+    breakdown.position = position
+    sum += w.position * position
+    total += w.position
+  }
+  return { score: total > 0 ? sum / total : 0, breakdown }
+}
+
+/** A scored element as the heal decision sees it. */
+export interface RankedCandidate {
+  score: number
+  breakdown: Breakdown
+  visible: boolean
+  enabled: boolean
+}
+
+export interface HealThresholds {
+  threshold: number
+  margin: number
+}
+
+export type HealDecision<C extends RankedCandidate = RankedCandidate> =
+  | { heal: true; best: C; runnerUp: C | null }
+  | {
+      heal: false
+      reason: 'no-candidates' | 'below-threshold' | 'hidden' | 'disabled' | 'ambiguous'
+      best: C | null
+      runnerUp: C | null
+    }
+
+/**
+ * The heal rule, in one place: the best candidate (candidates sorted best first) heals only when its score
+ * reaches the threshold, it is visible and enabled, and it leads the runner-up by the margin. Hidden elements
+ * stay in the ranking on purpose: when the learned element still exists but is hidden, it outranks every
+ * visible look-alike and the heal is refused instead of landing on the look-alike.
+ * @example decideHeal([{ score: 0.9, breakdown: {}, visible: true, enabled: true }], { threshold: 0.5, margin: 0.1 }).heal // true
+ */
+export function decideHeal<C extends RankedCandidate>(ranked: readonly C[], t: HealThresholds): HealDecision<C> {
+  const best = ranked[0] ?? null
+  const runnerUp = ranked[1] ?? null
+  if (!best) return { heal: false, reason: 'no-candidates', best, runnerUp }
+  if (best.score < t.threshold) return { heal: false, reason: 'below-threshold', best, runnerUp }
+  if (!best.visible) return { heal: false, reason: 'hidden', best, runnerUp }
+  if (!best.enabled) return { heal: false, reason: 'disabled', best, runnerUp }
+  // A tiny epsilon keeps a margin of exactly 0.1 from failing on floating-point noise.
+  if (runnerUp && best.score - runnerUp.score < t.margin - 1e-9) return { heal: false, reason: 'ambiguous', best, runnerUp }
+  return { heal: true, best, runnerUp }
+}

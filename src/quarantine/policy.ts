@@ -1,0 +1,102 @@
+import type { QuarantineRecord } from '../store/store.js'
+
+export type FlipClass = 'stable' | 'intermittent' | 'flaky' | 'chronic'
+
+/** What the policy needs to know of one test, taken from its analysis. */
+export interface PolicyTest {
+  testId: string
+  verdict: 'healthy' | 'flaky' | 'broken' | 'insufficient_data'
+  classification: FlipClass
+  score: number
+  confidence: number
+  /** Proven flakiness: a pass and a fail on one revision, or a pass on retry. */
+  proven: boolean
+  /** Passes in a row at the end of the history (a pass on retry does not count). */
+  trailingPasses: number
+  reason: string
+}
+
+export interface QuarantinePolicy {
+  classes: FlipClass[]
+  minScore: number
+  minConfidence: number
+  onProvenEvidence: boolean
+  releaseAfterPasses: number
+  releaseClasses: FlipClass[]
+  maxQuarantined: number
+  expiryDays: number
+}
+
+export interface PolicyDecision {
+  quarantine: { testId: string; reason: string }[]
+  release: { testId: string; reason: string }[]
+  expire: { testId: string; reason: string }[]
+  /** Tests that qualified but were left out because the cap was reached: said loudly by every caller. */
+  overCap: { testId: string; reason: string }[]
+}
+
+/** Why a test qualifies for quarantine, or null. Broken tests never qualify: they need a fix, not a mute button. */
+export function quarantineReason(t: PolicyTest, p: QuarantinePolicy): string | null {
+  if (t.verdict === 'broken' || t.verdict === 'insufficient_data') return null
+  if (t.verdict !== 'flaky') return null
+  if (p.classes.includes(t.classification)) return `${t.classification} (flip rate class); ${t.reason}`
+  if (t.score >= p.minScore && t.confidence >= p.minConfidence) {
+    return `flakiness score ${t.score.toFixed(2)} at confidence ${t.confidence.toFixed(2)}; ${t.reason}`
+  }
+  if (p.onProvenEvidence && t.proven) return `proven flaky; ${t.reason}`
+  return null
+}
+
+/**
+ * Decides which tests to quarantine and which to release, given every test's analysis and the current records.
+ * Manual quarantines are pinned: only their expiry ends them. Pure, so the rules are tested with plain arrays.
+ * @example decideQuarantine(tests, current, policy, Date.now()).quarantine
+ */
+export function decideQuarantine(
+  tests: PolicyTest[],
+  current: QuarantineRecord[],
+  policy: QuarantinePolicy,
+  now: number,
+): PolicyDecision {
+  const decision: PolicyDecision = { quarantine: [], release: [], expire: [], overCap: [] }
+  const byId = new Map(current.map((q) => [q.testId, q]))
+  let active = 0
+  for (const q of current) {
+    if (q.expiresAt && Date.parse(q.expiresAt) <= now) {
+      decision.expire.push({ testId: q.testId, reason: `expired at ${q.expiresAt}` })
+    } else active++
+  }
+  const expired = new Set(decision.expire.map((e) => e.testId))
+  for (const t of tests) {
+    const q = byId.get(t.testId)
+    if (q && !expired.has(t.testId)) {
+      if (q.source !== 'auto') continue
+      if (t.trailingPasses >= policy.releaseAfterPasses) {
+        decision.release.push({ testId: t.testId, reason: `passed ${t.trailingPasses} times in a row` })
+        active--
+      } else if (t.verdict === 'broken') {
+        // A quarantined test that now fails every time is broken, not flaky: it must be seen.
+        decision.release.push({ testId: t.testId, reason: `now broken: ${t.reason}` })
+        active--
+      } else if (policy.releaseClasses.includes(t.classification) && quarantineReason(t, policy) === null) {
+        // Only when it no longer qualifies, so that a test is not released and re-quarantined on alternate runs.
+        decision.release.push({ testId: t.testId, reason: `flip rate class fell to ${t.classification}` })
+        active--
+      }
+    }
+  }
+  const candidates = tests
+    .filter((t) => !byId.has(t.testId) || expired.has(t.testId))
+    .map((t) => ({ t, reason: quarantineReason(t, policy) }))
+    .filter((c): c is { t: PolicyTest; reason: string } => c.reason !== null)
+    // Worst first, so that the cap keeps the most harmful tests in quarantine.
+    .sort((a, b) => b.t.score - a.t.score || a.t.testId.localeCompare(b.t.testId))
+  for (const { t, reason } of candidates) {
+    if (active >= policy.maxQuarantined) decision.overCap.push({ testId: t.testId, reason })
+    else {
+      decision.quarantine.push({ testId: t.testId, reason })
+      active++
+    }
+  }
+  return decision
+}
