@@ -205,7 +205,7 @@ export function cssPathOf(el: Element): string {
     if (parent) {
       let index = 0
       let same = 0
-      for (let c = parent.firstElementChild; c; c = c.nextElementSibling) {
+      for (let c: Element | null = parent.firstElementChild; c; c = c.nextElementSibling) {
         if (c.localName !== e.localName) continue
         same++
         if (c === e) index = same

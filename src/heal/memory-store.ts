@@ -1,7 +1,5 @@
-import type { Fingerprint, HealFilter, HealRecord, Store } from '../store/store.js'
-
-/** The part of the store that healing uses. Depend on this, not on `Store`, so any backend (or a map) fits. */
-export type HealStore = Pick<Store, 'putFingerprint' | 'getFingerprint' | 'appendHeal' | 'listHeals'>
+import type { Fingerprint, HealFilter, HealRecord } from '../store/store.js'
+import type { HealStore } from './healer.js'
 
 /**
  * A heal store that lives in memory: the default when no real store is wired in, and the store of the tests.

@@ -1,0 +1,198 @@
+import { isFailure, type Evidence, type HistoryEntry, type Verdict } from '../model.js'
+import { day, fixed2, plural, shortRev } from './format.js'
+import type { ResolvedAnalysisConfig } from './resolve-analysis-config.js'
+import type { ChangeHint } from './types.js'
+
+export interface VerdictInput {
+  /** Countable runs (in the lookback, not skipped, not excluded), oldest first. */
+  entries: readonly HistoryEntry[]
+  score: number
+  flipRate: number
+}
+
+export interface VerdictResult extends Verdict {
+  /** Set when the verdict rests on a change point: where a breakage started, or where a fix took hold. */
+  change: ChangeHint | null
+}
+
+const MAX_RUN_IDS = 10
+
+/**
+ * One verdict per test, in this order:
+ * 1. **broken**: the newest runs are a streak of at least `brokenMinConsecutive` failures that is too long for
+ *    the failure rate before it (p_before^k < brokenAlpha, p_before smoothed upwards so that a flaky test's
+ *    unlucky streak is not taken for a breakage), or the test has not passed at all. A regression is never
+ *    called flaky, whatever its past.
+ * 2. **healthy (fixed)**: the newest runs are at least `fixedMinRuns` passes, too many for the failure rate
+ *    before them ((1 − p_before)^j < fixedAlpha, p_before not smoothed so that a fix is not claimed early).
+ * 3. **flaky (proven)**: a pass and a fail on the same revision, or a pass on retry: one sighting is enough.
+ * 4. **insufficient_data**: fewer than `minRunsForScoring` runs.
+ * 5. **flaky (statistical)**: at least `minFailureEpisodes` separate failure episodes, each followed by a pass.
+ * 6. **healthy** otherwise.
+ * @example decideVerdict({ entries, score: 0.1, flipRate: 0 }, cfg).verdict // 'healthy'
+ */
+export function decideVerdict(input: VerdictInput, cfg: ResolvedAnalysisConfig): VerdictResult {
+  const { entries } = input
+  const n = entries.length
+  const v = cfg.verdict
+  if (n === 0) return { verdict: 'insufficient_data', reason: 'no countable runs', evidence: [], change: null }
+
+  let failures = 0
+  let episodes = 0
+  let prevFailed = false
+  for (const e of entries) {
+    const failed = isFailure(e.status)
+    if (failed) {
+      failures++
+      if (!prevFailed) episodes++
+    }
+    prevFailed = failed
+  }
+  const passes = n - failures
+
+  let trailingFails = 0
+  while (trailingFails < n && isFailure(entries[n - 1 - trailingFails]!.status)) trailingFails++
+  if (trailingFails >= v.brokenMinConsecutive) {
+    const before = n - trailingFails
+    const failsBefore = failures - trailingFails
+    const pBefore = (failsBefore + 0.5) / (before + 1)
+    if (before === 0 || Math.pow(pBefore, trailingFails) < v.brokenAlpha) {
+      const start = entries[before]!
+      const runIds = []
+      for (let i = before; i < n && runIds.length < MAX_RUN_IDS; i++) runIds.push(entries[i]!.run.runId)
+      const since = `since revision ${shortRev(start.run.revision)} (${day(start.run.at)})`
+      const detail =
+        before === 0
+          ? `failed all ${plural(n, 'run')}, ${since}`
+          : `failed the last ${trailingFails} runs in a row ${since}; it passed ${passes} of ${before} runs before`
+      const evidence: Evidence = { kind: 'consecutive_failures', detail, runIds }
+      if (start.run.revision !== null) evidence.revision = start.run.revision
+      return {
+        verdict: 'broken',
+        reason: detail,
+        evidence: [evidence],
+        change: {
+          kind: 'broken_since',
+          since: start.run.at,
+          runId: start.run.runId,
+          revision: start.run.revision,
+          runsBefore: before,
+          runsAfter: trailingFails,
+          failuresBefore: failsBefore,
+          failuresAfter: trailingFails,
+          message: `broken ${since}`,
+        },
+      }
+    }
+  }
+
+  let trailingPasses = 0
+  while (trailingPasses < n && !isFailure(entries[n - 1 - trailingPasses]!.status)) trailingPasses++
+  const beforeFix = n - trailingPasses
+  if (trailingPasses >= v.fixedMinRuns && failures > 0) {
+    const pBefore = failures / beforeFix
+    if (Math.pow(1 - pBefore, trailingPasses) < v.fixedAlpha) {
+      const start = entries[beforeFix]!
+      const message = `no failures in the last ${trailingPasses} runs, since revision ${shortRev(start.run.revision)} (${day(start.run.at)}); it failed ${failures} of ${beforeFix} runs before`
+      return {
+        verdict: 'healthy',
+        reason: `fixed: ${message}`,
+        evidence: [],
+        change: {
+          kind: 'fixed',
+          since: start.run.at,
+          runId: start.run.runId,
+          revision: start.run.revision,
+          runsBefore: beforeFix,
+          runsAfter: trailingPasses,
+          failuresBefore: failures,
+          failuresAfter: 0,
+          message: `fixed: ${message}`,
+        },
+      }
+    }
+  }
+
+  const evidence: Evidence[] = []
+  const reasons: string[] = []
+  if (failures > 0 && passes > 0) {
+    const proof = sameRevisionProof(entries)
+    if (proof !== null) {
+      const detail = `passed and failed on the same revision ${shortRev(proof.revision)}${proof.revisions > 1 ? ` (and on ${plural(proof.revisions - 1, 'other revision')})` : ''}`
+      evidence.push({ kind: 'same_revision_pass_and_fail', detail, runIds: proof.runIds, revision: proof.revision })
+      reasons.push(detail)
+    }
+  }
+  const retryRuns: string[] = []
+  let retryPasses = 0
+  for (const e of entries) {
+    if (!isFailure(e.status) && (e.flakyOnRetry || e.failedAttempts > 0)) {
+      retryPasses++
+      if (retryRuns.length < MAX_RUN_IDS) retryRuns.push(e.run.runId)
+    }
+  }
+  if (retryPasses > 0) {
+    const detail = `passed on retry in ${retryPasses} of ${plural(n, 'run')}`
+    evidence.push({ kind: 'pass_on_retry', detail, runIds: retryRuns })
+    reasons.push(detail)
+  }
+
+  if (evidence.length === 0 && n < cfg.scoring.minRunsForScoring) {
+    return {
+      verdict: 'insufficient_data',
+      reason: `only ${plural(n, 'run')} (need ${cfg.scoring.minRunsForScoring})`,
+      evidence: [],
+      change: null,
+    }
+  }
+  if (episodes >= v.minFailureEpisodes && passes > 0) {
+    const detail = `failed in ${episodes} separate episodes over ${n} runs (${failures} failures, flip rate ${fixed2(input.flipRate)})`
+    evidence.push({ kind: 'high_flip_rate', detail })
+    reasons.push(detail)
+  }
+  if (evidence.length > 0) {
+    if (input.score >= cfg.scoring.investigationThreshold) {
+      evidence.push({ kind: 'high_score', detail: `flakiness score ${fixed2(input.score)}` })
+    }
+    return { verdict: 'flaky', reason: reasons[0]!, evidence, change: null }
+  }
+  const reason =
+    failures === 0
+      ? `passed all ${plural(n, 'run')}`
+      : `${plural(failures, 'failure')} in ${n} runs, in a single episode: not enough to call it flaky`
+  return { verdict: 'healthy', reason, evidence: [], change: null }
+}
+
+interface SameRevisionProof {
+  revision: string
+  runIds: string[]
+  /** Revisions with both a pass and a fail. */
+  revisions: number
+}
+
+/** The newest revision that has both a pass and a fail, and how many such revisions there are. */
+function sameRevisionProof(entries: readonly HistoryEntry[]): SameRevisionProof | null {
+  const firstPass = new Map<string, string>()
+  const firstFail = new Map<string, string>()
+  for (const e of entries) {
+    const rev = e.run.revision
+    if (rev === null) continue
+    const seen = isFailure(e.status) ? firstFail : firstPass
+    if (!seen.has(rev)) seen.set(rev, e.run.runId)
+  }
+  let revisions = 0
+  let best: SameRevisionProof | null = null
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const rev = entries[i]!.run.revision
+    if (rev === null) continue
+    const pass = firstPass.get(rev)
+    const fail = firstFail.get(rev)
+    if (pass === undefined || fail === undefined) continue
+    revisions++
+    best ??= { revision: rev, runIds: [pass, fail], revisions: 0 }
+    // Count each revision once.
+    firstPass.delete(rev)
+  }
+  if (best !== null) best.revisions = revisions
+  return best
+}

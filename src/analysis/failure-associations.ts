@@ -1,0 +1,85 @@
+import { isFailure, type HistoryEntry } from '../model.js'
+import { binomialUpperTail } from './binomial-tail.js'
+import type { HintsConfig } from './resolve-analysis-config.js'
+import type { AssociationHint } from './types.js'
+
+interface Cell {
+  n: number
+  f: number
+}
+
+/**
+ * Runners, env facet values and UTC time-of-day buckets that hold more of a test's failures than chance allows.
+ * For a value that ran a share q of the executions and holds f of the F failures, the p-value is
+ * P(X ≥ f) for X ~ Binomial(F, q), multiplied by the number of values tested (Bonferroni); only p < alpha with
+ * at least `minFailures` failures is reported, so that a coincidence on a small sample is not.
+ * @example failureAssociations(entries, resolveAnalysisConfig().hints)[0]?.message
+ * // '87% of failures on runner ci-7, which ran 12% of executions'
+ */
+export function failureAssociations(entries: readonly HistoryEntry[], cfg: HintsConfig): AssociationHint[] {
+  let total = 0
+  for (const e of entries) if (isFailure(e.status)) total++
+  const n = entries.length
+  if (total < cfg.minFailures || total === n) return []
+
+  const facets = new Map<string, Map<string, Cell>>()
+  const bucketMs = Math.max(1, cfg.timeOfDayBucketHours) * 3_600_000
+  for (const e of entries) {
+    const f = isFailure(e.status) ? 1 : 0
+    if (e.run.runnerId !== null) count(facets, 'runner', e.run.runnerId, f)
+    const env = e.run.env
+    for (const key in env) count(facets, `env.${key}`, env[key]!, f)
+    const bucket = Math.floor((((e.run.at % 86_400_000) + 86_400_000) % 86_400_000) / bucketMs)
+    count(facets, 'time_of_day', String(bucket), f)
+  }
+
+  let tested = 0
+  for (const values of facets.values()) if (values.size > 1) tested += values.size
+  const hints: AssociationHint[] = []
+  for (const [facet, values] of facets) {
+    if (values.size < 2) continue
+    for (const [value, cell] of values) {
+      const executionShare = cell.n / n
+      const failureShare = cell.f / total
+      if (cell.f < cfg.minFailures || failureShare <= executionShare) continue
+      const pValue = Math.min(1, binomialUpperTail(cell.f, total, executionShare) * tested)
+      if (pValue >= cfg.alpha) continue
+      const timeOfDay = facet === 'time_of_day'
+      const label = timeOfDay ? bucketLabel(Number(value), cfg.timeOfDayBucketHours) : value
+      hints.push({
+        kind: timeOfDay ? 'time_of_day' : 'facet_association',
+        facet,
+        value: label,
+        failures: cell.f,
+        executions: cell.n,
+        failureShare,
+        executionShare,
+        pValue,
+        message: timeOfDay
+          ? `${pct(failureShare)} of failures ${label}, which had ${pct(executionShare)} of executions`
+          : `${pct(failureShare)} of failures ${facet === 'runner' ? `on runner ${value}` : `with ${facet.slice(4)}=${value}`}, which ran ${pct(executionShare)} of executions`,
+      })
+    }
+  }
+  return hints.sort((a, b) => a.pValue - b.pValue)
+}
+
+function count(facets: Map<string, Map<string, Cell>>, facet: string, value: string, failed: number): void {
+  let values = facets.get(facet)
+  if (values === undefined) facets.set(facet, (values = new Map()))
+  const cell = values.get(value)
+  if (cell === undefined) values.set(value, { n: 1, f: failed })
+  else {
+    cell.n++
+    cell.f += failed
+  }
+}
+
+function bucketLabel(bucket: number, hours: number): string {
+  const hh = (h: number) => `${String(h % 24).padStart(2, '0')}:00`
+  return `between ${hh(bucket * hours)} and ${hh((bucket + 1) * hours)} UTC`
+}
+
+function pct(x: number): string {
+  return `${Math.round(x * 100)}%`
+}

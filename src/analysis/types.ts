@@ -1,0 +1,131 @@
+import type { EnvFacets, Evidence, ResultStatus, TestRef, VerdictKind } from '../model.js'
+
+/** Breadcrumb's flip-rate classes: stable (0), intermittent (≤ 0.2), flaky (≤ 0.5), chronic (> 0.5). */
+export type FlipClass = 'stable' | 'intermittent' | 'flaky' | 'chronic'
+
+/** GitLabViz pass-rate classes. */
+export type PassRateClass = 'stable' | 'intermittent' | 'actively_flaky' | 'broken'
+
+export type RecommendedAction = 'stable' | 'monitor' | 'investigate' | 'quarantine'
+export type Priority = 'low' | 'medium' | 'high' | 'critical'
+
+export interface Recommendation {
+  action: RecommendedAction
+  priority: Priority
+  reason: string
+}
+
+/** The six components of the flakiness score, each in [0, 1]. */
+export interface ScoreComponents {
+  intermittency: number
+  rerunPassRate: number
+  failureClustering: number
+  messageVariance: number
+  failSuccessRatio: number
+  consecutiveFailurePenalty: number
+}
+
+export interface FlakinessScore {
+  score: number
+  components: ScoreComponents
+  confidence: number
+}
+
+/** Failures that share one normalised message. Times are epoch milliseconds. */
+export interface FailureMode {
+  signature: string
+  count: number
+  firstSeen: number
+  lastSeen: number
+  firstRunId: string
+  lastRunId: string
+  errorType: string | null
+  /** One raw message, cut to 500 characters. */
+  example: string | null
+}
+
+/** Failures over-represented on one runner, env facet value or time-of-day bucket. */
+export interface AssociationHint {
+  kind: 'facet_association' | 'time_of_day'
+  /** `runner`, `env.<key>` or `time_of_day`. */
+  facet: string
+  value: string
+  failures: number
+  executions: number
+  failureShare: number
+  executionShare: number
+  /** One-sided binomial p-value, Bonferroni-adjusted for every value tested. */
+  pValue: number
+  message: string
+}
+
+export interface BurstHint {
+  kind: 'burst'
+  failures: number
+  totalFailures: number
+  runs: number
+  from: number
+  to: number
+  pValue: number
+  message: string
+}
+
+/** A change point: the test started failing intermittently (newly flaky) or for good (broken), or stopped (fixed). */
+export interface ChangeHint {
+  kind: 'newly_flaky' | 'broken_since' | 'fixed'
+  since: number
+  runId: string
+  revision: string | null
+  /** Runs before and after the change. */
+  runsBefore: number
+  runsAfter: number
+  failuresBefore: number
+  failuresAfter: number
+  message: string
+}
+
+export type Hint = AssociationHint | BurstHint | ChangeHint
+
+/** Outcomes in one environment (env facet combination); `context` is `key=value,…` or `default`. */
+export interface ContextStats {
+  context: string
+  facets: EnvFacets
+  passes: number
+  failures: number
+  passRate: number | null
+  passRateClass: PassRateClass
+}
+
+/** Everything the analysis says about one test. The CLI prints it through `toAnalysisJson`. */
+export interface TestAnalysis {
+  testId: string
+  test: TestRef
+  /** Countable runs: in the lookback, not skipped, not in an excluded (infrastructure) run. */
+  runs: number
+  passes: number
+  failures: number
+  skipped: number
+  excludedRuns: number
+  passRate: number | null
+  flipRate: number
+  ewmaFlipRate: number
+  classification: FlipClass
+  score: number
+  components: ScoreComponents
+  confidence: number
+  recommendation: Recommendation
+  passRateClass: PassRateClass
+  /** Quarantine-blog success rate over relevant runs of the last few days, null without such runs. */
+  successRate: number | null
+  verdict: VerdictKind
+  reason: string
+  evidence: Evidence[]
+  failureModes: FailureMode[]
+  hints: Hint[]
+  contexts: ContextStats[]
+  /** Time spent in failed attempts (CI time lost), over countable runs. */
+  timeLostMs: number
+  lastStatus: ResultStatus | null
+  firstRunAt: number | null
+  lastRunAt: number | null
+}

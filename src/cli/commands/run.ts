@@ -1,0 +1,85 @@
+import { spawn } from 'node:child_process'
+import { stat } from 'node:fs/promises'
+import { glob } from 'tinyglobby'
+import type { Io } from '../output.js'
+import { printGate, runGate, type GateCommandOptions } from './gate.js'
+
+/** Where test runners usually write reports, used when no --report is given. */
+export const DEFAULT_REPORT_GLOBS = [
+  '**/junit*.xml',
+  '**/TEST-*.xml',
+  '**/test-results/**/*.xml',
+  '**/test-results/**/*.json',
+  '**/reports/**/*.xml',
+  '**/ctrf/**/*.json',
+  '**/*.trx',
+]
+
+export interface RunCommandOptions extends GateCommandOptions {
+  report?: string[]
+}
+
+export interface RunOutcome {
+  exitCode: number
+  commandCode: number
+  reports: string[]
+  message: string
+}
+
+function runCommand(argv: string[], io: Io): Promise<number> {
+  return new Promise((resolve) => {
+    const [cmd, ...args] = argv
+    const child = spawn(cmd!, args, { stdio: 'inherit', env: io.env, shell: false })
+    child.on('error', (error) => {
+      io.stderr.write(`flakewatch run: cannot start ${cmd}: ${error.message}\n`)
+      resolve(127)
+    })
+    child.on('exit', (code, signal) => resolve(code ?? (signal ? 128 + 1 : 1)))
+  })
+}
+
+/** Reports written by this command: matching files modified after it started, so stale reports never count. */
+async function freshReports(globs: string[], since: number): Promise<string[]> {
+  const files = await glob(globs, { ignore: ['**/node_modules/**', '**/.git/**'], absolute: false })
+  const fresh: string[] = []
+  for (const f of files) {
+    const info = await stat(f).catch(() => null)
+    if (info && info.mtimeMs >= since - 1000) fresh.push(f)
+  }
+  return fresh.sort()
+}
+
+/**
+ * Runs a test command, ingests the reports it wrote and applies the gate. It never passes silently: a command that
+ * failed without a report, or failed although every test passed, exits with the command's own code.
+ */
+export async function run(argv: string[], opts: RunCommandOptions, io: Io): Promise<RunOutcome> {
+  const started = Date.now()
+  const commandCode = await runCommand(argv, io)
+  const reports = await freshReports(opts.report?.length ? opts.report : DEFAULT_REPORT_GLOBS, started)
+  if (reports.length === 0) {
+    const message =
+      commandCode === 0
+        ? 'flakewatch run: the command passed but wrote no report that matched; nothing was recorded'
+        : `flakewatch run: the command failed (exit ${commandCode}) and wrote no report; failing with its exit code`
+    return { exitCode: commandCode, commandCode, reports, message }
+  }
+  const { result } = await runGate(reports, { ...opts, ingest: opts.ingest ?? true }, io)
+  printGate(result, opts, io)
+  if (result.verdict === 'fail') return { exitCode: 1, commandCode, reports, message: 'flakewatch run: gate failed' }
+  if (commandCode !== 0 && result.quarantined.length === 0 && result.totals.failed === 0) {
+    // The runner failed for a reason the reports do not show (a crash, a coverage threshold): that is not ours to forgive.
+    return {
+      exitCode: commandCode,
+      commandCode,
+      reports,
+      message: `flakewatch run: the command failed (exit ${commandCode}) but its reports show no failing test; keeping its exit code`,
+    }
+  }
+  return {
+    exitCode: 0,
+    commandCode,
+    reports,
+    message: commandCode === 0 ? 'flakewatch run: passed' : `flakewatch run: every failure is quarantined; passing (command exit ${commandCode})`,
+  }
+}

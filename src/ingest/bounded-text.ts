@@ -1,0 +1,64 @@
+/**
+ * The most characters kept for one message, stack trace or captured output. Reports routinely carry megabytes
+ * of logs per test; flakewatch needs the start of a failure, not the whole log, and memory must stay flat.
+ */
+export const MAX_TEXT = 64 * 1024
+
+/** Longest test name, class name or file kept in an identity; longer ones are reported as errors. */
+export const MAX_NAME = 16 * 1024
+
+const marker = (dropped: number) => `\n… [truncated ${dropped} characters]`
+
+/**
+ * Accumulates text up to a cap and remembers how much it dropped, for streaming parsers that receive text in
+ * pieces. The result is always a fresh flat string, so it never pins the parser's input chunks in memory.
+ * @example const t = new BoundedText(); t.push('a'); t.value() // 'a'
+ */
+export class BoundedText {
+  private parts: string[] = []
+  private size = 0
+  private dropped = 0
+
+  constructor(private readonly max = MAX_TEXT) {}
+
+  push(text: string): void {
+    const room = this.max - this.size
+    if (room <= 0) {
+      this.dropped += text.length
+    } else if (text.length > room) {
+      this.parts.push(text.slice(0, room))
+      this.size = this.max
+      this.dropped += text.length - room
+    } else {
+      this.parts.push(text)
+      this.size += text.length
+    }
+  }
+
+  get length(): number {
+    return this.size + this.dropped
+  }
+
+  value(): string {
+    const text = this.parts.length === 1 ? ownString(this.parts[0]!) : this.parts.join('')
+    return this.dropped > 0 ? text + marker(this.dropped) : text
+  }
+}
+
+/**
+ * A copy of `text` that shares no memory with the string it was cut from. V8 keeps substrings of 13+ characters
+ * as views into their parent, so a test name sliced from a 64 KB input chunk would keep the whole chunk alive and
+ * a 100 MB report would stay in memory. Copying the few strings a parser keeps keeps memory flat.
+ * @example ownString(chunk.slice(10, 60))
+ */
+export function ownString(text: string): string {
+  return text.length < 13 ? text : structuredClone(text)
+}
+
+/**
+ * Caps a string at `max` characters, marking what was cut.
+ * @example truncateText('abcdef', 3) // 'abc\n… [truncated 3 characters]'
+ */
+export function truncateText(text: string, max = MAX_TEXT): string {
+  return text.length > max ? text.slice(0, max) + marker(text.length - max) : text
+}

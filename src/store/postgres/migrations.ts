@@ -1,0 +1,229 @@
+import type { MigrationResultSet } from '../sqlite/migrations.js'
+import type { PgClient, PgQueryable } from './driver.js'
+
+/** A forward-only schema step, in step with the SQLite one of the same id. */
+export interface PostgresMigration {
+  id: string
+  up(client: PgQueryable): Promise<void>
+}
+
+/**
+ * The same schema as SQLite's, with these PostgreSQL choices:
+ * - integer keys throughout; `at` (the run's start, epoch ms) is copied into results so that the scan needs no join;
+ * - results have no heap order, so the primary key `(test, at, run)` INCLUDEs every column the scan reads: the
+ *   analysis scan is an index-only scan in test order. `runs.at` never changes (a trigger refuses it), so
+ *   `(test, at, run)` unique means `(test, run)` unique;
+ * - columns are ordered widest first so that rows carry no alignment padding;
+ * - ISO timestamps stay text, so that what was given is what is read back, as in SQLite.
+ */
+export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
+  {
+    id: '0001-initial',
+    async up(client) {
+      await client.query(`
+        CREATE TABLE tests (
+          id integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+          test_id text NOT NULL UNIQUE,
+          suite text NOT NULL,
+          module text NOT NULL,
+          name text NOT NULL,
+          file text
+        );
+        CREATE TABLE runs (
+          id integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+          run_id text NOT NULL UNIQUE,
+          suite text NOT NULL,
+          branch text,
+          revision text,
+          pipeline_id text,
+          pipeline_url text,
+          job_id text,
+          job_url text,
+          artifacts_url text,
+          job_status text,
+          pipeline_status text,
+          runner_id text,
+          env jsonb NOT NULL DEFAULT '{}',
+          started_at text,
+          finished_at text,
+          duration_ms double precision,
+          status text NOT NULL CHECK (status IN ('complete', 'interrupted', 'unknown')),
+          uploaded_at text NOT NULL,
+          at bigint NOT NULL
+        );
+        CREATE INDEX runs_at ON runs (at);
+        CREATE TABLE reports (
+          run integer NOT NULL,
+          content_hash text NOT NULL,
+          file text NOT NULL,
+          ingested_at text NOT NULL,
+          PRIMARY KEY (run, content_hash)
+        );
+        CREATE TABLE messages (
+          id integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+          key text NOT NULL UNIQUE,
+          text text NOT NULL
+        );
+        CREATE TABLE results (
+          at bigint NOT NULL,
+          duration_ms double precision,
+          failed_ms double precision NOT NULL,
+          test integer NOT NULL,
+          run integer NOT NULL,
+          attempts integer NOT NULL,
+          failed_attempts integer NOT NULL,
+          message integer,
+          status smallint NOT NULL,
+          flaky boolean NOT NULL,
+          healing boolean NOT NULL,
+          error_type text,
+          PRIMARY KEY (test, at, run)
+            INCLUDE (status, flaky, duration_ms, attempts, failed_attempts, failed_ms, error_type, message, healing)
+        );
+        CREATE INDEX results_run ON results (run);
+        CREATE TABLE attempts (
+          duration_ms double precision,
+          run integer NOT NULL,
+          test integer NOT NULL,
+          retry integer NOT NULL,
+          message integer,
+          stack integer,
+          status smallint NOT NULL,
+          PRIMARY KEY (run, test, retry)
+        );
+        CREATE TABLE quarantine (
+          test_id text PRIMARY KEY,
+          reason text NOT NULL,
+          owner text,
+          issue_url text,
+          created_at text NOT NULL,
+          created_by text NOT NULL,
+          expires_at text,
+          source text NOT NULL CHECK (source IN ('auto', 'manual'))
+        );
+        CREATE TABLE quarantine_audit (
+          id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+          test_id text NOT NULL,
+          action text NOT NULL,
+          actor text NOT NULL,
+          at text NOT NULL,
+          reason text NOT NULL,
+          source text,
+          record jsonb
+        );
+        CREATE INDEX quarantine_audit_test ON quarantine_audit (test_id, id);
+        CREATE TABLE fingerprints (
+          test_id text NOT NULL,
+          locator text NOT NULL,
+          data jsonb NOT NULL,
+          updated_at text NOT NULL,
+          PRIMARY KEY (test_id, locator)
+        );
+        CREATE TABLE heal_log (
+          id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+          test_id text NOT NULL,
+          old_locator text NOT NULL,
+          new_locator text NOT NULL,
+          score double precision NOT NULL,
+          breakdown jsonb NOT NULL,
+          url text,
+          at text NOT NULL,
+          run_id text
+        );
+        CREATE INDEX heal_log_test ON heal_log (test_id, id);
+
+        -- The audit log and the heal log are append-only: the database itself refuses edits, TRUNCATE included.
+        CREATE FUNCTION fw_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          RAISE EXCEPTION '% is append-only', TG_TABLE_NAME USING ERRCODE = 'restrict_violation';
+        END $$;
+        CREATE TRIGGER quarantine_audit_append_only BEFORE UPDATE OR DELETE ON quarantine_audit
+          FOR EACH ROW EXECUTE FUNCTION fw_append_only();
+        CREATE TRIGGER quarantine_audit_no_truncate BEFORE TRUNCATE ON quarantine_audit
+          FOR EACH STATEMENT EXECUTE FUNCTION fw_append_only();
+        CREATE TRIGGER heal_log_append_only BEFORE UPDATE OR DELETE ON heal_log
+          FOR EACH ROW EXECUTE FUNCTION fw_append_only();
+        CREATE TRIGGER heal_log_no_truncate BEFORE TRUNCATE ON heal_log
+          FOR EACH STATEMENT EXECUTE FUNCTION fw_append_only();
+
+        -- results copy runs.at into their key; a run that moved in time would orphan its results from the scan order.
+        CREATE FUNCTION fw_run_at_fixed() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          RAISE EXCEPTION 'runs.at cannot change (run %)', OLD.run_id USING ERRCODE = 'restrict_violation';
+        END $$;
+        CREATE TRIGGER runs_at_fixed BEFORE UPDATE OF at ON runs
+          FOR EACH ROW WHEN (OLD.at IS DISTINCT FROM NEW.at) EXECUTE FUNCTION fw_run_at_fixed();
+      `)
+    },
+  },
+]
+
+/** Any 32-bit constant, so that flakewatch's advisory locks do not collide with an application's own. */
+const LOCK_NAMESPACE = 0x666c6b77
+
+/**
+ * Applies pending migrations in order, each in its own transaction under a transaction-level advisory lock keyed
+ * by the schema, so that many processes starting at once migrate exactly once and the others wait, then skip.
+ * Creates the schema when one is named.
+ */
+export async function migratePostgres(
+  client: PgClient,
+  schema: string | null,
+  migrations = POSTGRES_MIGRATIONS,
+): Promise<MigrationResultSet> {
+  const results: MigrationResultSet['results'] = []
+  const lockKey = schema ?? 'default'
+  const inTransaction = async <T>(fn: () => Promise<T>): Promise<T> => {
+    await client.query('BEGIN')
+    try {
+      await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK_NAMESPACE, lockKey])
+      const value = await fn()
+      await client.query('COMMIT')
+      return value
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined)
+      throw error
+    }
+  }
+  try {
+    await inTransaction(async () => {
+      // IF NOT EXISTS alone is not race-free (two creators can both pass the check); the lock makes it so.
+      if (schema) await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`)
+      await client.query('CREATE TABLE IF NOT EXISTS schema_meta (key text PRIMARY KEY, value text NOT NULL)')
+    })
+  } catch (error) {
+    return { error: error as Error, results }
+  }
+  for (const m of migrations) {
+    const key = `migration:${m.id}`
+    try {
+      const ran = await inTransaction(async () => {
+        const seen = await client.query('SELECT 1 FROM schema_meta WHERE key = $1', [key])
+        if (seen.rows.length > 0) return false
+        await m.up(client)
+        await client.query('INSERT INTO schema_meta (key, value) VALUES ($1, $2)', [key, new Date().toISOString()])
+        return true
+      })
+      results.push({ id: m.id, status: ran ? 'applied' : 'skipped' })
+    } catch (error) {
+      return { error: error as Error, results }
+    }
+  }
+  try {
+    await inTransaction(() =>
+      client.query(
+        `INSERT INTO schema_meta (key, value) VALUES ('schema_version', $1)
+         ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`,
+        [String(migrations.length)],
+      ),
+    )
+  } catch (error) {
+    return { error: error as Error, results }
+  }
+  return { results }
+}
+
+/** Schema names come from a URL: only plain identifiers are accepted, and they are quoted anyway. */
+export function quoteIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`
+}
