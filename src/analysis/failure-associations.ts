@@ -66,7 +66,7 @@ export function failureAssociations(entries: readonly HistoryEntry[], cfg: Hints
 
 function count(facets: Map<string, Map<string, Cell>>, facet: string, value: string, failed: number): void {
   let values = facets.get(facet)
-  if (values === undefined) facets.set(facet, (values = new Map()))
+  if (values === undefined) facets.set(facet, (values = new Map<string, Cell>()))
   const cell = values.get(value)
   if (cell === undefined) values.set(value, { n: 1, f: failed })
   else {

@@ -20,9 +20,14 @@ export function useColor(io: Io): boolean {
   return Boolean(io.stdout.isTTY)
 }
 
+// Terminal control characters in test names must not reach the terminal (an attacker-chosen name could rewrite it).
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g
+
 /** Writes a command's data to `--output <file>` when given, else to stdout. */
 export function emit(io: Io, text: string, output?: string): void {
-  const body = text.endsWith('\n') ? text : `${text}\n`
+  const clean = text.replace(CONTROL, '')
+  const body = clean.endsWith('\n') ? clean : `${clean}\n`
   if (output) writeFileSync(output, body)
   else io.stdout.write(body)
 }
@@ -31,9 +36,6 @@ export function emitJson(io: Io, data: unknown, output?: string): void {
   emit(io, JSON.stringify(data, null, 2), output)
 }
 
-// Terminal control characters in test names must not reach the terminal (an attacker-chosen name could rewrite it).
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g
 
 export function sanitizeCell(text: string): string {
   return text.replace(CONTROL, '').replace(/\n/g, ' ')

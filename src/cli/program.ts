@@ -63,6 +63,44 @@ Examples:
       if (summary.failed.length) throw new ExitError(2, `${summary.failed.length} report(s) failed`)
     })
 
+  const analysisCmd = (cmd: Command) =>
+    cmd
+      .option('--db <path|url>', 'store (default: FLAKEWATCH_DB or .flakewatch.db)')
+      .option('--config <file>', 'config file (default: flakewatch.config.json)')
+      .option('--suite <name>', 'only this suite')
+      .option('--branch <name>', 'only runs on this branch')
+      .option('--since <when>', 'only runs since a date or N days back (14d)')
+      .option('--json', 'print JSON')
+      .addOption(new Option('--format <format>', 'output format').choices(['table', 'markdown', 'json']).default('table'))
+      .option('-o, --output <file>', 'write the output to a file')
+
+  analysisCmd(program.command('analyze'))
+    .description('the flakiness leaderboard: flip rate, EWMA, score, confidence, class, recommendation and verdict per test')
+    .option('--verdict <list>', 'only these verdicts (flaky,broken,healthy,insufficient_data)')
+    .option('--class <list>', 'only these flip-rate classes (stable,intermittent,flaky,chronic)')
+    .option('--limit <n>', 'show the first N')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ flakewatch analyze --verdict flaky,broken
+  $ flakewatch analyze --suite e2e --since 14d --format markdown
+  $ flakewatch analyze --json > flaky.json`,
+    )
+    .action(async (opts) => {
+      const { analyze, printAnalyze } = await import('./commands/analyze.js')
+      printAnalyze(await analyze(opts, io), opts, io)
+    })
+
+  analysisCmd(program.command('show'))
+    .description('one test: history strip, score components, failure modes, contexts, hints and quarantine')
+    .argument('<test-id>', 'the test id (suite::module::name)')
+    .addHelpText('after', `\nExamples:\n  $ flakewatch show 'unit::src/cart.test.ts::adds an item'`)
+    .action(async (testId: string, opts) => {
+      const { show, printShow } = await import('./commands/analyze.js')
+      printShow(await show(testId, opts, io), opts, io)
+    })
+
   addRunFlags(
     program
       .command('gate')

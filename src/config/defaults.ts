@@ -3,7 +3,7 @@ export const DEFAULTS = {
   db: '.flakewatch.db',
   suite: 'default',
   defaultBranch: 'main',
-  successRate: { days: 3 },
+  successRate: { days: 3, passedStatuses: ['success', 'passed'] },
   quarantine: {
     auto: true,
     expiryDays: 30,

@@ -85,3 +85,14 @@ export function loadConfig(opts: LoadConfigOptions = {}): ResolvedConfig {
   if (env.FLAKEWATCH_QUARANTINE_FILE) config.quarantine.file = env.FLAKEWATCH_QUARANTINE_FILE
   return { ...config, file }
 }
+
+/**
+ * The analysis engine's options from the config: the `analysis` section, with the success-rate window and
+ * default branch that live at the top level because people look for them there.
+ */
+export function analysisOptions(config: Pick<ResolvedConfig, 'analysis' | 'successRate' | 'defaultBranch'>) {
+  return {
+    ...config.analysis,
+    successRate: { ...config.successRate, defaultBranch: config.defaultBranch },
+  }
+}

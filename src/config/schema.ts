@@ -1,15 +1,57 @@
 import { z } from 'zod'
 
-const weights = z
+const num = z.number()
+const unit = z.number().min(0).max(1)
+const posInt = z.number().int().min(1)
+
+/** Mirrors the analysis engine's `ResolvedAnalysisConfig`; every key optional, unknown keys rejected. */
+const AnalysisSchema = z
   .object({
-    intermittency: z.number().min(0),
-    rerunPassRate: z.number().min(0),
-    failureClustering: z.number().min(0),
-    messageVariance: z.number().min(0),
-    failSuccessRatio: z.number().min(0),
-    consecutiveFailurePenalty: z.number().min(0),
+    flipRate: z.object({ window: z.number().int().min(2), ewmaAlpha: num.gt(0).max(1), ewmaWindow: z.number().int().min(2) }).partial().strict(),
+    scoring: z
+      .object({
+        rollingWindowSize: posInt,
+        minRunsForScoring: posInt,
+        lookbackDays: num.gt(0),
+        recentFailureWindow: num.gt(0),
+        minRecentFailures: z.number().int().min(0),
+        quarantineThreshold: unit,
+        investigationThreshold: unit,
+        monitoringThreshold: unit,
+        minConfidenceForQuarantine: unit,
+        minConfidenceForAction: unit,
+        weights: z
+          .object({
+            intermittency: num.min(0),
+            rerunPassRate: num.min(0),
+            failureClustering: num.min(0),
+            messageVariance: num.min(0),
+            failSuccessRatio: num.min(0),
+            consecutiveFailurePenalty: num.min(0),
+          })
+          .partial()
+          .strict(),
+      })
+      .partial()
+      .strict(),
+    verdict: z
+      .object({
+        brokenMinConsecutive: posInt,
+        brokenAlpha: unit,
+        fixedMinRuns: posInt,
+        fixedAlpha: unit,
+        minFailureEpisodes: posInt,
+      })
+      .partial()
+      .strict(),
+    infra: z.object({ failedShare: num.gt(0).max(1), minTests: posInt }).partial().strict(),
+    hints: z
+      .object({ alpha: unit, minFailures: posInt, timeOfDayBucketHours: num.gt(0).max(24), maxFailureModes: posInt })
+      .partial()
+      .strict(),
   })
   .partial()
+  .strict()
 
 /**
  * The configuration file (`flakewatch.config.json`). Every key is optional; `defaults.ts` says what each one is
@@ -24,22 +66,8 @@ export const ConfigSchema = z
     suite: z.string().min(1).optional(),
     /** The branch whose runs always count for success rates. */
     defaultBranch: z.string().min(1).optional(),
-    analysis: z
-      .object({
-        flipWindow: z.number().int().min(2),
-        ewmaAlpha: z.number().gt(0).max(1),
-        ewmaWindow: z.number().int().min(2),
-        rollingWindow: z.number().int().min(2),
-        minRuns: z.number().int().min(1),
-        lookbackDays: z.number().gt(0),
-        recentFailureWindow: z.number().int().min(1),
-        infraFailureRatio: z.number().gt(0).max(1),
-        weights,
-      })
-      .partial()
-      .strict()
-      .optional(),
-    successRate: z.object({ days: z.number().gt(0) }).partial().strict().optional(),
+    analysis: AnalysisSchema.optional(),
+    successRate: z.object({ days: z.number().gt(0), passedStatuses: z.array(z.string().min(1)) }).partial().strict().optional(),
     quarantine: z
       .object({
         /** Let `quarantine auto` (and `serve`) quarantine and release by policy. */

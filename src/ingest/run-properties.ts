@@ -2,8 +2,9 @@ import type { RunMeta } from '../model.js'
 import { ownString } from './bounded-text.js'
 import type { ReportRunMeta } from './types.js'
 
+/** The free-text run fields a report may fill (not the id, the suite or the enumerated status). */
 type StringField = {
-  [K in keyof RunMeta]: RunMeta[K] extends string | null ? (K extends 'runId' | 'suite' ? never : K) : never
+  [K in keyof RunMeta]: string | null extends RunMeta[K] ? K : never
 }[keyof RunMeta]
 
 /**

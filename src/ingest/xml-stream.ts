@@ -49,7 +49,7 @@ const DOCTYPE = '<!DOCTYPE'
  */
 export async function streamXml(source: ReportSource, build: (ctx: XmlContext) => XmlHandlers): Promise<void> {
   const file = source.name
-  const parser = new SaxesParser({ position: true })
+  const parser = new SaxesParser<{ xmlns: false; position: true }>({ xmlns: false, position: true })
   const ctx: XmlContext = {
     file,
     line: () => parser.line,

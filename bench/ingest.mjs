@@ -1,0 +1,88 @@
+// Ingest throughput (2,000 tests × 200 runs of JUnit files) and peak RSS on a 100 MB file, each beside a raw
+// baseline measured in the same run: a bare saxes parse and bare prepared INSERTs into the same schema.
+import { execFileSync } from 'node:child_process'
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { SaxesParser } from 'saxes'
+import Database from 'better-sqlite3'
+import { junitXml, writeBigJunit } from './lib/junit-gen.mjs'
+
+const TESTS = Number(process.env.BENCH_TESTS ?? 2000)
+const RUNS = Number(process.env.BENCH_RUNS ?? 200)
+const BIG_MB = Number(process.env.BENCH_BIG_MB ?? 100)
+const dir = join(import.meta.dirname, '.tmp', 'ingest')
+rmSync(dir, { recursive: true, force: true })
+mkdirSync(join(dir, 'reports'), { recursive: true })
+
+const { openSqliteStore } = await import('../dist/store/sqlite/sqlite-store.js')
+const { ingestFiles } = await import('../dist/pipeline/ingest-files.js')
+
+for (let r = 0; r < RUNS; r++) writeFileSync(join(dir, 'reports', `run-${String(r).padStart(4, '0')}.xml`), junitXml(r, TESTS))
+const total = TESTS * RUNS
+
+// Baseline 1: a bare saxes parse of every file, counting testcases.
+let t0 = performance.now()
+let seen = 0
+for (let r = 0; r < RUNS; r++) {
+  const p = new SaxesParser()
+  p.on('opentag', (n) => {
+    if (n.name === 'testcase') seen++
+  })
+  p.write(readFileSync(join(dir, 'reports', `run-${String(r).padStart(4, '0')}.xml`), 'utf8')).close()
+}
+const saxesS = (performance.now() - t0) / 1000
+
+// Baseline 2: bare prepared INSERTs of the same number of result rows into the same schema.
+const rawStore = await openSqliteStore(join(dir, 'raw.db'))
+await rawStore.close()
+const db = new Database(join(dir, 'raw.db'))
+db.pragma('journal_mode = WAL')
+db.pragma('synchronous = NORMAL')
+const ins = db.prepare(
+  'INSERT INTO results (test, at, run, status, flaky, duration_ms, attempts, failed_attempts, failed_ms, error_type, message, healing) VALUES (?, ?, ?, 0, 0, 10, 1, 0, 0, NULL, NULL, 0)',
+)
+t0 = performance.now()
+for (let r = 0; r < RUNS; r++) db.transaction(() => { for (let t = 0; t < TESTS; t++) ins.run(t + 1, r * 1000, r + 1) })()
+const insertS = (performance.now() - t0) / 1000
+db.close()
+
+// End to end: files → detect → parse → normalise → one transaction per report.
+const store = await openSqliteStore(join(dir, 'e2e.db'))
+t0 = performance.now()
+const summary = await ingestFiles({ store, inputs: [join(dir, 'reports')], context: { suite: 'bench' } })
+const e2eS = (performance.now() - t0) / 1000
+const stored = (await store.stats()).results
+await store.close()
+if (summary.failed.length || stored !== total) throw new Error(`ingest bench stored ${stored} of ${total}: ${JSON.stringify(summary.failed[0])}`)
+
+const line = (o) => console.log(JSON.stringify(o))
+line({ bench: 'ingest', metric: 'results/s end to end', value: Math.round(total / e2eS), target: '>= 150000', results: total })
+line({ bench: 'ingest', metric: 'baseline: bare saxes parse, testcases/s', value: Math.round(seen / saxesS) })
+line({ bench: 'ingest', metric: 'baseline: bare prepared INSERT, rows/s', value: Math.round(total / insertS) })
+line({ bench: 'ingest', metric: 'ratio end to end / bare INSERT', value: +(insertS / e2eS).toFixed(2) })
+line({ bench: 'ingest', metric: 'ratio end to end / bare saxes', value: +(saxesS / e2eS).toFixed(2) })
+
+// Peak RSS on one big file, in child processes so that each figure is its own process's high-water mark.
+const big = join(dir, 'big.xml')
+const cases = await writeBigJunit(big, BIG_MB * 1024 * 1024)
+const child = (code) =>
+  JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', code], { cwd: join(import.meta.dirname, '..'), encoding: 'utf8', maxBuffer: 1 << 20 }).trim().split('\n').pop())
+const bareRss = child(`
+  import { createReadStream } from 'node:fs'
+  import { SaxesParser } from 'saxes'
+  const p = new SaxesParser(); let n = 0; p.on('opentag', (t) => { if (t.name === 'testcase') n++ })
+  for await (const c of createReadStream(${JSON.stringify(big)}, 'utf8')) p.write(c)
+  p.close(); console.log(JSON.stringify({ n, rss: process.resourceUsage().maxRSS / 1024 }))`)
+const e2eRss = child(`
+  import { openSqliteStore } from './dist/store/sqlite/sqlite-store.js'
+  import { ingestFiles } from './dist/pipeline/ingest-files.js'
+  const store = await openSqliteStore(${JSON.stringify(join(dir, 'big.db'))})
+  const t0 = performance.now()
+  const s = await ingestFiles({ store, inputs: [${JSON.stringify(big)}], context: { suite: 'big' } })
+  const ms = performance.now() - t0
+  console.log(JSON.stringify({ n: s.ingested[0]?.results, failed: s.failed, ms, rss: process.resourceUsage().maxRSS / 1024 }))`)
+if (e2eRss.n !== cases) throw new Error(`big file: stored ${e2eRss.n} of ${cases}: ${JSON.stringify(e2eRss.failed)}`)
+line({ bench: 'ingest-100mb', metric: 'peak RSS MB, ingest of one 100 MB JUnit file', value: Math.round(e2eRss.rss), target: '<= 250', cases, seconds: +(e2eRss.ms / 1000).toFixed(1) })
+line({ bench: 'ingest-100mb', metric: 'baseline: peak RSS MB, bare saxes stream', value: Math.round(bareRss.rss) })
+line({ bench: 'ingest-100mb', metric: 'ratio RSS ingest / bare saxes', value: +(e2eRss.rss / bareRss.rss).toFixed(2) })
+rmSync(dir, { recursive: true, force: true })

@@ -1,0 +1,181 @@
+import { isFailure, type EnvFacets, type Evidence, type HistoryEntry, type RunInfo, type TestHistory } from '../model.js'
+import { classifyFlipRate } from './classify-flip-rate.js'
+import { decideVerdict } from './decide-verdict.js'
+import { ewmaFlipRate } from './ewma-flip-rate.js'
+import { failureAssociations } from './failure-associations.js'
+import { failureBurst } from './failure-burst.js'
+import { failureModes } from './failure-modes.js'
+import { flakinessScore } from './flakiness-score.js'
+import { flipRate } from './flip-rate.js'
+import { newlyFlaky } from './newly-flaky.js'
+import { passRateClass } from './pass-rate-class.js'
+import { recommend } from './recommend.js'
+import type { ResolvedAnalysisConfig } from './resolve-analysis-config.js'
+import { successRate } from './success-rate.js'
+import type { ContextStats, Hint, TestAnalysis } from './types.js'
+
+const DAY_MS = 86_400_000
+
+/** What the analysis needs from outside the history: the current time and the runs to leave out. */
+export interface AnalysisContext {
+  /** Epoch milliseconds; the lookback and "recent" windows end here. */
+  now: number
+  /** Runs left out of detection, usually `infraRunIds(summaries, cfg)`. */
+  excludedRuns?: ReadonlySet<string>
+}
+
+interface RunContext {
+  key: string
+  facets: EnvFacets
+}
+
+// RunInfo objects are shared by every entry of a run, so the context key is built once per run, not per result.
+const runContexts = new WeakMap<RunInfo, RunContext>()
+
+function runContext(run: RunInfo): RunContext {
+  let ctx = runContexts.get(run)
+  if (ctx === undefined) {
+    const keys = Object.keys(run.env).sort()
+    ctx = { key: keys.length === 0 ? 'default' : keys.map((k) => `${k}=${run.env[k]}`).join(','), facets: run.env }
+    runContexts.set(run, ctx)
+  }
+  return ctx
+}
+
+interface ContextCount {
+  facets: EnvFacets
+  passes: number
+  failures: number
+}
+
+/**
+ * Analyses one test's history: flip rates, the six-component score and its confidence, the verdict with its
+ * evidence, the recommendation, failure modes, root-cause hints, per-context pass rates and CI time lost.
+ * Pure: the same history, config and context give the same result.
+ * @example analyzeTest(history, resolveAnalysisConfig(), { now: Date.now(), excludedRuns }).verdict // 'flaky'
+ */
+export function analyzeTest(history: TestHistory, cfg: ResolvedAnalysisConfig, ctx: AnalysisContext): TestAnalysis {
+  const all = history.entries
+  const since = ctx.now - cfg.scoring.lookbackDays * DAY_MS
+  const excludedRuns = ctx.excludedRuns
+  const entries: HistoryEntry[] = []
+  let skipped = 0
+  let excluded = 0
+  let timeLostMs = 0
+  let healed = 0
+  let failures = 0
+  const contexts = new Map<string, ContextCount>()
+  for (const e of all) {
+    if (e.run.at < since) continue
+    if (e.status === 'skipped') {
+      skipped++
+      continue
+    }
+    if (excludedRuns !== undefined && excludedRuns.has(e.run.runId)) {
+      excluded++
+      continue
+    }
+    entries.push(e)
+    timeLostMs += e.failedAttemptsMs
+    if (e.healingOccurred) healed++
+    const failed = isFailure(e.status)
+    if (failed) failures++
+    const rc = runContext(e.run)
+    const count = contexts.get(rc.key)
+    if (count === undefined) contexts.set(rc.key, { facets: rc.facets, passes: failed ? 0 : 1, failures: failed ? 1 : 0 })
+    else if (failed) count.failures++
+    else count.passes++
+  }
+  const n = entries.length
+  const passes = n - failures
+
+  const outcomes = new Uint8Array(n)
+  if (failures > 0) for (let i = 0; i < n; i++) outcomes[i] = isFailure(entries[i]!.status) ? 1 : 0
+  const flip = flipRate(outcomes, cfg.flipRate.window)
+  const ewma = ewmaFlipRate(outcomes, cfg.flipRate.ewmaAlpha, cfg.flipRate.ewmaWindow)
+
+  const windowSize = cfg.scoring.rollingWindowSize
+  const window = n > windowSize ? entries.slice(n - windowSize) : entries
+  const { score, components, confidence } = flakinessScore(window, cfg.scoring)
+  const verdict = decideVerdict({ entries, score, flipRate: flip }, cfg)
+
+  // A pass on retry is a failure for this purpose: a flake that retries always hide still costs CI time.
+  let recentFailures = 0
+  const recentSince = ctx.now - cfg.scoring.recentFailureWindow * DAY_MS
+  for (let i = n - 1; i >= 0 && entries[i]!.run.at >= recentSince; i--) {
+    const e = entries[i]!
+    if (outcomes[i] || e.failedAttempts > 0 || e.flakyOnRetry) recentFailures++
+  }
+  const recommendation = recommend(
+    { score, confidence, runs: window.length, recentFailures, verdict: verdict.verdict },
+    cfg.scoring,
+  )
+
+  const hints: Hint[] = []
+  const evidence: Evidence[] = verdict.evidence
+  if (verdict.change !== null) hints.push(verdict.change)
+  if (failures >= cfg.hints.minFailures) {
+    const associations = failureAssociations(entries, cfg.hints)
+    for (const a of associations) {
+      hints.push(a)
+      if (a.kind === 'facet_association' && verdict.verdict !== 'healthy') {
+        evidence.push({ kind: 'runner_association', detail: `${a.message} (p = ${a.pValue.toPrecision(2)})` })
+      }
+    }
+    if (verdict.verdict !== 'broken') {
+      const burst = failureBurst(entries, cfg.hints)
+      if (burst !== null) hints.push(burst)
+    }
+  }
+  if (verdict.verdict === 'flaky') {
+    const change = newlyFlaky(entries, cfg.verdict)
+    if (change !== null) hints.push(change)
+  }
+  if (healed > 0) {
+    evidence.push({ kind: 'healing', detail: `a locator was healed in ${healed} of ${n} runs` })
+  }
+
+  const contextStats: ContextStats[] = []
+  for (const [context, c] of contexts) {
+    const total = c.passes + c.failures
+    contextStats.push({
+      context,
+      facets: c.facets,
+      passes: c.passes,
+      failures: c.failures,
+      passRate: total === 0 ? null : c.passes / total,
+      passRateClass: passRateClass(c.passes, c.failures),
+    })
+  }
+
+  const last = all.length > 0 ? all[all.length - 1]! : null
+  return {
+    testId: history.test.testId,
+    test: history.test,
+    runs: n,
+    passes,
+    failures,
+    skipped,
+    excludedRuns: excluded,
+    passRate: n === 0 ? null : passes / n,
+    flipRate: flip,
+    ewmaFlipRate: ewma,
+    classification: classifyFlipRate(flip),
+    score,
+    components,
+    confidence,
+    recommendation,
+    passRateClass: passRateClass(passes, failures),
+    successRate: successRate(history, cfg.successRate, ctx),
+    verdict: verdict.verdict,
+    reason: verdict.reason,
+    evidence,
+    failureModes: failureModes(entries, cfg.hints.maxFailureModes),
+    hints,
+    contexts: contextStats,
+    timeLostMs,
+    lastStatus: last === null ? null : last.status,
+    firstRunAt: all.length > 0 ? all[0]!.run.at : null,
+    lastRunAt: last === null ? null : last.run.at,
+  }
+}

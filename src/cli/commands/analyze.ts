@@ -1,0 +1,183 @@
+import { toAnalysisJson } from '../../analysis/to-analysis-json.js'
+import type { TestAnalysis } from '../../analysis/types.js'
+import { analysisOptions } from '../../config/load.js'
+import { InputError, NotFoundError } from '../../errors.js'
+import type { TestHistory } from '../../model.js'
+import { analyzeStore } from '../../pipeline/analyze-store.js'
+import { trailingPasses } from '../../quarantine/from-analysis.js'
+import type { AuditEntry, QuarantineRecord } from '../../store/store.js'
+import { emit, emitJson, num, pct, renderMarkdownTable, renderTable, type Io } from '../output.js'
+import { withStore } from './quarantine.js'
+
+export interface AnalyzeCommandOptions {
+  db?: string
+  config?: string
+  verdict?: string
+  class?: string
+  suite?: string
+  branch?: string
+  since?: string
+  limit?: string
+  json?: boolean
+  format?: 'table' | 'markdown' | 'json'
+  output?: string
+}
+
+/** `--since` takes an ISO date or a number of days back (`14d`). */
+export function parseSince(value: string | undefined, now = Date.now()): number | undefined {
+  if (value === undefined) return undefined
+  const days = /^(\d+)d$/.exec(value)
+  if (days) return now - Number(days[1]) * 86_400_000
+  const t = Date.parse(value)
+  if (Number.isNaN(t)) throw new InputError(`--since: expected a date or a number of days like 14d, got "${value}"`)
+  return t
+}
+
+const VERDICT_ORDER = { flaky: 0, broken: 1, healthy: 2, insufficient_data: 3 } as const
+
+/** Most harmful first: flaky, then broken, each by score, then by name for a stable order. */
+export function leaderboardOrder(a: TestAnalysis, b: TestAnalysis): number {
+  return VERDICT_ORDER[a.verdict] - VERDICT_ORDER[b.verdict] || b.score - a.score || b.flipRate - a.flipRate || a.testId.localeCompare(b.testId)
+}
+
+export async function analyze(opts: AnalyzeCommandOptions, io: Io): Promise<TestAnalysis[]> {
+  const since = parseSince(opts.since)
+  const limit = opts.limit === undefined ? undefined : Number(opts.limit)
+  if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) throw new InputError(`--limit must be a positive integer`)
+  return withStore(opts, io, async (store, config) => {
+    const all = await analyzeStore(store, { config: analysisOptions(config), filter: { suite: opts.suite, branch: opts.branch, since } })
+    const filtered = all
+      .filter((a) => !opts.verdict || opts.verdict.split(',').includes(a.verdict))
+      .filter((a) => !opts.class || opts.class.split(',').includes(a.classification))
+      .sort(leaderboardOrder)
+    return limit ? filtered.slice(0, limit) : filtered
+  })
+}
+
+const evidenceText = (a: TestAnalysis) => a.evidence.map((e) => e.kind.replace(/_/g, ' ')).join('; ') || '–'
+
+function leaderboardRows(list: TestAnalysis[]): string[][] {
+  return list.map((a) => [
+    a.testId,
+    String(a.runs),
+    pct(a.passRate),
+    num(a.flipRate),
+    num(a.ewmaFlipRate),
+    num(a.score),
+    num(a.confidence),
+    a.classification,
+    a.recommendation.action,
+    a.verdict,
+    evidenceText(a),
+  ])
+}
+
+const HEADERS = ['test', 'runs', 'pass rate', 'flip', 'ewma', 'score', 'conf', 'class', 'recommendation', 'verdict', 'evidence']
+
+export function printAnalyze(list: TestAnalysis[], opts: AnalyzeCommandOptions, io: Io): void {
+  if (opts.json || opts.format === 'json') return emitJson(io, list.map(toAnalysisJson), opts.output)
+  if (opts.format === 'markdown') return emit(io, renderMarkdownTable(HEADERS, leaderboardRows(list)), opts.output)
+  if (!list.length) return void io.stderr.write('no tests match (ingest reports first: flakewatch ingest <files>)\n')
+  emit(io, renderTable(HEADERS, leaderboardRows(list), { right: [1, 2, 3, 4, 5, 6], maxWidth: 70 }), opts.output)
+  const counts = list.reduce<Record<string, number>>((m, a) => ((m[a.verdict] = (m[a.verdict] ?? 0) + 1), m), {})
+  io.stderr.write(`\n${list.length} tests: ${Object.entries(counts).map(([k, v]) => `${v} ${k}`).join(', ')}\n`)
+}
+
+export interface ShowResult {
+  analysis: TestAnalysis
+  history: TestHistory
+  quarantine: QuarantineRecord | null
+  audit: AuditEntry[]
+  trailingPasses: number
+}
+
+export async function show(testId: string, opts: AnalyzeCommandOptions, io: Io): Promise<ShowResult> {
+  return withStore(opts, io, async (store, config) => {
+    let found: ShowResult | undefined
+    await analyzeStore(store, {
+      config: analysisOptions(config),
+      filter: { testIds: [testId] },
+      onTest: (history, analysis) => {
+        found = { analysis, history, quarantine: null, audit: [], trailingPasses: trailingPasses(history) }
+      },
+    })
+    if (!found) {
+      const near = await store.listTests({ search: testId.split('::').pop(), limit: 5 })
+      throw new NotFoundError(`no results for test "${testId}"${near.length ? `; did you mean: ${near.map((t) => t.testId).join(', ')}` : ''}`)
+    }
+    found.quarantine = await store.getQuarantine(testId)
+    found.audit = await store.listAudit({ testId, limit: 20 })
+    return found
+  })
+}
+
+/** One character per run, oldest to newest: ✓ pass, ✗ fail, ↻ pass on retry, · skipped. */
+export function historyStrip(history: TestHistory, last = 60): string {
+  return history.entries
+    .slice(-last)
+    .map((e) => (e.status === 'skipped' ? '·' : e.status === 'passed' ? (e.flakyOnRetry ? '↻' : '✓') : '✗'))
+    .join('')
+}
+
+export function printShow(r: ShowResult, opts: AnalyzeCommandOptions, io: Io): void {
+  const a = r.analysis
+  if (opts.json || opts.format === 'json') {
+    return emitJson(
+      io,
+      {
+        ...toAnalysisJson(a),
+        history: r.history.entries.map((e) => ({
+          run_id: e.run.runId,
+          at: new Date(e.run.at).toISOString(),
+          status: e.status,
+          flaky_on_retry: e.flakyOnRetry,
+          attempts: e.attempts,
+          revision: e.run.revision,
+          branch: e.run.branch,
+          runner_id: e.run.runnerId,
+          env: e.run.env,
+        })),
+        quarantine: r.quarantine,
+        audit: r.audit,
+      },
+      opts.output,
+    )
+  }
+  const md = opts.format === 'markdown'
+  const h = (t: string) => (md ? `\n### ${t}\n` : `\n${t}`)
+  const lines: string[] = []
+  lines.push(md ? `## ${a.testId}` : a.testId)
+  lines.push(`verdict: ${a.verdict} — ${a.reason}`)
+  lines.push(`history (oldest → newest): ${historyStrip(r.history)}`)
+  lines.push(
+    `runs ${a.runs}, pass rate ${pct(a.passRate)}, flip ${num(a.flipRate)}, ewma ${num(a.ewmaFlipRate)} (${a.classification}), ` +
+      `score ${num(a.score)} at confidence ${num(a.confidence)}, GitLabViz class ${a.passRateClass}`,
+  )
+  lines.push(`recommendation: ${a.recommendation.action} (${a.recommendation.priority}) — ${a.recommendation.reason}`)
+  if (a.timeLostMs > 0) lines.push(`CI time lost to failed attempts: ${(a.timeLostMs / 1000).toFixed(1)} s`)
+  lines.push(h('Score components'))
+  const comp = Object.entries(a.components).map(([k, v]) => [k, num(v)])
+  lines.push(md ? renderMarkdownTable(['component', 'value'], comp) : renderTable(['component', 'value'], comp, { right: [1] }))
+  if (a.evidence.length) {
+    lines.push(h('Evidence'))
+    for (const e of a.evidence) lines.push(`- ${e.kind}: ${e.detail}`)
+  }
+  if (a.failureModes.length) {
+    lines.push(h('Failure modes'))
+    const rows = a.failureModes.map((m) => [String(m.count), new Date(m.firstSeen).toISOString().slice(0, 10), new Date(m.lastSeen).toISOString().slice(0, 10), (m.example ?? m.signature).split('\n')[0]!.slice(0, 120)])
+    lines.push(md ? renderMarkdownTable(['count', 'first', 'last', 'example'], rows) : renderTable(['count', 'first', 'last', 'example'], rows, { right: [0], maxWidth: 120 }))
+  }
+  if (a.contexts.length > 1 || (a.contexts[0] && a.contexts[0].context !== 'default')) {
+    lines.push(h('Contexts'))
+    const rows = a.contexts.map((c) => [c.context, String(c.passes), String(c.failures), pct(c.passRate), c.passRateClass])
+    lines.push(md ? renderMarkdownTable(['context', 'passes', 'failures', 'pass rate', 'class'], rows) : renderTable(['context', 'passes', 'failures', 'pass rate', 'class'], rows, { right: [1, 2, 3] }))
+  }
+  if (a.hints.length) {
+    lines.push(h('Hints'))
+    for (const hint of a.hints) lines.push(`- ${hint.message}`)
+  }
+  lines.push(h('Quarantine'))
+  lines.push(r.quarantine ? `quarantined (${r.quarantine.source}) by ${r.quarantine.createdBy}: ${r.quarantine.reason}; owner ${r.quarantine.owner ?? '–'}; expires ${r.quarantine.expiresAt ?? 'never'}` : 'not quarantined')
+  for (const e of r.audit) lines.push(`- ${e.at} ${e.action} by ${e.actor}: ${e.reason}`)
+  emit(io, lines.join('\n'), opts.output)
+}

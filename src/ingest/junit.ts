@@ -1,0 +1,448 @@
+import type { SaxesTagPlain } from 'saxes'
+import type { Attempt, ResultStatus } from '../model.js'
+import { BoundedText, MAX_NAME, MAX_TEXT, ownString, truncateText } from './bounded-text.js'
+import { splitFailure } from './failure-text.js'
+import { applyRunProperty } from './run-properties.js'
+import { parseTimestamp, secondsToMs } from './timestamps.js'
+import type { ParsedCase, ParsedReport, ReportRunMeta, ReportSource } from './types.js'
+import { streamXml, type XmlContext, type XmlHandlers } from './xml-stream.js'
+
+/*
+ * The JUnit XML subset read. There is no standard, only dialects; the ones handled and their quirks:
+ * - Surefire/Gradle: lone <testsuite> root; `flakyFailure`/`flakyError` (failed tries before a pass) and
+ *   `rerunFailure`/`rerunError` (further failed tries) inside <testcase>, each with its own <stackTrace>.
+ * - pytest xunit1/xunit2, nose (`skip=` count on the suite), go-junit-report, gotestsum, cargo-nextest, Ginkgo
+ *   (`status=` on <testcase>), Bazel (`status="run"`/`"notrun"`), .NET JUnit logger, PHPUnit (nested suites,
+ *   cases with `file=` and no classname), mocha xunit.
+ * - jest-junit: <testsuite name> is the test file and `classname` the describe path (` › ` joined), so the
+ *   module is the file and the describe path joins the name; with its default templates classname == name.
+ * - mocha-junit-reporter (Cypress): a "Root Suite" carrying `file=` precedes the describe suites of that file,
+ *   and `classname` is the test's own title.
+ * - Playwright: <testsuites id=""> root, <testsuite hostname> is the project name (an env facet, not a host).
+ * - node:test: `classname="test"` on every case, describe blocks as nested suites.
+ */
+interface JunitSuiteAttributes {
+  name?: string
+  file?: string
+  hostname?: string
+  timestamp?: string
+  time?: string
+}
+
+interface JunitCaseAttributes {
+  name?: string
+  classname?: string
+  file?: string
+  time?: string
+  /** Ginkgo, Bazel and a few others say the outcome here too. */
+  status?: string
+}
+
+interface JunitOutcomeAttributes {
+  message?: string
+  type?: string
+}
+
+type JunitOutcomeElement = 'failure' | 'error' | 'skipped'
+type JunitRetryElement = 'flakyFailure' | 'flakyError' | 'rerunFailure' | 'rerunError'
+/** Values of <testcase status="…"> seen in Ginkgo, Bazel, node and .NET writers. */
+type JunitCaseStatus =
+  | 'passed'
+  | 'success'
+  | 'failed'
+  | 'failure'
+  | 'error'
+  | 'errored'
+  | 'panicked'
+  | 'interrupted'
+  | 'aborted'
+  | 'timedout'
+  | 'skipped'
+  | 'pending'
+  | 'disabled'
+  | 'notrun'
+  | 'run'
+
+const OUTCOME_STATUS: Record<JunitOutcomeElement, ResultStatus> = {
+  failure: 'failed',
+  error: 'error',
+  skipped: 'skipped',
+}
+
+const RETRY_KIND: Record<JunitRetryElement, { status: ResultStatus; flaky: boolean }> = {
+  flakyFailure: { status: 'failed', flaky: true },
+  flakyError: { status: 'error', flaky: true },
+  rerunFailure: { status: 'failed', flaky: false },
+  rerunError: { status: 'error', flaky: false },
+}
+
+/** `null`: the attribute does not decide; the child elements do (`run` is Bazel's "it ran"). */
+const CASE_STATUS: Record<JunitCaseStatus, ResultStatus | null> = {
+  passed: 'passed',
+  success: 'passed',
+  failed: 'failed',
+  failure: 'failed',
+  timedout: 'failed',
+  error: 'error',
+  errored: 'error',
+  panicked: 'error',
+  interrupted: 'error',
+  aborted: 'error',
+  skipped: 'skipped',
+  pending: 'skipped',
+  disabled: 'skipped',
+  notrun: 'skipped',
+  run: null,
+}
+
+/** `type=` values that name no error class, only the element. */
+const GENERIC_TYPES = new Set(['', 'failure', 'error', 'test failure', 'skipped', 'skip'])
+
+/** Hostnames that identify nothing. */
+const ANONYMOUS_HOSTS = new Set(['', 'localhost', 'redacted', 'unknown', 'hostname'])
+
+/** Test files of JS runners, whose jest-junit suite names are the file and classnames the describe path. */
+const JS_TEST_FILE = /\.(?:[cm]?[jt]sx?|vue|svelte)$/i
+const PATH_LIKE = /[/\\]/
+
+const PLAYWRIGHT_LOCATION = /^\S+:\d+:\d+ /
+
+/** mocha-junit-reporter's name for the per-file root suite. */
+const MOCHA_ROOT_SUITE = 'Root Suite'
+/** node:test writes this classname on every case. */
+const NODE_TEST_CLASSNAME = 'test'
+
+interface SuiteFrame {
+  name: string
+  file: string | null
+  hostname: string | null
+  hasTimestamp: boolean
+  /** A mocha "Root Suite" file= applies to the sibling suites that follow it. */
+  siblingFile: string | null
+}
+
+interface OutcomeDraft {
+  status: ResultStatus
+  message: string | null
+  type: string | null
+  body: BoundedText
+}
+
+interface RetryDraft {
+  status: ResultStatus
+  flaky: boolean
+  message: string | null
+  type: string | null
+  durationMs: number | null
+  body: BoundedText
+  stack: BoundedText
+}
+
+interface CaseDraft {
+  attrs: JunitCaseAttributes
+  depth: number
+  suite: SuiteFrame | undefined
+  suitePath: string
+  outcome: OutcomeDraft | null
+  retries: RetryDraft[]
+  systemOut: BoundedText | null
+  systemErr: BoundedText | null
+}
+
+/**
+ * Parses JUnit XML in every common dialect (see the list at the top of this file), streaming: memory stays flat
+ * whatever the file size, because only bounded text (64 KB per message, stack or output) is kept per case.
+ * @example const report = await parseJunit(sourceFromFile('target/surefire-reports/TEST-FooTest.xml'))
+ */
+export async function parseJunit(source: ReportSource): Promise<ParsedReport> {
+  const cases: ParsedCase[] = []
+  const meta: ReportRunMeta = {}
+  let rootTime: number | null = null
+  let earliest: number | null = null
+  let latestEnd: number | null = null
+
+  await streamXml(source, (ctx) => {
+    const suites: SuiteFrame[] = []
+    const top: SuiteFrame = { name: '', file: null, hostname: null, hasTimestamp: false, siblingFile: null }
+    let playwright = false
+    // <properties> of <testsuites>/<testsuite> describe the run; those inside a <testcase> never get here.
+    let inRunProperties = false
+    let current: CaseDraft | null = null
+    let retry: RetryDraft | null = null
+    let retryDepth = -1
+    // Where text goes: a stack, because <stackTrace> and <system-out> nest inside the retry elements.
+    const targets: { text: BoundedText; depth: number }[] = []
+    const interned = new Map<string, string>()
+    const intern = (s: string) => {
+      let v = interned.get(s)
+      if (v === undefined) interned.set(s, (v = ownString(s)))
+      return v
+    }
+
+    const capture = (text: BoundedText, depth: number) => {
+      targets.push({ text, depth })
+      ctx.captureText(true)
+    }
+
+    const openSuite = (attrs: JunitSuiteAttributes) => {
+      const parent = suites.at(-1) ?? top
+      const name = (attrs.name ?? '').trim()
+      const ownFile = attrs.file?.trim() || null
+      if (name === MOCHA_ROOT_SUITE && ownFile) parent.siblingFile = ownFile
+      const hostname = attrs.hostname?.trim() || null
+      suites.push({
+        name,
+        file: ownFile ?? parent.file ?? parent.siblingFile,
+        hostname,
+        hasTimestamp: attrs.timestamp !== undefined,
+        siblingFile: null,
+      })
+      const start = parseTimestamp(attrs.timestamp)
+      if (start) {
+        const ms = Date.parse(start)
+        if (earliest === null || ms < earliest) earliest = ms
+        const time = secondsToMs(attrs.time)
+        if (time !== null && (latestEnd === null || ms + time > latestEnd)) latestEnd = ms + time
+      }
+      if (hostname && !playwright && !ANONYMOUS_HOSTS.has(hostname.toLowerCase())) meta.runnerId ??= intern(hostname)
+    }
+
+    const handlers: XmlHandlers = {
+      open(tag: SaxesTagPlain, depth: number) {
+        const a = tag.attributes
+        const name = tag.name
+        if (depth === 1) {
+          if (name !== 'testsuites' && name !== 'testsuite') {
+            ctx.fail(`not a JUnit report: the root element is <${name}>, expected <testsuites> or <testsuite>`)
+          }
+          playwright = name === 'testsuites' && 'id' in a
+          rootTime = secondsToMs(a.time)
+          if (name === 'testsuites') {
+            const start = parseTimestamp(a.timestamp)
+            if (start) earliest = Date.parse(start)
+          }
+        }
+        if (current) {
+          openInCase(current, name, a, depth)
+          return
+        }
+        if (name === 'testsuite') openSuite(a as JunitSuiteAttributes)
+        else if (name === 'testcase') {
+          current = {
+            attrs: a as JunitCaseAttributes,
+            depth,
+            suite: suites.at(-1),
+            suitePath: suitePath(suites),
+            outcome: null,
+            retries: [],
+            systemOut: null,
+            systemErr: null,
+          }
+        } else if (name === 'properties') {
+          inRunProperties = true
+        } else if (name === 'property' && inRunProperties && a.name !== undefined) {
+          applyRunProperty(meta, a.name, a.value ?? '')
+        }
+      },
+      close(name: string, depth: number) {
+        const target = targets.at(-1)
+        if (target && target.depth === depth) {
+          targets.pop()
+          if (targets.length === 0) ctx.captureText(false)
+        }
+        if (current) {
+          if (retry && depth === retryDepth) retry = null
+          if (name === 'testcase' && depth === current.depth) {
+            cases.push(finishCase(ctx, current, playwright, intern))
+            current = null
+          }
+          return
+        }
+        if (name === 'testsuite') suites.pop()
+        else if (name === 'properties') inRunProperties = false
+      },
+      text(text: string) {
+        targets.at(-1)?.text.push(text)
+      },
+    }
+
+    const openInCase = (c: CaseDraft, name: string, a: Record<string, string>, depth: number) => {
+      if (name in RETRY_KIND) {
+        const kind = RETRY_KIND[name as JunitRetryElement]
+        const attrs = a as JunitOutcomeAttributes & { time?: string }
+        retry = {
+          ...kind,
+          message: optionalText(attrs.message),
+          type: attrs.type ?? null,
+          durationMs: secondsToMs(attrs.time),
+          body: new BoundedText(),
+          stack: new BoundedText(),
+        }
+        retryDepth = depth
+        c.retries.push(retry)
+        capture(retry.body, depth)
+      } else if (retry && name === 'stackTrace') {
+        capture(retry.stack, depth)
+      } else if (retry) {
+        // <system-out>/<system-err> of one retry: not kept, and not mixed into the retry's stack either.
+        if (name === 'system-out' || name === 'system-err') capture(new BoundedText(0), depth)
+      } else if (name in OUTCOME_STATUS) {
+        const status = OUTCOME_STATUS[name as JunitOutcomeElement]
+        const attrs = a as JunitOutcomeAttributes
+        // The first failing element decides; a <skipped> never overrides a failure.
+        if (!c.outcome || (c.outcome.status === 'skipped' && status !== 'skipped')) {
+          c.outcome = { status, message: optionalText(attrs.message), type: attrs.type ?? null, body: new BoundedText() }
+          capture(c.outcome.body, depth)
+        }
+      } else if (name === 'system-out') {
+        capture((c.systemOut ??= new BoundedText()), depth)
+      } else if (name === 'system-err') {
+        capture((c.systemErr ??= new BoundedText()), depth)
+      }
+    }
+    return handlers
+  })
+
+  if (earliest !== null) meta.startedAt = new Date(earliest).toISOString()
+  if (latestEnd !== null) meta.finishedAt = new Date(latestEnd).toISOString()
+  meta.durationMs = rootTime ?? (earliest !== null && latestEnd !== null ? latestEnd - earliest : null)
+  return { format: 'junit', cases, meta }
+}
+
+function suitePath(suites: SuiteFrame[]): string {
+  return suites
+    .map((s) => s.name)
+    .filter((n) => n !== '' && n !== MOCHA_ROOT_SUITE)
+    .join(' › ')
+}
+
+function optionalText(value: string | undefined): string | null {
+  if (value === undefined) return null
+  const text = value.trim()
+  return text === '' ? null : truncateText(text, MAX_TEXT)
+}
+
+function identityPart(ctx: XmlContext, what: string, value: string | undefined): string {
+  const text = (value ?? '').trim()
+  if (text.length > MAX_NAME) ctx.fail(`testcase ${what} is ${text.length} characters long (limit ${MAX_NAME})`)
+  return text
+}
+
+function errorTypeOf(type: string | null, message: string | null, body: string | null): string | null {
+  const t = type?.trim() ?? ''
+  if (t === 'testTimeoutFailure' || /^Test timeout of \d+ms exceeded/m.test(`${message ?? ''}\n${body ?? ''}`)) {
+    return 'timeout'
+  }
+  return GENERIC_TYPES.has(t.toLowerCase()) ? null : ownString(t)
+}
+
+/** Turns what was collected for one <testcase> into a case, deciding module, name, status and attempts. */
+function finishCase(
+  ctx: XmlContext,
+  c: CaseDraft,
+  playwright: boolean,
+  intern: (s: string) => string,
+): ParsedCase {
+  const a = c.attrs
+  let name = identityPart(ctx, 'name', a.name)
+  let classname = identityPart(ctx, 'classname', a.classname)
+  const suiteName = c.suite?.name ?? ''
+  const file = identityPart(ctx, 'file', a.file) || c.suite?.file || null
+  if (classname === NODE_TEST_CLASSNAME && !c.suite?.hasTimestamp) classname = ''
+  // mocha-junit-reporter and jest-junit's default templates put the test's own title in classname.
+  const classnameIsTitle = classname !== '' && (name === classname || name.endsWith(` ${classname}`))
+  if (name === '') name = classname || '(unnamed)'
+
+  let module: string
+  if (classname !== '' && !classnameIsTitle) {
+    const describePath = JS_TEST_FILE.test(suiteName) && classname !== suiteName && !PATH_LIKE.test(classname)
+    if (describePath) {
+      module = suiteName
+      name = `${classname} › ${name}`
+    } else {
+      module = classname
+    }
+  } else {
+    module = file ?? (c.suitePath || '')
+  }
+
+  const statusAttr = a.status?.trim().toLowerCase()
+  const fromAttr = statusAttr && statusAttr in CASE_STATUS ? CASE_STATUS[statusAttr as JunitCaseStatus] : null
+  const outcome = c.outcome
+  const status: ResultStatus = outcome?.status ?? fromAttr ?? 'passed'
+  const durationMs = secondsToMs(a.time)
+
+  let message: string | null = null
+  let stack: string | null = null
+  let errorType: string | null = null
+  if (outcome && outcome.status !== 'skipped') {
+    const body = outcome.body.value().trim() || null
+    const split = splitFailure(playwright ? dropPlaywrightHeader(body) : body)
+    // Older Playwright versions put `file:line:col title` in message=, which says nothing about the failure.
+    const located = playwright && outcome.message !== null && PLAYWRIGHT_LOCATION.test(outcome.message)
+    message = (located ? null : outcome.message) ?? split.message
+    stack = split.stack ?? fallbackOutput(c)
+    errorType = errorTypeOf(outcome.type, message, body)
+  } else if (outcome) {
+    message = outcome.message ?? (outcome.body.value().trim() || null)
+  } else if (statusAttr === 'timedout') {
+    errorType = 'timeout'
+  }
+
+  const attempts: Attempt[] = []
+  let flakyOnRetry = false
+  const flaky = c.retries.filter((r) => r.flaky)
+  const reruns = c.retries.filter((r) => !r.flaky)
+  if (flaky.length > 0) {
+    for (const r of flaky) attempts.push(retryAttempt(attempts.length, r))
+    attempts.push({ retry: attempts.length, status, durationMs, message, stack })
+    flakyOnRetry = status === 'passed'
+    if (flakyOnRetry) {
+      const last = flaky.at(-1)!
+      message = attempts.at(-2)!.message
+      errorType = errorTypeOf(last.type, message, null)
+    }
+  } else if (reruns.length > 0) {
+    attempts.push({ retry: 0, status, durationMs, message, stack })
+    for (const r of reruns) attempts.push(retryAttempt(attempts.length, r))
+  }
+
+  const env = playwright && c.suite?.hostname ? { project: intern(c.suite.hostname) } : undefined
+  return {
+    module: intern(module),
+    name: ownString(name),
+    file: file === null ? null : intern(file),
+    status,
+    flakyOnRetry,
+    durationMs,
+    errorType: errorType === null ? null : intern(errorType),
+    message,
+    stack,
+    healingOccurred: false,
+    attempts,
+    ...(env ? { env } : {}),
+  }
+}
+
+function retryAttempt(retry: number, r: RetryDraft): Attempt {
+  const stack = r.stack.value().trim() || r.body.value().trim() || null
+  return {
+    retry,
+    status: r.status,
+    durationMs: r.durationMs,
+    message: r.message ?? splitFailure(stack).message,
+    stack,
+  }
+}
+
+/** The `  [project] › file:line:col › title ───` line Playwright puts first in a failure body. */
+function dropPlaywrightHeader(body: string | null): string | null {
+  return body?.replace(/^\s*\[[^\]\n]*\] › [^\n]*\n/, '') ?? null
+}
+
+/** A failure without a body (go-junit-report, Bazel) may still have its story in the captured output. */
+function fallbackOutput(c: CaseDraft): string | null {
+  const err = c.systemErr?.value().trim()
+  if (err) return err
+  return c.systemOut?.value().trim() || null
+}

@@ -1,0 +1,34 @@
+import { analyzeTest } from '../analysis/analyze-test.js'
+import { infraRunIds } from '../analysis/infra-run-ids.js'
+import { resolveAnalysisConfig, type AnalysisConfigOptions } from '../analysis/resolve-analysis-config.js'
+import type { TestAnalysis } from '../analysis/types.js'
+import type { TestHistory } from '../model.js'
+import type { HistoryFilter, Store } from '../store/store.js'
+
+export interface AnalyzeStoreOptions {
+  config?: AnalysisConfigOptions
+  filter?: HistoryFilter
+  now?: number
+  /** Sees each history beside its analysis, for callers that need more than the analysis keeps. */
+  onTest?: (history: TestHistory, analysis: TestAnalysis) => void
+}
+
+/**
+ * Analyses every test in the store with one aggregate query (per-run counts, for the infrastructure-failure
+ * guard) and one streaming scan: never a query per test.
+ * @example const analyses = await analyzeStore(store, { filter: { suite: 'unit' } })
+ */
+export async function analyzeStore(store: Store, opts: AnalyzeStoreOptions = {}): Promise<TestAnalysis[]> {
+  const cfg = resolveAnalysisConfig(opts.config)
+  const now = opts.now ?? Date.now()
+  const filter = opts.filter ?? {}
+  const summaries = await store.runSummaries({ suite: filter.suite, branch: filter.branch, since: filter.since, until: filter.until })
+  const excludedRuns = infraRunIds(summaries, cfg)
+  const out: TestAnalysis[] = []
+  for await (const history of store.scanHistory(filter)) {
+    const analysis = analyzeTest(history, cfg, { now, excludedRuns })
+    opts.onTest?.(history, analysis)
+    out.push(analysis)
+  }
+  return out
+}

@@ -1,0 +1,83 @@
+/**
+ * A ready `@playwright/test` fixture: `page` learns and heals. The only flakewatch module that loads
+ * `@playwright/test` at runtime, reached through the `flakewatch/playwright` subpath alone.
+ */
+import { relative, sep } from 'node:path'
+import { test as base } from '@playwright/test'
+import type { TestInfo } from '@playwright/test'
+import type { HealStore } from '../heal/healer.js'
+import { createMemoryHealStore } from '../heal/memory-store.js'
+import { makeTestId } from '../model.js'
+import { createHealingPage } from './page.js'
+import type { HealingPage, HealingPageOptions } from './page.js'
+
+/** The annotation a heal adds to its test, which the flakewatch reporter turns into `healingOccurred`. */
+export const HEALED_ANNOTATION = 'flakewatch-healed'
+
+/** Heal settings a project or file sets with `test.use({ flakewatchHeal: { ... } })`. */
+export type FlakewatchHealOptions = Omit<HealingPageOptions, 'store' | 'testId' | 'onHeal'>
+
+export interface FlakewatchTestFixtures {
+  flakewatchHeal: FlakewatchHealOptions
+  /** The id fingerprints and heals are filed under. Override to match a custom reporter's ids. */
+  flakewatchTestId: string
+  page: HealingPage
+}
+
+export interface FlakewatchWorkerFixtures {
+  /** Where fingerprints and heals go. Defaults to memory (per worker): override it with a real store. */
+  flakewatchStore: HealStore
+}
+
+/**
+ * The flakewatch test id of a Playwright test: the project as suite, the file relative to the config's root as
+ * module, and the describe titles and test title joined with ` › ` as name.
+ * @example playwrightTestId(testInfo) // 'chromium::tests/checkout.spec.ts::checkout › pays'
+ */
+export function playwrightTestId(info: Pick<TestInfo, 'project' | 'config' | 'file' | 'titlePath'>): string {
+  const module = relative(info.config.rootDir, info.file).split(sep).join('/')
+  return makeTestId(info.project.name || 'playwright', module, info.titlePath.slice(1).join(' › '))
+}
+
+/**
+ * `test` whose `page` heals broken locators. Every heal is logged, written to the store and added to the test as
+ * a `flakewatch-healed` annotation.
+ * @example
+ * import { test, expect } from 'flakewatch/playwright'
+ * test('pays', async ({ page }) => {
+ *   await page.goto('/checkout')
+ *   await page.getByTestId('pay').click()
+ * })
+ */
+export const test = base.extend<FlakewatchTestFixtures, FlakewatchWorkerFixtures>({
+  flakewatchStore: [
+    // Playwright reads fixture dependencies from the destructuring pattern, so it must be there even when empty.
+    // eslint-disable-next-line no-empty-pattern
+    async ({}, use) => {
+      await use(createMemoryHealStore())
+    },
+    { scope: 'worker' },
+  ],
+  flakewatchHeal: [{}, { option: true }],
+  // eslint-disable-next-line no-empty-pattern
+  flakewatchTestId: async ({}, use, testInfo) => {
+    await use(playwrightTestId(testInfo))
+  },
+  page: async ({ page, flakewatchStore, flakewatchHeal, flakewatchTestId }, use, testInfo) => {
+    const healing = createHealingPage(page, {
+      ...flakewatchHeal,
+      store: flakewatchStore,
+      testId: flakewatchTestId,
+      runId: flakewatchHeal.runId ?? process.env.FLAKEWATCH_RUN_ID ?? null,
+      onHeal: (record) => {
+        testInfo.annotations.push({
+          type: HEALED_ANNOTATION,
+          description: `${record.oldLocator} → ${record.newLocator} (score ${record.score.toFixed(2)})`,
+        })
+      },
+    })
+    await use(healing)
+  },
+})
+
+export { expect } from '@playwright/test'

@@ -1,0 +1,251 @@
+/**
+ * Deterministic generators of test histories with a known truth, one family per behaviour, for the accuracy tests
+ * and the analysis benchmark. Pure TypeScript, no test-runner imports.
+ */
+import type { EnvFacets, HistoryEntry, RunInfo, TestHistory, TestRef } from '../../src/model.js'
+
+export type Family = 'stable' | 'broken' | 'flaky' | 'flaky_one_runner' | 'bursty' | 'fixed' | 'newly_flaky'
+export type Truth = 'healthy' | 'flaky' | 'broken'
+
+export const TRUTH: Record<Family, Truth> = {
+  stable: 'healthy',
+  broken: 'broken',
+  flaky: 'flaky',
+  flaky_one_runner: 'flaky',
+  bursty: 'flaky',
+  fixed: 'healthy',
+  newly_flaky: 'flaky',
+}
+
+/** mulberry32: small, fast, good enough for simulations, and the same sequence everywhere. */
+export function createRng(seed: number): () => number {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+export interface TimelineOptions {
+  seed: number
+  runs?: number
+  /** Epoch ms of the first run. */
+  start?: number
+  intervalMs?: number
+  /** Jobs (runs) per pipeline; all jobs of a pipeline test the same revision. */
+  jobsPerRevision?: number
+  runners?: string[]
+  /** Env facet combinations, picked per run. */
+  envs?: EnvFacets[]
+  branch?: string
+  /** How many runs, spread at random, are infrastructure failures where every test fails. */
+  infraRuns?: number
+}
+
+export interface Timeline {
+  runs: RunInfo[]
+  /** Indices of the infrastructure-failure runs. */
+  infra: Set<number>
+  /** One hour after the last run: a natural `ctx.now`. */
+  now: number
+}
+
+const HOUR = 3_600_000
+
+/** A sequence of CI runs shared by every generated test. */
+export function generateTimeline(opts: TimelineOptions): Timeline {
+  const rng = createRng(opts.seed ^ 0x5eed)
+  const count = opts.runs ?? 100
+  const start = opts.start ?? Date.UTC(2025, 0, 1)
+  const interval = opts.intervalMs ?? 6 * HOUR
+  const jobs = opts.jobsPerRevision ?? 2
+  const runners = opts.runners ?? ['ci-1', 'ci-2', 'ci-3', 'ci-4']
+  const envs = opts.envs ?? [{ os: 'linux' }]
+  const runs: RunInfo[] = []
+  for (let i = 0; i < count; i++) {
+    const pipeline = Math.floor(i / jobs)
+    const revision = hex(pipeline * 2654435761 + opts.seed)
+    runs.push({
+      runId: `r${opts.seed}-${i}`,
+      suite: 'unit',
+      at: start + i * interval + Math.floor((rng() - 0.5) * HOUR),
+      branch: opts.branch ?? 'main',
+      revision,
+      pipelineId: `p${pipeline}`,
+      jobStatus: 'success',
+      pipelineStatus: 'success',
+      runnerId: runners[Math.floor(rng() * runners.length)]!,
+      env: envs[Math.floor(rng() * envs.length)]!,
+      status: 'complete',
+      pipelineUrl: null,
+      artifactsUrl: null,
+    })
+  }
+  const infra = new Set<number>()
+  while (infra.size < Math.min(opts.infraRuns ?? 0, count)) infra.add(Math.floor(rng() * count))
+  for (const i of infra) runs[i]!.jobStatus = 'failed'
+  return { runs, infra, now: start + count * interval + HOUR }
+}
+
+export interface FamilyOptions {
+  family: Family
+  /** Failure probability per attempt while flaky (flaky, flaky_one_runner, fixed, newly_flaky). */
+  p?: number
+  /** Retries after a failed attempt. */
+  retries?: number
+  /** Run index of the change (broken, fixed, newly_flaky); drawn at random when left out. */
+  changeAt?: number
+  /** The runner the flakiness lives on (flaky_one_runner); the timeline's first runner by default. */
+  runner?: string
+}
+
+export interface GeneratedHistory {
+  history: TestHistory
+  family: Family
+  truth: Truth
+  p: number
+  changeAt: number | null
+}
+
+const FLAKY_MESSAGES = [
+  (r: () => number) => `Timeout of ${5000 + Math.floor(r() * 3) * 1000}ms exceeded at /builds/app/src/login.test.ts:${40 + Math.floor(r() * 5)}:7`,
+  (r: () => number) => `expected 'loading' to equal 'ready' (${new Date(Date.UTC(2025, 0, 1) + Math.floor(r() * 1e9)).toISOString()})`,
+  (r: () => number) => `connect ECONNRESET 127.0.0.1:${30000 + Math.floor(r() * 30000)}`,
+]
+const BROKEN_MESSAGE = 'AssertionError: expected 41 to equal 42 at /builds/app/src/math.test.ts:12:5'
+const INFRA_MESSAGE = 'connect ECONNREFUSED 10.0.0.5:5432'
+
+/** One test's history over a timeline, following the family's behaviour. */
+export function generateHistory(timeline: Timeline, index: number, opts: FamilyOptions, seed = index): GeneratedHistory {
+  const rng = createRng(seed * 7919 + 17)
+  const n = timeline.runs.length
+  const { family } = opts
+  const p = opts.p ?? 0.3
+  const retries = opts.retries ?? 0
+  const changeAt =
+    opts.changeAt ??
+    (family === 'broken'
+      ? n - 3 - Math.floor(rng() * 28)
+      : family === 'fixed'
+        ? 40 + Math.floor(rng() * 16)
+        : family === 'newly_flaky'
+          ? 35 + Math.floor(rng() * 26)
+          : null)
+  const runner = opts.runner ?? timeline.runs[0]?.runnerId ?? 'ci-1'
+  const test: TestRef = { testId: `unit::gen.test.ts::${family}-${index}`, suite: 'unit', module: 'gen.test.ts', name: `${family}-${index}`, file: null }
+  const entries: HistoryEntry[] = []
+  let burst = false
+  for (let i = 0; i < n; i++) {
+    const run = timeline.runs[i]!
+    let q: number
+    switch (family) {
+      case 'stable':
+        q = 0
+        break
+      case 'broken':
+        q = i >= changeAt! ? 1 : 0
+        break
+      case 'flaky':
+        q = p
+        break
+      case 'flaky_one_runner':
+        q = run.runnerId === runner ? p : 0
+        break
+      case 'bursty':
+        burst = burst ? rng() > 0.25 : rng() < 0.06
+        q = burst ? 0.6 : 0.01
+        break
+      case 'fixed':
+        q = i < changeAt! ? p : 0
+        break
+      case 'newly_flaky':
+        q = i >= changeAt! ? p : 0
+        break
+    }
+    const infra = timeline.infra.has(i)
+    entries.push(entry(run, infra ? 1 : q, infra ? 0 : retries, rng, family === 'broken' ? BROKEN_MESSAGE : null, infra))
+  }
+  return { history: { test, entries }, family, truth: TRUTH[family], p: family === 'stable' ? 0 : p, changeAt }
+}
+
+function entry(run: RunInfo, q: number, retries: number, rng: () => number, fixed: string | null, infra: boolean): HistoryEntry {
+  let attempts = 0
+  let failedAttempts = 0
+  let failedAttemptsMs = 0
+  let passed = false
+  let durationMs = 0
+  while (attempts <= retries) {
+    attempts++
+    durationMs = 50 + Math.floor(rng() * 100)
+    if (q > 0 && rng() < q) {
+      failedAttempts++
+      failedAttemptsMs += durationMs
+    } else {
+      passed = true
+      break
+    }
+  }
+  const message =
+    failedAttempts === 0 ? null : infra ? INFRA_MESSAGE : (fixed ?? FLAKY_MESSAGES[Math.floor(rng() * FLAKY_MESSAGES.length)]!(rng))
+  return {
+    run,
+    status: passed ? 'passed' : 'failed',
+    flakyOnRetry: passed && failedAttempts > 0,
+    durationMs,
+    attempts,
+    failedAttempts,
+    failedAttemptsMs,
+    errorType: failedAttempts > 0 ? 'Error' : null,
+    message,
+    healingOccurred: false,
+  }
+}
+
+export interface SuiteOptions extends TimelineOptions {
+  tests: number
+  /** Relative weights of the families; stable-heavy by default, as real suites are. */
+  mix?: Partial<Record<Family, number>>
+  retries?: number
+}
+
+export interface GeneratedSuite {
+  timeline: Timeline
+  tests: GeneratedHistory[]
+  /** Per-run counts, the input of `infraRunIds`. */
+  summaries: { runId: string; total: number; failed: number }[]
+}
+
+/** Many tests over one shared timeline, e.g. 10,000 × 100 for the benchmark. */
+export function generateSuite(opts: SuiteOptions): GeneratedSuite {
+  const timeline = generateTimeline(opts)
+  const rng = createRng(opts.seed)
+  const mix = opts.mix ?? { stable: 85, flaky: 5, flaky_one_runner: 2, bursty: 2, broken: 2, fixed: 2, newly_flaky: 2 }
+  const families = Object.entries(mix) as [Family, number][]
+  const totalWeight = families.reduce((s, [, w]) => s + w, 0)
+  const tests: GeneratedHistory[] = []
+  for (let i = 0; i < opts.tests; i++) {
+    let pick = rng() * totalWeight
+    let family: Family = families[0]![0]
+    for (const [f, w] of families) {
+      if ((pick -= w) < 0) {
+        family = f
+        break
+      }
+    }
+    const p = family === 'flaky' ? 0.02 + rng() * 0.48 : 0.2 + rng() * 0.3
+    tests.push(generateHistory(timeline, i, { family, p, retries: opts.retries ?? 0 }, opts.seed * 100_003 + i))
+  }
+  const summaries = timeline.runs.map((run, i) => {
+    let failed = 0
+    for (const t of tests) if (t.history.entries[i]!.status === 'failed') failed++
+    return { runId: run.runId, total: tests.length, failed }
+  })
+  return { timeline, tests, summaries }
+}
+
+function hex(x: number): string {
+  return (Math.abs(Math.floor(x)) % 0xffffffff).toString(16).padStart(8, '0') + 'c0ffee'
+}

@@ -1,0 +1,95 @@
+/**
+ * The checkout page the healing tests learn on, and the mutations they run against. Every clickable element
+ * records itself in `body[data-clicked]`, so a test can tell which element a heal really clicked.
+ */
+export const CHECKOUT = `<!doctype html>
+<html>
+<head>
+  <title>Checkout</title>
+  <style>
+    body { font-family: sans-serif; margin: 20px; }
+    .card { border: 1px solid #ccc; padding: 12px; margin: 12px 0; width: 420px; }
+    .actions { margin-top: 12px; }
+    label, input { display: block; margin: 4px 0; }
+  </style>
+</head>
+<body>
+  <header><nav><a href="#home">Home</a> <a href="#orders">Orders</a> <a href="#help">Help</a></nav></header>
+  <main>
+    <h1>Checkout</h1>
+    <form id="checkout" class="card" onsubmit="return false">
+      <label for="email">Email</label>
+      <input id="email" name="email" type="email" placeholder="you@example.com">
+      <label for="card">Card number</label>
+      <input id="card" name="card" type="text" autocomplete="cc-number">
+      <div class="actions">
+        <button type="button" id="cancel" class="btn btn-secondary" onclick="mark('cancel')">Cancel</button>
+        <button type="submit" id="pay" name="pay" class="btn btn-primary" data-testid="pay" onclick="mark('pay')">Place order</button>
+      </div>
+    </form>
+    <form id="newsletter" class="card" onsubmit="return false">
+      <label for="news-email">Newsletter</label>
+      <input id="news-email" name="news-email" type="email" placeholder="you@example.com">
+      <div class="actions">
+        <button type="submit" id="subscribe" name="subscribe" class="btn btn-primary" onclick="mark('subscribe')">Subscribe</button>
+      </div>
+    </form>
+  </main>
+  <footer><p>© Shop</p></footer>
+  <script>function mark(what) { document.body.dataset.clicked = what }</script>
+</body>
+</html>`
+
+const PAY =
+  '<button type="submit" id="pay" name="pay" class="btn btn-primary" data-testid="pay" onclick="mark(\'pay\')">Place order</button>'
+const CANCEL = '<button type="button" id="cancel" class="btn btn-secondary" onclick="mark(\'cancel\')">Cancel</button>'
+
+function replace(html: string, from: string, to: string): string {
+  if (!html.includes(from)) throw new Error(`mutation does not apply: ${from}`)
+  return html.replace(from, to)
+}
+
+/** The mutations of the test matrix, each applied to the learned page. */
+export const MUTATIONS = {
+  idRenamed: (h: string) => replace(h, 'id="pay"', 'id="submit-order"'),
+  classesChanged: (h: string) => replace(h, 'class="btn btn-primary" data-testid', 'class="button button--cta" data-testid'),
+  textTweaked: (h: string) => replace(h, "mark('pay')\">Place order", "mark('pay')\">Place your order"),
+  wrapperAdded: (h: string) => replace(h, PAY, `<span class="tooltip" title="Pays now">${PAY}</span>`),
+  moved: (h: string) =>
+    replace(replace(h, PAY, ''), '<label for="email">Email</label>', `${PAY}\n      <label for="email">Email</label>`),
+  siblingsReordered: (h: string) => replace(h, `${CANCEL}\n        ${PAY}`, `${PAY}\n        ${CANCEL}`),
+  testIdRemoved: (h: string) => replace(h, ' data-testid="pay"', ''),
+  labelTweaked: (h: string) => replace(h, '<label for="email">Email</label>', '<label for="email">E-mail address</label>'),
+  /** The newsletter button becomes a look-alike of the pay button; the pay button loses its test id. */
+  lookAlikeElsewhere: (h: string) =>
+    replace(
+      replace(h, ' data-testid="pay"', ''),
+      'class="btn btn-primary" onclick="mark(\'subscribe\')">Subscribe',
+      'class="btn btn-primary" onclick="mark(\'subscribe\')">Place order',
+    ),
+  /** A second, identical checkout form: nothing but position tells the two pay buttons apart. */
+  identicalTwin: (h: string) => {
+    const bare = replace(replace(h, ' data-testid="pay"', ''), ' id="pay"', '').replace(' id="checkout"', '')
+    const start = bare.indexOf('<form class="card"')
+    const end = bare.indexOf('</form>', start) + '</form>'.length
+    const twin = bare.slice(start, end).replace("mark('pay')", "mark('twin')").replace(/ id="[^"]*"/g, '')
+    return bare.slice(0, start) + twin + '\n    ' + bare.slice(start)
+  },
+  removed: (h: string) => replace(h, PAY, ''),
+  hidden: (h: string) => replace(h, 'data-testid="pay"', 'data-testid="pay" hidden'),
+  hiddenAndRenamed: (h: string) => replace(h, 'id="pay" name="pay" class="btn btn-primary" data-testid="pay"', 'id="pay-v2" name="pay" class="btn btn-primary" hidden'),
+} satisfies Record<string, (html: string) => string>
+
+/** A page of `n` elements of mixed kinds, with one target button somewhere in the middle, for benchmarks. */
+export function bigPage(n: number): string {
+  const rows: string[] = []
+  let count = 0
+  for (let i = 0; count < n - 10; i++) {
+    rows.push(
+      `<div class="row r${i % 7}"><span class="label">Item ${i}</span><a href="#i${i}" class="link">Open item ${i}</a>` +
+        `<button type="button" class="btn b${i % 5}" data-row="${i}">Action ${i}</button><input name="q${i}" placeholder="Qty"></div>`,
+    )
+    count += 5
+  }
+  return `<!doctype html><html><head><title>Big</title></head><body><main>${rows.join('\n')}</main></body></html>`
+}
