@@ -54,8 +54,11 @@ export function decideVerdict(input: VerdictInput, cfg: ResolvedAnalysisConfig):
   while (trailingFails < n && isFailure(entries[n - 1 - trailingFails]!.status)) trailingFails++
   if (trailingFails >= v.brokenMinConsecutive) {
     const before = n - trailingFails
-    const failsBefore = failures - trailingFails
-    const pBefore = (failsBefore + 0.5) / (before + 1)
+    // The baseline is the recent past only: a test that became flaky lately must be judged by its new rate.
+    let failsInBaseline = 0
+    const baselineStart = Math.max(0, before - v.baselineRuns)
+    for (let i = baselineStart; i < before; i++) if (isFailure(entries[i]!.status)) failsInBaseline++
+    const pBefore = (failsInBaseline + 0.5) / (before - baselineStart + 1)
     if (before === 0 || Math.pow(pBefore, trailingFails) < v.brokenAlpha) {
       const start = entries[before]!
       const runIds = []
@@ -78,7 +81,7 @@ export function decideVerdict(input: VerdictInput, cfg: ResolvedAnalysisConfig):
           revision: start.run.revision,
           runsBefore: before,
           runsAfter: trailingFails,
-          failuresBefore: failsBefore,
+          failuresBefore: failures - trailingFails,
           failuresAfter: trailingFails,
           message: `broken ${since}`,
         },
@@ -86,14 +89,16 @@ export function decideVerdict(input: VerdictInput, cfg: ResolvedAnalysisConfig):
     }
   }
 
-  let trailingPasses = 0
-  while (trailingPasses < n && !isFailure(entries[n - 1 - trailingPasses]!.status)) trailingPasses++
-  const beforeFix = n - trailingPasses
-  if (trailingPasses >= v.fixedMinRuns && failures > 0) {
-    const pBefore = failures / beforeFix
-    if (Math.pow(1 - pBefore, trailingPasses) < v.fixedAlpha) {
+  // A fix needs clean runs: a pass on retry is still a failure here, and counts as one before the fix.
+  let trailingClean = 0
+  while (trailingClean < n && !hadFailure(entries[n - 1 - trailingClean]!)) trailingClean++
+  const beforeFix = n - trailingClean
+  if (trailingClean >= v.fixedMinRuns && beforeFix > 0) {
+    let troubled = 0
+    for (let i = 0; i < beforeFix; i++) if (hadFailure(entries[i]!)) troubled++
+    if (Math.pow(1 - troubled / beforeFix, trailingClean) < v.fixedAlpha) {
       const start = entries[beforeFix]!
-      const message = `no failures in the last ${trailingPasses} runs, since revision ${shortRev(start.run.revision)} (${day(start.run.at)}); it failed ${failures} of ${beforeFix} runs before`
+      const message = `no failures in the last ${trailingClean} runs, since revision ${shortRev(start.run.revision)} (${day(start.run.at)}); it failed in ${troubled} of ${beforeFix} runs before`
       return {
         verdict: 'healthy',
         reason: `fixed: ${message}`,
@@ -104,8 +109,8 @@ export function decideVerdict(input: VerdictInput, cfg: ResolvedAnalysisConfig):
           runId: start.run.runId,
           revision: start.run.revision,
           runsBefore: beforeFix,
-          runsAfter: trailingPasses,
-          failuresBefore: failures,
+          runsAfter: trailingClean,
+          failuresBefore: troubled,
           failuresAfter: 0,
           message: `fixed: ${message}`,
         },
@@ -161,6 +166,11 @@ export function decideVerdict(input: VerdictInput, cfg: ResolvedAnalysisConfig):
       ? `passed all ${plural(n, 'run')}`
       : `${plural(failures, 'failure')} in ${n} runs, in a single episode: not enough to call it flaky`
   return { verdict: 'healthy', reason, evidence: [], change: null }
+}
+
+/** Any failed attempt, even one a retry made up for. */
+export function hadFailure(e: HistoryEntry): boolean {
+  return e.failedAttempts > 0 || e.flakyOnRetry || isFailure(e.status)
 }
 
 interface SameRevisionProof {

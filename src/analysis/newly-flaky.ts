@@ -1,4 +1,5 @@
-import { isFailure, type HistoryEntry } from '../model.js'
+import type { HistoryEntry } from '../model.js'
+import { hadFailure } from './decide-verdict.js'
 import { day, shortRev } from './format.js'
 import type { VerdictConfig } from './resolve-analysis-config.js'
 import type { ChangeHint } from './types.js'
@@ -11,10 +12,10 @@ import type { ChangeHint } from './types.js'
 export function newlyFlaky(entries: readonly HistoryEntry[], cfg: VerdictConfig): ChangeHint | null {
   const n = entries.length
   let first = 0
-  while (first < n && !isFailure(entries[first]!.status)) first++
+  while (first < n && !hadFailure(entries[first]!)) first++
   if (first === n || first < cfg.fixedMinRuns) return null
   let failuresAfter = 0
-  for (let i = first; i < n; i++) if (isFailure(entries[i]!.status)) failuresAfter++
+  for (let i = first; i < n; i++) if (hadFailure(entries[i]!)) failuresAfter++
   const after = n - first
   if (failuresAfter < 2 || Math.pow(1 - failuresAfter / after, first) >= cfg.fixedAlpha) return null
   const start = entries[first]!

@@ -40,6 +40,8 @@ export interface VerdictConfig {
   brokenMinConsecutive: number
   /** ...and is one when a streak that long is this unlikely under the failure rate seen before it. */
   brokenAlpha: number
+  /** Runs before a failure streak that give the failure rate it is compared with. */
+  baselineRuns: number
   /** A trailing run of at least this many passes after failures may be a fix. */
   fixedMinRuns: number
   /** ...and is one when that many passes in a row are this unlikely under the failure rate seen before. */
@@ -111,7 +113,7 @@ export const DEFAULT_ANALYSIS_CONFIG: Readonly<ResolvedAnalysisConfig> = deepFre
       consecutiveFailurePenalty: 0.1,
     },
   },
-  verdict: { brokenMinConsecutive: 3, brokenAlpha: 0.01, fixedMinRuns: 10, fixedAlpha: 0.01, minFailureEpisodes: 2 },
+  verdict: { brokenMinConsecutive: 3, brokenAlpha: 0.001, baselineRuns: 20, fixedMinRuns: 10, fixedAlpha: 0.001, minFailureEpisodes: 2 },
   infra: { failedShare: 0.8, minTests: 5 },
   hints: { alpha: 0.01, minFailures: 3, timeOfDayBucketHours: 6, maxFailureModes: 10 },
   successRate: { days: 3, defaultBranch: 'main', passedStatuses: ['success', 'passed'] },

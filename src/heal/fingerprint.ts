@@ -65,32 +65,46 @@ export interface RankResult {
   elapsedMs: number
 }
 
+/** The scoring functions `rankElements` reaches through its `lib` argument. */
+interface ScoringLib {
+  toSignals: typeof toSignals
+  scoreCandidate: typeof scoreCandidate
+}
+
 /** What a successful action captures: the fingerprint and where the element was. */
 export interface Capture {
   fingerprint: ElementFingerprint
   selector: string
 }
 
+/** Every shipped helper by name, handed to `main` as its last argument. */
+export type HelperLib = Record<string, (...args: never[]) => unknown>
+
 /**
  * Bundles `main` with the helper functions it calls into one function Playwright can evaluate. Playwright sends a
  * page function as `String(fn)`, so the returned function's `toString` yields a single closure that declares every
- * helper and then calls `main`. Called in Node, the returned function simply runs `main` with the real helpers.
+ * helper and then calls `main`. Helpers from other modules must be reached through the `lib` argument `main` gets
+ * last: a module loader may rewrite direct references to imports (Vite's SSR transform does), and those rewritten
+ * names do not exist in the page. Called in Node, the returned function runs `main` with the real helpers.
  * @example await page.evaluate(inPage(rankElements, RANK_HELPERS), args)
  */
 export function inPage<A extends unknown[], R>(
-  main: (...args: A) => R,
+  main: (...args: [...A, HelperLib]) => R,
   helpers: ReadonlyArray<(...args: never[]) => unknown>,
 ): (...args: A) => R {
+  const lib: HelperLib = {}
   const sources = helpers.map((h) => {
     const src = h.toString()
     // A bundler that renamed or wrapped a helper would break the calls between them: fail loudly, not in the page.
     if (!h.name || !src.startsWith(`function ${h.name}(`)) {
       throw new InternalError(`heal helper ${h.name || '(anonymous)'} is not a plain function declaration`)
     }
+    lib[h.name] = h
     return src
   })
-  const source = `(...args) => {\n${sources.join('\n')}\nreturn (${main.toString()})(...args)\n}`
-  const fn = (...args: A): R => main(...args)
+  const names = helpers.map((h) => h.name).join(', ')
+  const source = `(...args) => {\n${sources.join('\n')}\nreturn (${main.toString()})(...args, { ${names} })\n}`
+  const fn = (...args: A): R => main(...args, lib)
   Object.defineProperty(fn, 'toString', { value: () => source })
   return fn
 }
@@ -304,7 +318,7 @@ export function shortDescription(el: Element, text: string): string {
 }
 
 /** In-page: the fingerprint of the element an action is about to use. */
-export function captureElement(el: Element, options: DescribeOptions): Capture {
+export function captureElement(el: Element, options: DescribeOptions, _lib: HelperLib): Capture {
   return { fingerprint: describeElement(el, options, null), selector: cssPathOf(el) }
 }
 
@@ -313,10 +327,12 @@ export function captureElement(el: Element, options: DescribeOptions): Capture {
  * the best `limit` with their breakdown, visibility and a selector. Visibility is only computed for those: it
  * decides whether the winner may be used, not how elements rank.
  */
-export function rankElements(arg: RankArgs): RankResult {
+export function rankElements(arg: RankArgs, lib: HelperLib): RankResult {
   const started = performance.now()
+  // Not destructured under the imports' own names: a loader may rewrite those even when shadowed.
+  const scoring = lib as unknown as ScoringLib
   const skip = ['html', 'head', 'body', 'script', 'style', 'meta', 'link', 'title', 'base', 'noscript', 'template']
-  const fp = toSignals(arg.fingerprint)
+  const fp = scoring.toSignals(arg.fingerprint)
   const cache = new Map<Element, string[]>()
   const top: Array<{ el: Element; score: number; breakdown: Breakdown; text: string }> = []
   let scanned = 0
@@ -324,7 +340,7 @@ export function rankElements(arg: RankArgs): RankResult {
     if (skip.includes(el.localName)) continue
     scanned++
     const raw = describeElement(el, arg.options, cache)
-    const scored = scoreCandidate(fp, toSignals(raw), arg.weights)
+    const scored = scoring.scoreCandidate(fp, scoring.toSignals(raw), arg.weights)
     if (top.length === arg.limit && scored.score <= top[top.length - 1]!.score) continue
     let at = top.length
     while (at > 0 && top[at - 1]!.score < scored.score) at--

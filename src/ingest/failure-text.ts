@@ -13,7 +13,7 @@ const MAX_MESSAGE = 4096
  */
 export function splitFailure(text: string | null | undefined): { message: string | null; stack: string | null } {
   if (!text) return { message: null, stack: null }
-  const trimmed = text.trim()
+  const trimmed = text.replace(/\r\n?/g, '\n').trim()
   if (trimmed === '') return { message: null, stack: null }
   const frame = FRAME.exec(trimmed)
   const head = (frame ? trimmed.slice(0, frame.index) : trimmed).trim()

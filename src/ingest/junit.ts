@@ -305,7 +305,7 @@ export async function parseJunit(source: ReportSource): Promise<ParsedReport> {
 
   if (earliest !== null) meta.startedAt = new Date(earliest).toISOString()
   if (latestEnd !== null) meta.finishedAt = new Date(latestEnd).toISOString()
-  meta.durationMs = rootTime ?? (earliest !== null && latestEnd !== null ? latestEnd - earliest : null)
+  meta.durationMs = rootTime ?? (earliest !== null && latestEnd !== null ? Math.round(latestEnd - earliest) : null)
   return { format: 'junit', cases, meta }
 }
 
@@ -318,7 +318,8 @@ function suitePath(suites: SuiteFrame[]): string {
 
 function optionalText(value: string | undefined): string | null {
   if (value === undefined) return null
-  const text = value.trim()
+  // .NET writers encode Windows line ends as &#xD;&#xA;, which XML parsing keeps.
+  const text = value.replace(/\r\n?/g, '\n').trim()
   return text === '' ? null : truncateText(text, MAX_TEXT)
 }
 
@@ -347,7 +348,12 @@ function finishCase(
   let name = identityPart(ctx, 'name', a.name)
   let classname = identityPart(ctx, 'classname', a.classname)
   const suiteName = c.suite?.name ?? ''
-  const file = identityPart(ctx, 'file', a.file) || c.suite?.file || null
+  // jest-junit names suites after the file and Playwright/vitest use it as classname: keep it for display.
+  const file =
+    identityPart(ctx, 'file', a.file) ||
+    c.suite?.file ||
+    (JS_TEST_FILE.test(suiteName) ? suiteName : null) ||
+    (JS_TEST_FILE.test(classname) ? classname : null)
   if (classname === NODE_TEST_CLASSNAME && !c.suite?.hasTimestamp) classname = ''
   // mocha-junit-reporter and jest-junit's default templates put the test's own title in classname.
   const classnameIsTitle = classname !== '' && (name === classname || name.endsWith(` ${classname}`))

@@ -13,7 +13,7 @@ afterAll(async () => { await browser.close(); await server.close() })
 
 const cases: Array<[keyof typeof MUTATIONS, (p: any) => any]> = [
   ['idRenamed', (p) => p.locator('#pay')],
-  ['classesChanged', (p) => p.locator('button.btn-primary').first()],
+  ['classesChanged', (p) => p.locator('#checkout button.btn-primary')],
   ['textTweaked', (p) => p.getByRole('button', { name: 'Place order', exact: true })],
   ['wrapperAdded', (p) => p.locator('#checkout > .actions > button[type=submit]')],
   ['moved', (p) => p.locator('.actions').getByRole('button', { name: 'Place order' })],
@@ -40,7 +40,7 @@ for (const [m, loc] of cases) {
     await page.goto(server.set('/b', MUTATIONS[m](CHECKOUT)))
     const t0 = Date.now()
     try { await loc(page).click(); console.log(m, 'CLICKED', await raw2.evaluate(() => document.body.dataset.clicked), logs.join('\n')) }
-    catch (e) { console.log(m, 'ERR', e instanceof HealRefusedError ? e.message.split('\n\n').slice(1).join('\n') : String(e).slice(0, 300)) }
+    catch (e) { console.log(logs.join('\n')); console.log(m, 'ERR', e instanceof HealRefusedError ? e.message.split('\n\n').slice(1).join('\n') : String(e).slice(0, 300)) }
     console.log(m, 'ms', Date.now() - t0)
     await ctx.close()
   })

@@ -1,7 +1,1095 @@
-import { StoreError } from '../../errors.js'
-import type { Store } from '../store.js'
+import { Readable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+import { InternalError, StoreError } from '../../errors.js'
+import type { Attempt, HistoryEntry, Run, RunInfo, RunMeta, TestHistory, TestRef } from '../../model.js'
+import { clip, isoToMs, messageKey, statusCode, statusFromCode } from '../codes.js'
+import {
+  attemptsToStore,
+  attemptSummary,
+  auditFromRow,
+  quarantineFromRow,
+  runFromRow,
+  runInfoFromRow,
+  type AuditRow,
+  type QuarantineRow,
+  type RunRow,
+} from '../rows.js'
+import type {
+  AuditEntry,
+  AuditInput,
+  Fingerprint,
+  HealFilter,
+  HealRecord,
+  HistoryFilter,
+  IngestOptions,
+  QuarantineRecord,
+  ReportBatch,
+  RunFilter,
+  RunOutcome,
+  RunSummary,
+  Store,
+  StoreStats,
+  TestFilter,
+} from '../store.js'
+import { copyChunks, copyRow } from './copy-text.js'
+import { loadPg, type PgClient, type PgDriver, type PgPool, type PgQueryable } from './driver.js'
+import type { MigrationResultSet } from '../sqlite/migrations.js'
+import { migratePostgres } from './migrations.js'
 
-/** Placeholder until the PostgreSQL backend lands; it fails loudly rather than pretending. */
-export function openPostgresStore(_url: string): Promise<Store> {
-  return Promise.reject(new StoreError('the PostgreSQL backend is not available in this build'))
+export interface PostgresStoreOptions {
+  /** Connections kept by this store (default 10). The analysis scan holds one for its whole duration. */
+  poolSize?: number
+  /** How long to wait for a connection before failing (ms, default 10 000). */
+  connectTimeoutMs?: number
+}
+
+/** A PostgreSQL URL split into what `pg` needs and what flakewatch reads itself. */
+export interface ResolvedPostgresUrl {
+  /** The URL without flakewatch's own parameters. */
+  connectionString: string
+  /** From `?schema=name`: every table lives there (created if missing), through `search_path`. */
+  schema: string | null
+  /** The URL without its password, for messages. */
+  location: string
+}
+
+/** Rows fetched per round trip of the analysis scan: big enough to amortise the trip, small enough to stay flat. */
+const SCAN_PAGE = 20_000
+/** Deadlocks and serialization failures are transient: the whole report is retried this many times. */
+const MAX_ATTEMPTS = 5
+const RETRYABLE = new Set(['40P01', '40001'])
+const INT8_OID = 20
+const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/
+
+/**
+ * Splits `?schema=` off a PostgreSQL URL and checks it, since it becomes an identifier.
+ * @example resolvePostgresUrl('postgres://ci:secret@db/fw?schema=team_a').location // 'postgres://ci@db/fw?schema=team_a'
+ */
+export function resolvePostgresUrl(url: string): ResolvedPostgresUrl {
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch (error) {
+    throw new StoreError(`not a valid PostgreSQL URL: ${redact(url)}`, { cause: error })
+  }
+  const schema = parsed.searchParams.get('schema')
+  if (schema !== null && !SCHEMA_NAME.test(schema)) {
+    throw new StoreError(`schema "${schema}" is not a plain identifier (letters, digits, underscore)`)
+  }
+  parsed.searchParams.delete('schema')
+  const connectionString = parsed.toString()
+  parsed.password = ''
+  if (schema) parsed.searchParams.set('schema', schema)
+  return { connectionString, schema, location: parsed.toString() }
+}
+
+function redact(url: string): string {
+  return url.replace(/\/\/([^:/@]*):[^@]*@/, '//$1@')
+}
+
+/**
+ * Opens (migrating if needed) a PostgreSQL store. `pg` and `pg-copy-streams` are loaded only here.
+ * @example const store = await openPostgresStore('postgres://ci@db:5432/flakewatch?schema=flakewatch')
+ */
+export async function openPostgresStore(url: string, opts: PostgresStoreOptions = {}): Promise<PostgresStore> {
+  const resolved = resolvePostgresUrl(url)
+  const driver = await loadPg()
+  const fallback = driver.getTypeParser
+  const pool = new driver.Pool({
+    connectionString: resolved.connectionString,
+    options: resolved.schema ? `-c search_path=${resolved.schema}` : undefined,
+    max: opts.poolSize ?? 10,
+    connectionTimeoutMillis: opts.connectTimeoutMs ?? 10_000,
+    idleTimeoutMillis: 30_000,
+    application_name: 'flakewatch',
+    // Counts, ids and epoch-ms times are int8; all fit a double, and numbers are what the rest of flakewatch uses.
+    types: { getTypeParser: (oid, format) => (oid === INT8_OID ? Number : fallback(oid, format)) },
+  })
+  // An idle connection dropped by the server emits here; without a listener that would crash the process.
+  // The next query fails with its own error instead.
+  pool.on('error', () => undefined)
+  let client: PgClient
+  try {
+    client = await pool.connect()
+  } catch (error) {
+    await pool.end().catch(() => undefined)
+    throw new StoreError(`cannot connect to PostgreSQL at ${resolved.location}: ${(error as Error).message}`, {
+      cause: error,
+    })
+  }
+  const migrated = await migratePostgres(client, resolved.schema)
+  client.release(migrated.error)
+  if (migrated.error) {
+    await pool.end().catch(() => undefined)
+    throw new StoreError(`cannot migrate ${resolved.location}: ${migrated.error.message}`, { cause: migrated.error })
+  }
+  return new PostgresStore(driver, pool, resolved.location, migrated.results)
+}
+
+/** A result ready for staging: everything that can reject bad input is computed before the transaction. */
+interface PreparedResult {
+  testId: string
+  status: number
+  flaky: boolean
+  durationMs: number | null
+  attempts: number
+  failedAttempts: number
+  failedMs: number
+  errorType: string | null
+  messageKey: string | null
+  healing: boolean
+  attemptRows: { retry: number; status: number; durationMs: number | null; message: string | null; stack: string | null }[]
+}
+
+interface PreparedRun {
+  index: number
+  run: RunMeta
+  /** Distinct tests of the run, as the report names them. */
+  tests: number
+  results: PreparedResult[]
+}
+
+interface PreparedBatch {
+  runs: PreparedRun[]
+  tests: Map<string, TestRef>
+  /** message key → clipped text */
+  messages: Map<string, string>
+}
+
+/** A run this transaction writes results for. */
+interface ActiveRun {
+  prepared: PreparedRun
+  key: number
+  at: number
+  created: boolean
+  replacing: boolean
+}
+
+type ResultRow = [
+  test: number,
+  at: number,
+  run: number,
+  status: number,
+  flaky: boolean,
+  durationMs: number | null,
+  attempts: number,
+  failedAttempts: number,
+  failedMs: number,
+  errorType: string | null,
+  message: number | null,
+  healing: boolean,
+]
+
+const RESULT_COLUMNS = 'test, at, run, status, flaky, duration_ms, attempts, failed_attempts, failed_ms, error_type, message, healing'
+const RUN_COLUMNS = `run_id, suite, branch, revision, pipeline_id, pipeline_url, job_id, job_url, artifacts_url, job_status,
+  pipeline_status, runner_id, env, started_at, finished_at, duration_ms, status, uploaded_at, at`
+const STAGE_RESULTS = `CREATE TEMP TABLE fw_stage_results (at bigint, duration_ms double precision,
+  failed_ms double precision, test integer, run integer, attempts integer, failed_attempts integer, message integer,
+  status smallint, flaky boolean, healing boolean, error_type text) ON COMMIT DELETE ROWS`
+const STAGE_ATTEMPTS = `CREATE TEMP TABLE fw_stage_attempts (run integer, test integer, retry integer, status smallint,
+  duration_ms double precision, message integer, stack integer) ON COMMIT DELETE ROWS`
+
+/** Registers work to do only once the current transaction has committed. */
+type OnCommit = (f: () => void) => void
+
+/** Builds `$n` placeholders in step with their values. */
+class Params {
+  readonly values: unknown[] = []
+  add(value: unknown): string {
+    this.values.push(value)
+    return `$${this.values.length}`
+  }
+}
+
+export class PostgresStore implements Store {
+  readonly kind = 'postgres' as const
+  /** Test and message keys are never deleted (prune keeps them), so once committed they can be cached for good. */
+  private readonly testKeys = new Map<string, number>()
+  private readonly messageKeys = new Map<string, number>()
+  private readonly messageTexts = new Map<number, string>()
+  /** Pool clients that already have the session's staging tables. */
+  private readonly staged = new WeakSet<PgClient>()
+
+  constructor(
+    private readonly driver: PgDriver,
+    private readonly pool: PgPool,
+    readonly location: string,
+    /** What opening this store did to the schema: which migrations it applied and which it found applied. */
+    readonly migrations: MigrationResultSet['results'] = [],
+  ) {}
+
+  // ---------------------------------------------------------------------------------------------------- ingest
+
+  async ingestReport(batch: ReportBatch, opts: IngestOptions = {}): Promise<RunOutcome[]> {
+    const prepared = prepareBatch(batch)
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.transaction((client, onCommit) => this.ingestTx(client, onCommit, batch, prepared, opts))
+      } catch (error) {
+        const code = (error as { code?: unknown }).code
+        if (attempt < MAX_ATTEMPTS && typeof code === 'string' && RETRYABLE.has(code)) {
+          await sleep(10 * attempt + Math.random() * 40)
+          continue
+        }
+        throw this.wrap('ingest', error)
+      }
+    }
+  }
+
+  /**
+   * Locks are taken in one global order (runs by run id with their report claims, then tests, then messages, then
+   * results by (run, test)), so that concurrent ingests wait for each other but never deadlock.
+   */
+  private async ingestTx(
+    client: PgClient,
+    onCommit: OnCommit,
+    batch: ReportBatch,
+    prepared: PreparedBatch,
+    opts: IngestOptions,
+  ): Promise<RunOutcome[]> {
+    const now = new Date().toISOString()
+    const outcomes: RunOutcome[] = []
+    const active: ActiveRun[] = []
+    const byRunId = [...prepared.runs].sort((a, b) => compare(a.run.runId, b.run.runId))
+    for (const p of byRunId) {
+      const { key, at, created } = await this.claimRun(client, p.run, now)
+      // The claim is the duplicate check: of two concurrent ingests of one report, the second waits here for the
+      // first to commit, then finds the claim taken. Its results are never written, so nothing is stored twice.
+      const claimed = await client.query(
+        `INSERT INTO reports (run, content_hash, file, ingested_at) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (run, content_hash) ${opts.replace ? 'DO UPDATE SET file = EXCLUDED.file, ingested_at = EXCLUDED.ingested_at' : 'DO NOTHING'}
+         RETURNING run`,
+        [key, batch.contentHash, batch.file, now],
+      )
+      if (claimed.rows.length === 0) {
+        outcomes[p.index] = { runId: p.run.runId, outcome: 'duplicate', tests: 0, results: 0, attempts: 0 }
+        continue
+      }
+      const replacing = !created && Boolean(opts.replace)
+      if (replacing) await this.replaceRun(client, key, p.run, now)
+      else if (!created) await this.mergeRun(client, key, p.run)
+      active.push({ prepared: p, key, at, created, replacing })
+    }
+    if (active.length === 0) return outcomes
+
+    const tests = new Map<string, TestRef>()
+    const keys = new Set<string>()
+    for (const a of active) {
+      for (const r of a.prepared.results) {
+        tests.set(r.testId, prepared.tests.get(r.testId)!)
+        if (r.messageKey) keys.add(r.messageKey)
+        for (const at of r.attemptRows) {
+          if (at.message) keys.add(at.message)
+          if (at.stack) keys.add(at.stack)
+        }
+      }
+    }
+    const newTests = await this.resolveTests(client, [...tests.values()])
+    const newMessages = await this.resolveMessages(
+      client,
+      [...keys].map((k) => [k, prepared.messages.get(k)!]),
+    )
+    const testKey = (id: string) => newTests.get(id) ?? this.testKeys.get(id)!
+    const messageId = (k: string | null) => (k === null ? null : (newMessages.get(k) ?? this.messageKeys.get(k)!))
+
+    await this.ensureStaging(client, onCommit)
+    const attemptsStaged = await this.stage(client, active, testKey, messageId)
+    const replacing = active.filter((a) => a.replacing).map((a) => a.key)
+    if (replacing.length) {
+      await client.query(
+        `DELETE FROM results r USING fw_stage_results s
+         WHERE s.run = ANY($1::integer[]) AND r.test = s.test AND r.at = s.at AND r.run = s.run`,
+        [replacing],
+      )
+      await client.query(
+        `DELETE FROM attempts a USING fw_stage_results s
+         WHERE s.run = ANY($1::integer[]) AND a.run = s.run AND a.test = s.test`,
+        [replacing],
+      )
+    }
+    const counts = await this.insertStaged(client, active, attemptsStaged)
+    for (const a of active) {
+      const c = counts.get(a.key) ?? { results: 0, attempts: 0 }
+      outcomes[a.prepared.index] = {
+        runId: a.prepared.run.runId,
+        outcome: a.replacing ? 'replaced' : 'ingested',
+        tests: a.prepared.tests,
+        results: c.results,
+        attempts: c.attempts,
+      }
+    }
+    // Only committed keys may enter the caches: a rolled-back transaction's keys do not exist.
+    onCommit(() => {
+      for (const [id, key] of newTests) this.testKeys.set(id, key)
+      if (this.messageKeys.size > 100_000) this.messageKeys.clear()
+      for (const [k, id] of newMessages) this.messageKeys.set(k, id)
+    })
+    return outcomes
+  }
+
+  /** Finds or creates the run. A plain SELECT first, so that known runs do not burn identity values. */
+  private async claimRun(client: PgClient, run: RunMeta, now: string): Promise<{ key: number; at: number; created: boolean }> {
+    const find = () =>
+      client.query<{ id: number; at: number }>('SELECT id, at FROM runs WHERE run_id = $1', [run.runId])
+    const found = await find()
+    if (found.rows[0]) return { key: found.rows[0].id, at: found.rows[0].at, created: false }
+    const at = isoToMs(run.startedAt, Date.now())
+    const inserted = await client.query<{ id: number }>(
+      `INSERT INTO runs (${RUN_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
+         $17, $18, $19)
+       ON CONFLICT (run_id) DO NOTHING RETURNING id`,
+      [run.runId, ...runValues(run), now, at],
+    )
+    if (inserted.rows[0]) return { key: inserted.rows[0].id, at, created: true }
+    // Another transaction created it meanwhile; ON CONFLICT waited for it to commit, so a new snapshot sees it.
+    const again = await find()
+    if (!again.rows[0]) throw new InternalError(`run ${run.runId} conflicted but cannot be found`)
+    return { key: again.rows[0].id, at: again.rows[0].at, created: false }
+  }
+
+  /** A later report of the same run fills what earlier ones left unknown; it never erases. */
+  private async mergeRun(client: PgClient, key: number, run: RunMeta): Promise<void> {
+    await client.query(
+      `UPDATE runs SET branch = coalesce(branch, $1), revision = coalesce(revision, $2),
+        pipeline_id = coalesce(pipeline_id, $3), pipeline_url = coalesce(pipeline_url, $4), job_id = coalesce(job_id, $5),
+        job_url = coalesce(job_url, $6), artifacts_url = coalesce(artifacts_url, $7),
+        job_status = coalesce($8, job_status), pipeline_status = coalesce($9, pipeline_status),
+        runner_id = coalesce(runner_id, $10), env = $11::jsonb || env, started_at = coalesce(started_at, $12),
+        finished_at = coalesce($13, finished_at), duration_ms = coalesce($14::double precision, duration_ms),
+        status = CASE WHEN $15::text = 'interrupted' THEN 'interrupted' ELSE status END
+       WHERE id = $16`,
+      [
+        run.branch,
+        run.revision,
+        run.pipelineId,
+        run.pipelineUrl,
+        run.jobId,
+        run.jobUrl,
+        run.artifactsUrl,
+        run.jobStatus,
+        run.pipelineStatus,
+        run.runnerId,
+        JSON.stringify(run.env),
+        run.startedAt,
+        run.finishedAt,
+        run.durationMs,
+        run.status,
+        key,
+      ],
+    )
+  }
+
+  private async replaceRun(client: PgClient, key: number, run: RunMeta, now: string): Promise<void> {
+    await client.query(
+      `UPDATE runs SET suite = $1, branch = $2, revision = $3, pipeline_id = $4, pipeline_url = $5, job_id = $6,
+        job_url = $7, artifacts_url = $8, job_status = $9, pipeline_status = $10, runner_id = $11, env = $12,
+        started_at = $13, finished_at = $14, duration_ms = $15, status = $16, uploaded_at = $17 WHERE id = $18`,
+      [...runValues(run), now, key],
+    )
+  }
+
+  /**
+   * Keys for tests this store has not cached: select the known ones, insert the rest in sorted order, and select
+   * again for those a concurrent transaction inserted first. Returns the keys found, for the cache after commit.
+   */
+  private async resolveTests(client: PgClient, refs: TestRef[]): Promise<Map<string, number>> {
+    const found = new Map<string, number>()
+    const missing = refs.filter((t) => !this.testKeys.has(t.testId)).sort((a, b) => compare(a.testId, b.testId))
+    if (missing.length === 0) return found
+    const select = async (ids: string[]) => {
+      const { rows } = await client.query<{ id: number; test_id: string }>(
+        'SELECT id, test_id FROM tests WHERE test_id = ANY($1::text[])',
+        [ids],
+      )
+      for (const r of rows) found.set(r.test_id, r.id)
+    }
+    await select(missing.map((t) => t.testId))
+    const toInsert = missing.filter((t) => !found.has(t.testId))
+    if (toInsert.length === 0) return found
+    const { rows } = await client.query<{ id: number; test_id: string }>(
+      `INSERT INTO tests (test_id, suite, module, name, file)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) ORDER BY 1
+       ON CONFLICT (test_id) DO NOTHING RETURNING id, test_id`,
+      [
+        toInsert.map((t) => t.testId),
+        toInsert.map((t) => t.suite),
+        toInsert.map((t) => t.module),
+        toInsert.map((t) => t.name),
+        toInsert.map((t) => t.file),
+      ],
+    )
+    for (const r of rows) found.set(r.test_id, r.id)
+    const lost = toInsert.filter((t) => !found.has(t.testId)).map((t) => t.testId)
+    if (lost.length) await select(lost)
+    for (const t of missing) if (!found.has(t.testId)) throw new InternalError(`test ${t.testId} has no key`)
+    return found
+  }
+
+  /** Same pattern as tests: messages are deduplicated by the hash of their text. */
+  private async resolveMessages(client: PgClient, entries: [key: string, text: string][]): Promise<Map<string, number>> {
+    const found = new Map<string, number>()
+    const missing = entries.filter(([k]) => !this.messageKeys.has(k)).sort((a, b) => compare(a[0], b[0]))
+    if (missing.length === 0) return found
+    const select = async (keys: string[]) => {
+      const { rows } = await client.query<{ id: number; key: string }>(
+        'SELECT id, key FROM messages WHERE key = ANY($1::text[])',
+        [keys],
+      )
+      for (const r of rows) found.set(r.key, r.id)
+    }
+    await select(missing.map(([k]) => k))
+    const toInsert = missing.filter(([k]) => !found.has(k))
+    if (toInsert.length === 0) return found
+    const { rows } = await client.query<{ id: number; key: string }>(
+      `INSERT INTO messages (key, text) SELECT * FROM unnest($1::text[], $2::text[]) ORDER BY 1
+       ON CONFLICT (key) DO NOTHING RETURNING id, key`,
+      [toInsert.map(([k]) => k), toInsert.map(([, t]) => t)],
+    )
+    for (const r of rows) found.set(r.key, r.id)
+    const lost = toInsert.filter(([k]) => !found.has(k)).map(([k]) => k)
+    if (lost.length) await select(lost)
+    for (const [k] of missing) if (!found.has(k)) throw new InternalError(`message ${k} has no key`)
+    return found
+  }
+
+  /** Staging tables live for the connection; ON COMMIT DELETE ROWS empties them after every report. */
+  private async ensureStaging(client: PgClient, onCommit: OnCommit): Promise<void> {
+    if (this.staged.has(client)) return
+    await client.query(`${STAGE_RESULTS}; ${STAGE_ATTEMPTS}`)
+    // A rollback undoes the CREATE too, so the connection counts as staged only once this commits.
+    onCommit(() => this.staged.add(client))
+  }
+
+  /** COPYs the results (and attempt rows) into the staging tables. Returns whether any attempt rows were staged. */
+  private async stage(
+    client: PgClient,
+    active: ActiveRun[],
+    testKey: (id: string) => number,
+    messageId: (key: string | null) => number | null,
+  ): Promise<boolean> {
+    function* resultRows() {
+      for (const a of active) {
+        for (const r of a.prepared.results) {
+          yield copyRow([
+            a.at,
+            r.durationMs,
+            r.failedMs,
+            testKey(r.testId),
+            a.key,
+            r.attempts,
+            r.failedAttempts,
+            messageId(r.messageKey),
+            r.status,
+            r.flaky,
+            r.healing,
+            r.errorType,
+          ])
+        }
+      }
+    }
+    await this.copy(client, 'fw_stage_results', resultRows())
+    let anyAttempts = false
+    function* attemptRows() {
+      for (const a of active) {
+        for (const r of a.prepared.results) {
+          const test = testKey(r.testId)
+          for (const at of r.attemptRows) {
+            anyAttempts = true
+            yield copyRow([a.key, test, at.retry, at.status, at.durationMs, messageId(at.message), messageId(at.stack)])
+          }
+        }
+      }
+    }
+    if (active.some((a) => a.prepared.results.some((r) => r.attemptRows.length > 0))) {
+      await this.copy(client, 'fw_stage_attempts', attemptRows())
+    }
+    return anyAttempts
+  }
+
+  private async copy(client: PgClient, table: string, rows: Iterable<string>): Promise<void> {
+    const stream = client.query(this.driver.copyFrom(`COPY ${table} FROM STDIN`))
+    await pipeline(Readable.from(copyChunks(rows)), stream)
+  }
+
+  /**
+   * Moves staged rows into place. A run this transaction created cannot have results from anyone else (its key is
+   * not visible outside until commit), so those rows are plain inserts; otherwise ON CONFLICT DO NOTHING merges a
+   * second report of a run without double-counting, and only the results actually inserted bring their attempts.
+   */
+  private async insertStaged(
+    client: PgClient,
+    active: ActiveRun[],
+    attempts: boolean,
+  ): Promise<Map<number, { results: number; attempts: number }>> {
+    const cols = 'at, duration_ms, failed_ms, test, run, attempts, failed_attempts, message, status, flaky, healing, error_type'
+    const attemptCols = 'run, test, retry, status, duration_ms, message, stack'
+    const counts = new Map<number, { results: number; attempts: number }>()
+    if (active.every((a) => a.created)) {
+      await client.query(`INSERT INTO results (${cols}) SELECT ${cols} FROM fw_stage_results ORDER BY run, test`)
+      if (attempts) {
+        await client.query(
+          `INSERT INTO attempts (${attemptCols}) SELECT ${attemptCols} FROM fw_stage_attempts ON CONFLICT DO NOTHING`,
+        )
+      }
+      for (const a of active) {
+        counts.set(a.key, {
+          results: a.prepared.results.length,
+          attempts: a.prepared.results.reduce((n, r) => n + r.attempts, 0),
+        })
+      }
+      return counts
+    }
+    const { rows } = await client.query<{ run: number; results: number; attempts: number }>(
+      `WITH ins AS (
+         INSERT INTO results (${cols}) SELECT ${cols} FROM fw_stage_results ORDER BY run, test
+         ON CONFLICT DO NOTHING RETURNING run, test, attempts
+       )${
+         attempts
+           ? `, att AS (
+         INSERT INTO attempts (${attemptCols})
+         SELECT ${attemptCols.replace(/(\w+)/g, 'a.$1')} FROM fw_stage_attempts a JOIN ins USING (run, test)
+         ON CONFLICT DO NOTHING
+       )`
+           : ''
+       }
+       SELECT run, count(*)::integer AS results, sum(attempts)::integer AS attempts FROM ins GROUP BY run`,
+    )
+    for (const r of rows) counts.set(r.run, { results: r.results, attempts: r.attempts })
+    return counts
+  }
+
+  private async transaction<T>(fn: (client: PgClient, onCommit: OnCommit) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect()
+    const committed: (() => void)[] = []
+    try {
+      await client.query('BEGIN')
+      const value = await fn(client, (f) => committed.push(f))
+      await client.query('COMMIT')
+      client.release()
+      for (const f of committed) f()
+      return value
+    } catch (error) {
+      try {
+        await client.query('ROLLBACK')
+        client.release()
+      } catch {
+        client.release(true)
+      }
+      throw error
+    }
+  }
+
+  private wrap(what: string, error: unknown): Error {
+    if (error instanceof StoreError || error instanceof InternalError) return error
+    return new StoreError(`${what} failed on ${this.location}: ${(error as Error).message}`, { cause: error })
+  }
+
+  // ---------------------------------------------------------------------------------------------------- reads
+
+  private async runsFor(db: PgQueryable, filter: HistoryFilter | RunFilter, limit?: number): Promise<Map<number, RunInfo>> {
+    const p = new Params()
+    const where = runWhere(filter, p)
+    const { rows } = await db.query<RunRow & { id: number }>(
+      `SELECT id, ${RUN_COLUMNS} FROM runs ${where} ORDER BY at DESC, id DESC LIMIT ${p.add(limit ?? null)}`,
+      p.values,
+    )
+    const map = new Map<number, RunInfo>()
+    for (const row of rows) map.set(row.id, runInfoFromRow(row))
+    return map
+  }
+
+  private async testsFor(db: PgQueryable, testIds?: string[]): Promise<Map<number, TestRef>> {
+    const { rows } = await db.query<[number, string, string, string, string, string | null]>(
+      testIds
+        ? { text: 'SELECT id, test_id, suite, module, name, file FROM tests WHERE test_id = ANY($1::text[])', values: [testIds], rowMode: 'array' }
+        : { text: 'SELECT id, test_id, suite, module, name, file FROM tests', rowMode: 'array' },
+    )
+    const map = new Map<number, TestRef>()
+    for (const [id, testId, suite, module, name, file] of rows) map.set(id, { testId, suite, module, name, file })
+    return map
+  }
+
+  /** Loads the texts of the given message ids that are not cached, in one query. */
+  private async loadMessages(db: PgQueryable, ids: Iterable<number | null>): Promise<void> {
+    const wanted = new Set<number>()
+    for (const id of ids) if (id !== null && !this.messageTexts.has(id)) wanted.add(id)
+    if (wanted.size === 0) return
+    const { rows } = await db.query<{ id: number; text: string }>('SELECT id, text FROM messages WHERE id = ANY($1::integer[])', [
+      [...wanted],
+    ])
+    if (this.messageTexts.size + rows.length > 50_000) this.messageTexts.clear()
+    for (const r of rows) this.messageTexts.set(r.id, r.text)
+  }
+
+  private entryFromRow(row: ResultRow, run: RunInfo): HistoryEntry {
+    return {
+      run,
+      status: statusFromCode(row[3]),
+      flakyOnRetry: row[4],
+      durationMs: row[5],
+      attempts: row[6],
+      failedAttempts: row[7],
+      failedAttemptsMs: row[8],
+      errorType: row[9],
+      message: row[10] === null ? null : (this.messageTexts.get(row[10]) ?? ''),
+      healingOccurred: row[11],
+    }
+  }
+
+  /**
+   * A server-side cursor in a read-only REPEATABLE READ transaction on a dedicated connection: runs, tests and
+   * results come from one snapshot, and only one page of rows is in memory at a time, however big the table.
+   */
+  async *scanHistory(filter: HistoryFilter = {}): AsyncIterable<TestHistory> {
+    const client = await this.pool.connect()
+    let broken: unknown = undefined
+    try {
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY')
+      const runs = await this.runsFor(client, filter, filter.lastRuns)
+      if (runs.size === 0) return
+      const tests = await this.testsFor(client, filter.testIds)
+      if (tests.size === 0) return
+      let minAt = Infinity
+      let maxAt = -Infinity
+      for (const r of runs.values()) (minAt = Math.min(minAt, r.at)), (maxAt = Math.max(maxAt, r.at))
+      const p = new Params()
+      const where = [`at BETWEEN ${p.add(minAt)} AND ${p.add(maxAt)}`]
+      if (filter.testIds) where.push(`test = ANY(${p.add([...tests.keys()])}::integer[])`)
+      await client.query(
+        `DECLARE fw_scan NO SCROLL CURSOR FOR SELECT ${RESULT_COLUMNS} FROM results WHERE ${where.join(' AND ')}
+         ORDER BY test, at, run`,
+        p.values,
+      )
+      let current: TestHistory | null = null
+      let currentKey = -1
+      for (;;) {
+        const { rows } = await client.query<ResultRow>({ text: `FETCH ${SCAN_PAGE} FROM fw_scan`, rowMode: 'array' })
+        if (rows.length === 0) break
+        await this.loadMessages(
+          client,
+          rows.map((r) => r[10]),
+        )
+        for (const row of rows) {
+          const testKey = row[0]
+          if (testKey !== currentKey) {
+            if (current && current.entries.length) yield current
+            currentKey = testKey
+            const ref = tests.get(testKey)
+            current = ref ? { test: ref, entries: [] } : null
+          }
+          const run = current && runs.get(row[2])
+          if (run) current!.entries.push(this.entryFromRow(row, run))
+        }
+        if (rows.length < SCAN_PAGE) break
+      }
+      if (current && current.entries.length) yield current
+    } catch (error) {
+      broken = error
+      throw this.wrap('history scan', error)
+    } finally {
+      // Also reached when the consumer stops early: the read-only transaction is simply abandoned.
+      try {
+        await client.query('ROLLBACK')
+        client.release()
+      } catch {
+        client.release(broken instanceof Error ? broken : true)
+      }
+    }
+  }
+
+  async getTestHistory(testId: string, opts: { limit?: number } = {}): Promise<TestHistory | null> {
+    const t = await this.pool.query<{ id: number; test_id: string; suite: string; module: string; name: string; file: string | null }>(
+      'SELECT id, test_id, suite, module, name, file FROM tests WHERE test_id = $1',
+      [testId],
+    )
+    const test = t.rows[0]
+    if (!test) return null
+    const { rows } = await this.pool.query<ResultRow>({
+      text: `SELECT ${RESULT_COLUMNS} FROM results WHERE test = $1 ORDER BY at DESC, run DESC LIMIT $2`,
+      values: [test.id, opts.limit ?? 1000],
+      rowMode: 'array',
+    })
+    const runKeys = [...new Set(rows.map((r) => r[2]))]
+    const runs = new Map<number, RunInfo>()
+    if (runKeys.length) {
+      const r = await this.pool.query<RunRow & { id: number }>(`SELECT id, ${RUN_COLUMNS} FROM runs WHERE id = ANY($1::integer[])`, [
+        runKeys,
+      ])
+      for (const row of r.rows) runs.set(row.id, runInfoFromRow(row))
+    }
+    await this.loadMessages(
+      this.pool,
+      rows.map((r) => r[10]),
+    )
+    return {
+      test: { testId: test.test_id, suite: test.suite, module: test.module, name: test.name, file: test.file },
+      entries: rows.reverse().map((row) => this.entryFromRow(row, runs.get(row[2])!)),
+    }
+  }
+
+  async getAttempts(testId: string, runId: string): Promise<Attempt[]> {
+    const { rows } = await this.pool.query<{
+      retry: number
+      status: number
+      duration_ms: number | null
+      message: number | null
+      stack: number | null
+    }>(
+      `SELECT a.retry, a.status, a.duration_ms, a.message, a.stack FROM attempts a
+       JOIN tests t ON t.id = a.test JOIN runs r ON r.id = a.run
+       WHERE t.test_id = $1 AND r.run_id = $2 ORDER BY a.retry`,
+      [testId, runId],
+    )
+    if (rows.length > 0) {
+      await this.loadMessages(
+        this.pool,
+        rows.flatMap((r) => [r.message, r.stack]),
+      )
+      return rows.map((r) => ({
+        retry: r.retry,
+        status: statusFromCode(r.status),
+        durationMs: r.duration_ms,
+        message: this.messageText(r.message),
+        stack: this.messageText(r.stack),
+      }))
+    }
+    // A single passing attempt is implied by its result row.
+    const res = await this.pool.query<{ status: number; duration_ms: number | null; message: number | null }>(
+      `SELECT s.status, s.duration_ms, s.message FROM results s JOIN tests t ON t.id = s.test JOIN runs r ON r.id = s.run
+       WHERE t.test_id = $1 AND r.run_id = $2 AND s.at = r.at`,
+      [testId, runId],
+    )
+    const one = res.rows[0]
+    if (!one) return []
+    await this.loadMessages(this.pool, [one.message])
+    return [
+      { retry: 0, status: statusFromCode(one.status), durationMs: one.duration_ms, message: this.messageText(one.message), stack: null },
+    ]
+  }
+
+  private messageText(id: number | null): string | null {
+    return id === null ? null : (this.messageTexts.get(id) ?? '')
+  }
+
+  async listRuns(filter: RunFilter = {}): Promise<Run[]> {
+    const p = new Params()
+    const where = runWhere(filter, p)
+    const { rows } = await this.pool.query<RunRow>(
+      `SELECT ${RUN_COLUMNS} FROM runs ${where} ORDER BY at DESC, id DESC
+       LIMIT ${p.add(filter.limit ?? null)} OFFSET ${p.add(filter.offset ?? 0)}`,
+      p.values,
+    )
+    return rows.map(runFromRow)
+  }
+
+  async getRun(runId: string): Promise<Run | null> {
+    const { rows } = await this.pool.query<RunRow>(`SELECT ${RUN_COLUMNS} FROM runs WHERE run_id = $1`, [runId])
+    return rows[0] ? runFromRow(rows[0]) : null
+  }
+
+  async runSummaries(filter: RunFilter = {}): Promise<RunSummary[]> {
+    const p = new Params()
+    const where = runWhere(filter, p)
+    const { rows } = await this.pool.query<RunSummary>(
+      `SELECT r.run_id AS "runId", r.at AS at, count(s.run)::integer AS total,
+         count(*) FILTER (WHERE s.status = 0)::integer AS passed,
+         count(*) FILTER (WHERE s.status IN (1, 2))::integer AS failed,
+         count(*) FILTER (WHERE s.status = 3)::integer AS skipped,
+         count(*) FILTER (WHERE s.flaky)::integer AS flaky
+       FROM (SELECT id, run_id, at FROM runs ${where} ORDER BY at DESC, id DESC
+             LIMIT ${p.add(filter.limit ?? null)} OFFSET ${p.add(filter.offset ?? 0)}) r
+       LEFT JOIN results s ON s.run = r.id
+       GROUP BY r.id, r.run_id, r.at ORDER BY r.at DESC, r.id DESC`,
+      p.values,
+    )
+    return rows
+  }
+
+  async listTests(filter: TestFilter = {}): Promise<TestRef[]> {
+    const p = new Params()
+    const where: string[] = []
+    if (filter.suite) where.push(`suite = ${p.add(filter.suite)}`)
+    // strpos, not LIKE: the search is a plain substring, with no wildcard to escape.
+    if (filter.search) where.push(`strpos(lower(test_id), ${p.add(filter.search.toLowerCase())}) > 0`)
+    const { rows } = await this.pool.query<TestRef>(
+      `SELECT test_id AS "testId", suite, module, name, file FROM tests ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+       ORDER BY test_id LIMIT ${p.add(filter.limit ?? null)} OFFSET ${p.add(filter.offset ?? 0)}`,
+      p.values,
+    )
+    return rows
+  }
+
+  async getTest(testId: string): Promise<TestRef | null> {
+    const { rows } = await this.pool.query<TestRef>(
+      'SELECT test_id AS "testId", suite, module, name, file FROM tests WHERE test_id = $1',
+      [testId],
+    )
+    return rows[0] ?? null
+  }
+
+  async stats(): Promise<StoreStats> {
+    const { rows } = await this.pool.query<StoreStats>(
+      `SELECT (SELECT count(*) FROM runs) AS runs, (SELECT count(*) FROM tests) AS tests,
+         r.results, r.attempts, s.lo AS "oldestRunAt", s.hi AS "newestRunAt"
+       FROM (SELECT count(*) AS results, coalesce(sum(attempts), 0)::bigint AS attempts FROM results) r,
+            (SELECT min(at) AS lo, max(at) AS hi FROM runs) s`,
+    )
+    return rows[0]!
+  }
+
+  // ---------------------------------------------------------------------------------------------------- quarantine
+
+  async listQuarantines(): Promise<QuarantineRecord[]> {
+    const { rows } = await this.pool.query<QuarantineRow>('SELECT * FROM quarantine ORDER BY test_id')
+    return rows.map(quarantineFromRow)
+  }
+
+  async getQuarantine(testId: string): Promise<QuarantineRecord | null> {
+    const { rows } = await this.pool.query<QuarantineRow>('SELECT * FROM quarantine WHERE test_id = $1', [testId])
+    return rows[0] ? quarantineFromRow(rows[0]) : null
+  }
+
+  private async appendAudit(db: PgQueryable, testId: string, audit: AuditInput, record: QuarantineRecord | null): Promise<void> {
+    await db.query(
+      'INSERT INTO quarantine_audit (test_id, action, actor, at, reason, source, record) VALUES ($1, $2, $3, $4, $5, $6, $7)',
+      [testId, audit.action, audit.actor, audit.at, audit.reason, audit.source, record && JSON.stringify(record)],
+    )
+  }
+
+  async putQuarantine(record: QuarantineRecord, audit: AuditInput): Promise<void> {
+    try {
+      await this.transaction(async (client) => {
+        await client.query(
+          `INSERT INTO quarantine (test_id, reason, owner, issue_url, created_at, created_by, expires_at, source)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+           ON CONFLICT (test_id) DO UPDATE SET reason = EXCLUDED.reason, owner = EXCLUDED.owner,
+             issue_url = EXCLUDED.issue_url, created_at = EXCLUDED.created_at, created_by = EXCLUDED.created_by,
+             expires_at = EXCLUDED.expires_at, source = EXCLUDED.source`,
+          [
+            record.testId,
+            record.reason,
+            record.owner,
+            record.issueUrl,
+            record.createdAt,
+            record.createdBy,
+            record.expiresAt,
+            record.source,
+          ],
+        )
+        await this.appendAudit(client, record.testId, audit, record)
+      })
+    } catch (error) {
+      throw this.wrap('quarantine', error)
+    }
+  }
+
+  async deleteQuarantine(testId: string, audit: AuditInput): Promise<boolean> {
+    try {
+      return await this.transaction(async (client) => {
+        const { rowCount } = await client.query('DELETE FROM quarantine WHERE test_id = $1', [testId])
+        if (rowCount) await this.appendAudit(client, testId, audit, null)
+        return Boolean(rowCount)
+      })
+    } catch (error) {
+      throw this.wrap('unquarantine', error)
+    }
+  }
+
+  async listAudit(filter: { testId?: string; limit?: number } = {}): Promise<AuditEntry[]> {
+    const { rows } = filter.testId
+      ? await this.pool.query<AuditRow>('SELECT * FROM quarantine_audit WHERE test_id = $1 ORDER BY id DESC LIMIT $2', [
+          filter.testId,
+          filter.limit ?? null,
+        ])
+      : await this.pool.query<AuditRow>('SELECT * FROM quarantine_audit ORDER BY id DESC LIMIT $1', [filter.limit ?? null])
+    return rows.map(auditFromRow)
+  }
+
+  // ---------------------------------------------------------------------------------------------------- healing
+
+  async putFingerprint(fp: Fingerprint): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO fingerprints (test_id, locator, data, updated_at) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (test_id, locator) DO UPDATE SET data = EXCLUDED.data, updated_at = EXCLUDED.updated_at`,
+      [fp.testId, fp.locator, JSON.stringify(fp.data), fp.updatedAt],
+    )
+  }
+
+  async getFingerprint(testId: string, locator: string): Promise<Fingerprint | null> {
+    const { rows } = await this.pool.query<{ data: unknown; updated_at: string }>(
+      'SELECT data, updated_at FROM fingerprints WHERE test_id = $1 AND locator = $2',
+      [testId, locator],
+    )
+    const row = rows[0]
+    return row ? { testId, locator, data: row.data, updatedAt: row.updated_at } : null
+  }
+
+  async appendHeal(heal: HealRecord): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO heal_log (test_id, old_locator, new_locator, score, breakdown, url, at, run_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+      [heal.testId, heal.oldLocator, heal.newLocator, heal.score, JSON.stringify(heal.breakdown), heal.url, heal.at, heal.runId],
+    )
+  }
+
+  async listHeals(filter: HealFilter = {}): Promise<HealRecord[]> {
+    const p = new Params()
+    const where: string[] = []
+    if (filter.testId) where.push(`test_id = ${p.add(filter.testId)}`)
+    if (filter.since) where.push(`at >= ${p.add(filter.since)}`)
+    const { rows } = await this.pool.query<{
+      id: number
+      test_id: string
+      old_locator: string
+      new_locator: string
+      score: number
+      breakdown: Record<string, number>
+      url: string | null
+      at: string
+      run_id: string | null
+    }>(
+      `SELECT * FROM heal_log ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ${p.add(filter.limit ?? null)}`,
+      p.values,
+    )
+    return rows.map((r) => ({
+      id: r.id,
+      testId: r.test_id,
+      oldLocator: r.old_locator,
+      newLocator: r.new_locator,
+      score: r.score,
+      breakdown: r.breakdown,
+      url: r.url,
+      at: r.at,
+      runId: r.run_id,
+    }))
+  }
+
+  // ---------------------------------------------------------------------------------------------------- upkeep
+
+  async prune(before: number, opts: { batchSize?: number } = {}): Promise<{ runs: number; results: number }> {
+    const batchSize = opts.batchSize ?? 50
+    let runs = 0
+    let results = 0
+    try {
+      for (;;) {
+        const removed = await this.transaction(async (client) => {
+          // SKIP LOCKED: a run being merged right now is left for the next prune instead of blocking on it.
+          const { rows } = await client.query<{ id: number }>(
+            'SELECT id FROM runs WHERE at < $1 ORDER BY at LIMIT $2 FOR UPDATE SKIP LOCKED',
+            [before, batchSize],
+          )
+          const ids = rows.map((r) => r.id)
+          if (ids.length === 0) return null
+          const res = await client.query('DELETE FROM results WHERE run = ANY($1::integer[])', [ids])
+          await client.query('DELETE FROM attempts WHERE run = ANY($1::integer[])', [ids])
+          await client.query('DELETE FROM reports WHERE run = ANY($1::integer[])', [ids])
+          await client.query('DELETE FROM runs WHERE id = ANY($1::integer[])', [ids])
+          return { runs: ids.length, results: res.rowCount ?? 0 }
+        })
+        if (!removed) break
+        runs += removed.runs
+        results += removed.results
+      }
+    } catch (error) {
+      throw this.wrap('prune', error)
+    }
+    return { runs, results }
+  }
+
+  /** Runs a SQL statement and returns its rows; for tests, benchmarks and diagnostics only. */
+  async rawQuery<R = Record<string, unknown>>(sql: string, ...params: unknown[]): Promise<R[]> {
+    const { rows } = await this.pool.query<R>(sql, params)
+    return rows
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end()
+  }
+}
+
+function runValues(run: RunMeta) {
+  return [
+    run.suite,
+    run.branch,
+    run.revision,
+    run.pipelineId,
+    run.pipelineUrl,
+    run.jobId,
+    run.jobUrl,
+    run.artifactsUrl,
+    run.jobStatus,
+    run.pipelineStatus,
+    run.runnerId,
+    JSON.stringify(run.env),
+    run.startedAt,
+    run.finishedAt,
+    run.durationMs,
+    run.status,
+  ]
+}
+
+function runWhere(filter: HistoryFilter | RunFilter, p: Params): string {
+  const where: string[] = []
+  if (filter.suite) where.push(`suite = ${p.add(filter.suite)}`)
+  if (filter.branch) where.push(`branch = ${p.add(filter.branch)}`)
+  if (filter.since !== undefined) where.push(`at >= ${p.add(filter.since)}`)
+  if (filter.until !== undefined) where.push(`at <= ${p.add(filter.until)}`)
+  return where.length ? `WHERE ${where.join(' AND ')}` : ''
+}
+
+/**
+ * Everything that can reject bad input, before any connection is taken: status codes, message keys, and the
+ * first-wins rule for a test named twice in one run (as SQLite's ON CONFLICT DO NOTHING does).
+ */
+function prepareBatch(batch: ReportBatch): PreparedBatch {
+  const tests = new Map<string, TestRef>()
+  const messages = new Map<string, string>()
+  const keyOf = (text: string | null | undefined): string | null => {
+    const clipped = clip(text)
+    if (clipped === null) return null
+    const k = messageKey(clipped)
+    messages.set(k, clipped)
+    return k
+  }
+  const runs = batch.runs.map(({ run, results }, index): PreparedRun => {
+    const seen = new Set<string>()
+    const prepared: PreparedResult[] = []
+    for (const r of results) {
+      const status = statusCode(r.status)
+      const attemptRows = attemptsToStore(r).map((a) => ({
+        retry: a.retry,
+        status: statusCode(a.status),
+        durationMs: a.durationMs,
+        message: keyOf(a.message),
+        stack: keyOf(a.stack),
+      }))
+      if (seen.has(r.test.testId)) continue
+      seen.add(r.test.testId)
+      if (!tests.has(r.test.testId)) tests.set(r.test.testId, r.test)
+      const sum = attemptSummary(r)
+      prepared.push({
+        testId: r.test.testId,
+        status,
+        flaky: r.flakyOnRetry,
+        durationMs: r.durationMs,
+        attempts: sum.attempts,
+        failedAttempts: sum.failed,
+        failedMs: sum.failedMs,
+        errorType: r.errorType,
+        messageKey: keyOf(r.message),
+        healing: r.healingOccurred,
+        attemptRows,
+      })
+    }
+    return { index, run, tests: seen.size, results: prepared }
+  })
+  return { runs, tests, messages }
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms))
 }

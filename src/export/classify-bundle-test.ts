@@ -1,0 +1,46 @@
+import { passRateClass } from '../analysis/pass-rate-class.js'
+import type { VerdictKind } from '../model.js'
+import type { FlakeClassification } from './bundle-types.js'
+
+/** How `overall.flake_classification` is decided: GitLabViz's pass-rate thresholds, or flakewatch's verdict. */
+export type ClassificationMode = 'thresholds' | 'verdict'
+
+export const CLASSIFICATION_MODES: readonly ClassificationMode[] = ['thresholds', 'verdict']
+
+export interface BundleClassification {
+  flake_classification: FlakeClassification
+  is_flaky: boolean
+}
+
+/**
+ * The reference GitLabViz classification: pass-rate thresholds, with `is_flaky` true exactly for the two
+ * in-between classes (as in GitLabViz's own sample bundle).
+ * @example classifyByThresholds(3, 1) // { flake_classification: 'intermittent', is_flaky: true }
+ */
+export function classifyByThresholds(pass: number, fail: number): BundleClassification {
+  const flake_classification = passRateClass(pass, fail)
+  return { flake_classification, is_flaky: flake_classification === 'intermittent' || flake_classification === 'actively_flaky' }
+}
+
+/**
+ * flakewatch's verdict mapped onto GitLabViz's four classes. The verdict wins over the raw pass rate: a test that
+ * was fixed is `stable` even with old failures in the window, and a fresh regression is `broken` even with a high
+ * pass rate. A flaky test is split by its pass rate, and `insufficient_data` keeps the threshold class (it says
+ * what happened) but is never called flaky (flakewatch has not concluded that).
+ * @example classifyByVerdict('flaky', 1, 3) // { flake_classification: 'actively_flaky', is_flaky: true }
+ */
+export function classifyByVerdict(verdict: VerdictKind, pass: number, fail: number): BundleClassification {
+  switch (verdict) {
+    case 'healthy':
+      return { flake_classification: 'stable', is_flaky: false }
+    case 'broken':
+      return { flake_classification: 'broken', is_flaky: false }
+    case 'flaky': {
+      // A test proven flaky by retries alone has no final failure: it is still flaky, mostly passing.
+      const rate = pass + fail === 0 ? 1 : pass / (pass + fail)
+      return { flake_classification: rate >= 0.5 ? 'intermittent' : 'actively_flaky', is_flaky: true }
+    }
+    case 'insufficient_data':
+      return { flake_classification: passRateClass(pass, fail), is_flaky: false }
+  }
+}

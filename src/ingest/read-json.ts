@@ -1,0 +1,138 @@
+import type { z } from 'zod'
+import { ReportParseError } from '../errors.js'
+import type { ReportSource } from './types.js'
+
+/** Deeper than any real report; bounds the recursive walks (and zod) on hostile input. */
+export const MAX_JSON_DEPTH = 256
+
+/** Issues listed in one error message; the rest are counted. */
+const MAX_ISSUES = 3
+
+/**
+ * Reads a JSON report whole and checks it against a zod schema of the subset the parser uses. Invalid or
+ * truncated JSON gives a {@link ReportParseError} with the line of the fault; a wrong shape names the paths.
+ * @example const report = await readJson(source, jestSchema, 'Jest JSON')
+ */
+export async function readJson<T>(source: ReportSource, schema: z.ZodType<T>, what: string): Promise<T> {
+  const text = (await source.text()).replace(/^\uFEFF/, '')
+  let data: unknown
+  try {
+    data = JSON.parse(text)
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : String(error)
+    const offset = jsonErrorOffset(text)
+    throw new ReportParseError(source.name, lineAt(text, offset), `invalid JSON: ${detail}`, { cause: error })
+  }
+  if (depthExceeds(data, MAX_JSON_DEPTH)) {
+    throw new ReportParseError(source.name, undefined, `JSON nested deeper than ${MAX_JSON_DEPTH} levels`)
+  }
+  const parsed = schema.safeParse(data)
+  if (!parsed.success) {
+    const issues = parsed.error.issues
+    const listed = issues.slice(0, MAX_ISSUES).map((i) => `${formatPath(i.path)}: ${i.message}`)
+    const more = issues.length > MAX_ISSUES ? ` (and ${issues.length - MAX_ISSUES} more)` : ''
+    throw new ReportParseError(source.name, undefined, `not a valid ${what} report: ${listed.join('; ')}${more}`)
+  }
+  return parsed.data
+}
+
+function formatPath(path: readonly PropertyKey[]): string {
+  let out = ''
+  for (const p of path) out += typeof p === 'number' ? `[${p}]` : `${out ? '.' : ''}${String(p)}`
+  return out || '(root)'
+}
+
+function lineAt(text: string, offset: number): number {
+  let line = 1
+  for (let i = text.indexOf('\n'); i >= 0 && i < offset; i = text.indexOf('\n', i + 1)) line++
+  return line
+}
+
+function depthExceeds(root: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[root, 1]]
+  while (stack.length > 0) {
+    const [value, depth] = stack.pop()!
+    if (value === null || typeof value !== 'object') continue
+    if (depth > max) return true
+    for (const child of Array.isArray(value) ? value : Object.values(value)) {
+      if (child !== null && typeof child === 'object') stack.push([child, depth + 1])
+    }
+  }
+  return false
+}
+
+const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y
+const STRING = /"(?:[^"\\\u0000-\u001f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"/y
+
+/**
+ * The offset of the first syntax error in `text`. V8's JSON.parse messages only sometimes carry a position, so
+ * this small scanner (run only after JSON.parse failed) finds it; iterative, so deep nesting cannot overflow.
+ */
+export function jsonErrorOffset(text: string): number {
+  let i = 0
+  const stack: ('{' | '[')[] = []
+  const ws = () => {
+    while (i < text.length && (text[i] === ' ' || text[i] === '\t' || text[i] === '\n' || text[i] === '\r')) i++
+  }
+  const match = (re: RegExp) => {
+    re.lastIndex = i
+    if (!re.test(text)) return false
+    i = re.lastIndex
+    return true
+  }
+  const value = (): boolean => {
+    ws()
+    const c = text[i]
+    if (c === '{' || c === '[') {
+      stack.push(c)
+      i++
+      ws()
+      if (text[i] === (c === '{' ? '}' : ']')) {
+        stack.pop()
+        i++
+        return true
+      }
+      return c === '{' ? key() : true
+    }
+    if (c === '"') return match(STRING)
+    if (c === '-' || (c !== undefined && c >= '0' && c <= '9')) return match(NUMBER)
+    for (const lit of ['true', 'false', 'null']) {
+      if (text.startsWith(lit, i)) {
+        i += lit.length
+        return true
+      }
+    }
+    return false
+  }
+  const key = (): boolean => {
+    ws()
+    if (text[i] !== '"' || !match(STRING)) return false
+    ws()
+    if (text[i] !== ':') return false
+    i++
+    return true
+  }
+  // After each value: close containers, or take a comma and the next member.
+  if (!value()) return i
+  for (;;) {
+    // An opened container with a pending value (after '[' or a key) needs one before anything else.
+    if (text[i - 1] === '[' || text[i - 1] === ':') {
+      if (!value()) return i
+      continue
+    }
+    ws()
+    const top = stack.at(-1)
+    if (top === undefined) return i < text.length ? i : text.length
+    const c = text[i]
+    if (c === ',') {
+      i++
+      if (top === '{' && !key()) return i
+      if (!value()) return i
+    } else if (c === (top === '{' ? '}' : ']')) {
+      stack.pop()
+      i++
+    } else {
+      return i
+    }
+  }
+}
