@@ -1,4 +1,11 @@
-import { isFailure, type EnvFacets, type Evidence, type HistoryEntry, type RunInfo, type TestHistory } from '../model.js'
+import {
+  isFailure,
+  type EnvFacets,
+  type Evidence,
+  type HistoryEntry,
+  type RunInfo,
+  type TestHistory,
+} from '../model.js'
 import { classifyFlipRate } from './classify-flip-rate.js'
 import { decideVerdict } from './decide-verdict.js'
 import { ewmaFlipRate } from './ewma-flip-rate.js'
@@ -43,9 +50,20 @@ function runContext(run: RunInfo): RunContext {
 }
 
 interface ContextCount {
-  facets: EnvFacets
   passes: number
   failures: number
+}
+
+function contextStat(rc: RunContext, passes: number, failures: number): ContextStats {
+  const total = passes + failures
+  return {
+    context: rc.key,
+    facets: rc.facets,
+    passes,
+    failures,
+    passRate: total === 0 ? null : passes / total,
+    passRateClass: passRateClass(passes, failures),
+  }
 }
 
 /**
@@ -64,7 +82,12 @@ export function analyzeTest(history: TestHistory, cfg: ResolvedAnalysisConfig, c
   let timeLostMs = 0
   let healed = 0
   let failures = 0
-  const contexts = new Map<string, ContextCount>()
+  let troubled = 0
+  // Most tests run in one context: count it in locals and only build a map when a second one shows up.
+  let mainContext: RunContext | null = null
+  let mainPasses = 0
+  let mainFailures = 0
+  let otherContexts: Map<RunContext, ContextCount> | null = null
   for (const e of all) {
     if (e.run.at < since) continue
     if (e.status === 'skipped') {
@@ -80,11 +103,19 @@ export function analyzeTest(history: TestHistory, cfg: ResolvedAnalysisConfig, c
     if (e.healingOccurred) healed++
     const failed = isFailure(e.status)
     if (failed) failures++
+    if (failed || e.failedAttempts > 0 || e.flakyOnRetry) troubled++
     const rc = runContext(e.run)
-    const count = contexts.get(rc.key)
-    if (count === undefined) contexts.set(rc.key, { facets: rc.facets, passes: failed ? 0 : 1, failures: failed ? 1 : 0 })
-    else if (failed) count.failures++
-    else count.passes++
+    mainContext ??= rc
+    if (rc === mainContext) {
+      if (failed) mainFailures++
+      else mainPasses++
+    } else {
+      otherContexts ??= new Map()
+      const count = otherContexts.get(rc)
+      if (count === undefined) otherContexts.set(rc, { passes: failed ? 0 : 1, failures: failed ? 1 : 0 })
+      else if (failed) count.failures++
+      else count.passes++
+    }
   }
   const n = entries.length
   const passes = n - failures
@@ -136,16 +167,11 @@ export function analyzeTest(history: TestHistory, cfg: ResolvedAnalysisConfig, c
   }
 
   const contextStats: ContextStats[] = []
-  for (const [context, c] of contexts) {
-    const total = c.passes + c.failures
-    contextStats.push({
-      context,
-      facets: c.facets,
-      passes: c.passes,
-      failures: c.failures,
-      passRate: total === 0 ? null : c.passes / total,
-      passRateClass: passRateClass(c.passes, c.failures),
-    })
+  if (mainContext !== null) {
+    contextStats.push(contextStat(mainContext, mainPasses, mainFailures))
+    if (otherContexts !== null) {
+      for (const [rc, c] of otherContexts) contextStats.push(contextStat(rc, c.passes, c.failures))
+    }
   }
 
   const last = all.length > 0 ? all[all.length - 1]! : null
@@ -170,7 +196,7 @@ export function analyzeTest(history: TestHistory, cfg: ResolvedAnalysisConfig, c
     verdict: verdict.verdict,
     reason: verdict.reason,
     evidence,
-    failureModes: failureModes(entries, cfg.hints.maxFailureModes),
+    failureModes: troubled > 0 ? failureModes(entries, cfg.hints.maxFailureModes) : [],
     hints,
     contexts: contextStats,
     timeLostMs,

@@ -16,7 +16,8 @@ export function binomialUpperTail(k: number, n: number, p: number): number {
   if (p >= 1) return 1
   // Sum the terms from k upwards with the ratio between neighbours; start in log space so that the first term
   // does not overflow for large n.
-  let term = Math.exp(logFactorial(n) - logFactorial(k) - logFactorial(n - k) + k * Math.log(p) + (n - k) * Math.log1p(-p))
+  const logChoose = logFactorial(n) - logFactorial(k) - logFactorial(n - k)
+  let term = Math.exp(logChoose + k * Math.log(p) + (n - k) * Math.log1p(-p))
   let sum = term
   const odds = p / (1 - p)
   for (let i = k; i < n; i++) {

@@ -98,7 +98,9 @@ export function decideVerdict(input: VerdictInput, cfg: ResolvedAnalysisConfig):
     for (let i = 0; i < beforeFix; i++) if (hadFailure(entries[i]!)) troubled++
     if (Math.pow(1 - troubled / beforeFix, trailingClean) < v.fixedAlpha) {
       const start = entries[beforeFix]!
-      const message = `no failures in the last ${trailingClean} runs, since revision ${shortRev(start.run.revision)} (${day(start.run.at)}); it failed in ${troubled} of ${beforeFix} runs before`
+      const since = `since revision ${shortRev(start.run.revision)} (${day(start.run.at)})`
+      const before = `it failed in ${troubled} of ${beforeFix} runs before`
+      const message = `no failures in the last ${trailingClean} runs, ${since}; ${before}`
       return {
         verdict: 'healthy',
         reason: `fixed: ${message}`,
@@ -123,7 +125,8 @@ export function decideVerdict(input: VerdictInput, cfg: ResolvedAnalysisConfig):
   if (failures > 0 && passes > 0) {
     const proof = sameRevisionProof(entries)
     if (proof !== null) {
-      const detail = `passed and failed on the same revision ${shortRev(proof.revision)}${proof.revisions > 1 ? ` (and on ${plural(proof.revisions - 1, 'other revision')})` : ''}`
+      const more = proof.revisions > 1 ? ` (and on ${plural(proof.revisions - 1, 'other revision')})` : ''
+      const detail = `passed and failed on the same revision ${shortRev(proof.revision)}${more}`
       evidence.push({ kind: 'same_revision_pass_and_fail', detail, runIds: proof.runIds, revision: proof.revision })
       reasons.push(detail)
     }
@@ -151,7 +154,8 @@ export function decideVerdict(input: VerdictInput, cfg: ResolvedAnalysisConfig):
     }
   }
   if (episodes >= v.minFailureEpisodes && passes > 0) {
-    const detail = `failed in ${episodes} separate episodes over ${n} runs (${failures} failures, flip rate ${fixed2(input.flipRate)})`
+    const rate = fixed2(input.flipRate)
+    const detail = `failed in ${episodes} separate episodes over ${n} runs (${failures} failures, flip rate ${rate})`
     evidence.push({ kind: 'high_flip_rate', detail })
     reasons.push(detail)
   }

@@ -46,6 +46,7 @@ export function failureAssociations(entries: readonly HistoryEntry[], cfg: Hints
       if (pValue >= cfg.alpha) continue
       const timeOfDay = facet === 'time_of_day'
       const label = timeOfDay ? bucketLabel(Number(value), cfg.timeOfDayBucketHours) : value
+      const where = facet === 'runner' ? `on runner ${value}` : `with ${facet.slice(4)}=${value}`
       hints.push({
         kind: timeOfDay ? 'time_of_day' : 'facet_association',
         facet,
@@ -57,7 +58,7 @@ export function failureAssociations(entries: readonly HistoryEntry[], cfg: Hints
         pValue,
         message: timeOfDay
           ? `${pct(failureShare)} of failures ${label}, which had ${pct(executionShare)} of executions`
-          : `${pct(failureShare)} of failures ${facet === 'runner' ? `on runner ${value}` : `with ${facet.slice(4)}=${value}`}, which ran ${pct(executionShare)} of executions`,
+          : `${pct(failureShare)} of failures ${where}, which ran ${pct(executionShare)} of executions`,
       })
     }
   }

@@ -12,7 +12,10 @@ export interface RunFailureCounts {
  * result as `ctx.excludedRuns` so that one broken CI machine does not make every test look flaky.
  * @example infraRunIds([{ runId: 'r1', total: 10, failed: 9 }], { failedShare: 0.8, minTests: 5 }) // Set { 'r1' }
  */
-export function infraRunIds(summaries: Iterable<RunFailureCounts>, cfg: { infra: InfraConfig } | InfraConfig): Set<string> {
+export function infraRunIds(
+  summaries: Iterable<RunFailureCounts>,
+  cfg: { infra: InfraConfig } | InfraConfig,
+): Set<string> {
   const { failedShare, minTests } = 'infra' in cfg ? cfg.infra : cfg
   const out = new Set<string>()
   for (const s of summaries) {

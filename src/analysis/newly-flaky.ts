@@ -19,6 +19,8 @@ export function newlyFlaky(entries: readonly HistoryEntry[], cfg: VerdictConfig)
   const after = n - first
   if (failuresAfter < 2 || Math.pow(1 - failuresAfter / after, first) >= cfg.fixedAlpha) return null
   const start = entries[first]!
+  const rev = shortRev(start.run.revision)
+  const since = `${failuresAfter} failures in ${after} runs since`
   return {
     kind: 'newly_flaky',
     since: start.run.at,
@@ -28,6 +30,6 @@ export function newlyFlaky(entries: readonly HistoryEntry[], cfg: VerdictConfig)
     runsAfter: after,
     failuresBefore: 0,
     failuresAfter,
-    message: `newly flaky: no failures in the ${first} runs before revision ${shortRev(start.run.revision)} (${day(start.run.at)}), ${failuresAfter} failures in ${after} runs since`,
+    message: `newly flaky: no failures in the ${first} runs before revision ${rev} (${day(start.run.at)}), ${since}`,
   }
 }

@@ -1,7 +1,7 @@
 import type { VerdictKind } from '../model.js'
 import { fixed2, plural } from './format.js'
 import type { ScoringConfig } from './resolve-analysis-config.js'
-import type { Recommendation } from './types.js'
+import type { Priority, Recommendation, RecommendedAction } from './types.js'
 
 export interface RecommendInput {
   score: number
@@ -23,35 +23,42 @@ export interface RecommendInput {
 export function recommend(input: RecommendInput, cfg: ScoringConfig): Recommendation {
   const { score, confidence, verdict } = input
   const s = fixed2(score)
+  const c = fixed2(confidence)
   if (verdict === 'broken') {
-    return { action: 'investigate', priority: 'critical', reason: 'failing consistently: a regression to fix, not a flake to quarantine' }
+    return rec('investigate', 'critical', 'failing consistently: a regression to fix, not a flake to quarantine')
   }
   const capped = verdict === 'healthy' || verdict === 'insufficient_data'
   const floor = (r: Recommendation): Recommendation =>
     verdict === 'flaky' && r.action === 'stable'
-      ? { action: 'monitor', priority: 'low', reason: `proven flaky, but the score is low (${s})` }
+      ? rec('monitor', 'low', `proven flaky, but the score is low (${s})`)
       : r
   if (input.runs < cfg.minRunsForScoring) {
-    return floor({ action: 'stable', priority: 'low', reason: `only ${plural(input.runs, 'run')} to score (need ${cfg.minRunsForScoring})` })
+    return floor(rec('stable', 'low', `only ${plural(input.runs, 'run')} to score (need ${cfg.minRunsForScoring})`))
   }
   if (confidence < cfg.minConfidenceForAction) {
     const action = score >= cfg.monitoringThreshold ? 'monitor' : 'stable'
-    return floor({ action, priority: 'low', reason: `low confidence (${fixed2(confidence)}) in score ${s}` })
+    return floor(rec(action, 'low', `low confidence (${c}) in score ${s}`))
   }
-  if (score >= cfg.quarantineThreshold && !capped) {
+  const q = cfg.quarantineThreshold
+  if (score >= q && !capped) {
     if (confidence < cfg.minConfidenceForQuarantine) {
-      return { action: 'investigate', priority: 'high', reason: `score ${s} ≥ ${cfg.quarantineThreshold}, but confidence ${fixed2(confidence)} < ${cfg.minConfidenceForQuarantine}` }
+      return rec('investigate', 'high', `score ${s} ≥ ${q}, but confidence ${c} < ${cfg.minConfidenceForQuarantine}`)
     }
     if (input.recentFailures < cfg.minRecentFailures) {
-      return { action: 'investigate', priority: 'medium', reason: `score ${s} ≥ ${cfg.quarantineThreshold}, but only ${plural(input.recentFailures, 'failure')} in the last ${cfg.recentFailureWindow} days` }
+      const recent = `${plural(input.recentFailures, 'failure')} in the last ${cfg.recentFailureWindow} days`
+      return rec('investigate', 'medium', `score ${s} ≥ ${q}, but only ${recent}`)
     }
-    return { action: 'quarantine', priority: score >= 0.8 ? 'critical' : 'high', reason: `flakiness score ${s} ≥ ${cfg.quarantineThreshold} with confidence ${fixed2(confidence)}` }
+    return rec('quarantine', score >= 0.8 ? 'critical' : 'high', `flakiness score ${s} ≥ ${q} with confidence ${c}`)
   }
   if (score >= cfg.investigationThreshold && !capped) {
-    return { action: 'investigate', priority: 'medium', reason: `flakiness score ${s} ≥ ${cfg.investigationThreshold}` }
+    return rec('investigate', 'medium', `flakiness score ${s} ≥ ${cfg.investigationThreshold}`)
   }
   if (score >= cfg.monitoringThreshold) {
-    return { action: 'monitor', priority: 'low', reason: `flakiness score ${s} ≥ ${cfg.monitoringThreshold}` }
+    return rec('monitor', 'low', `flakiness score ${s} ≥ ${cfg.monitoringThreshold}`)
   }
-  return floor({ action: 'stable', priority: 'low', reason: `flakiness score ${s} < ${cfg.monitoringThreshold}` })
+  return floor(rec('stable', 'low', `flakiness score ${s} < ${cfg.monitoringThreshold}`))
+}
+
+function rec(action: RecommendedAction, priority: Priority, reason: string): Recommendation {
+  return { action, priority, reason }
 }

@@ -85,7 +85,9 @@ export interface ResolvedAnalysisConfig {
   successRate: SuccessRateConfig
 }
 
-type DeepPartial<T> = { [K in keyof T]?: T[K] extends unknown[] ? T[K] : T[K] extends object ? DeepPartial<T[K]> : T[K] }
+type DeepPartial<T> = {
+  [K in keyof T]?: T[K] extends unknown[] ? T[K] : T[K] extends object ? DeepPartial<T[K]> : T[K]
+}
 
 /** What a caller may pass: any subset of {@link ResolvedAnalysisConfig}. Validation happens in `config/`. */
 export type AnalysisConfigOptions = DeepPartial<ResolvedAnalysisConfig>
@@ -113,7 +115,14 @@ export const DEFAULT_ANALYSIS_CONFIG: Readonly<ResolvedAnalysisConfig> = deepFre
       consecutiveFailurePenalty: 0.1,
     },
   },
-  verdict: { brokenMinConsecutive: 3, brokenAlpha: 0.001, baselineRuns: 20, fixedMinRuns: 10, fixedAlpha: 0.001, minFailureEpisodes: 2 },
+  verdict: {
+    brokenMinConsecutive: 3,
+    brokenAlpha: 0.001,
+    baselineRuns: 20,
+    fixedMinRuns: 10,
+    fixedAlpha: 0.001,
+    minFailureEpisodes: 2,
+  },
   infra: { failedShare: 0.8, minTests: 5 },
   hints: { alpha: 0.01, minFailures: 3, timeOfDayBucketHours: 6, maxFailureModes: 10 },
   successRate: { days: 3, defaultBranch: 'main', passedStatuses: ['success', 'passed'] },
@@ -122,7 +131,8 @@ export const DEFAULT_ANALYSIS_CONFIG: Readonly<ResolvedAnalysisConfig> = deepFre
 /**
  * Deep-merges options over the defaults. Arrays replace, `undefined` keeps the default. No validation: that is
  * the config module's job (zod), so that the analysis stays free of dependencies.
- * @example resolveAnalysisConfig({ scoring: { weights: { intermittency: 0.4 } } }).scoring.weights.rerunPassRate // 0.25
+ * @example
+ * resolveAnalysisConfig({ scoring: { weights: { intermittency: 0.4 } } }).scoring.weights.rerunPassRate // 0.25
  */
 export function resolveAnalysisConfig(options: AnalysisConfigOptions = {}): ResolvedAnalysisConfig {
   return merge(DEFAULT_ANALYSIS_CONFIG, options) as ResolvedAnalysisConfig

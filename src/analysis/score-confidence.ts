@@ -9,7 +9,10 @@ const DAY_MS = 86_400_000
  * timings). The geometric mean keeps it low when any one factor is low.
  * @example scoreConfidence(entries, resolveAnalysisConfig().scoring) // 0.84 for 50 runs over 14 days, no retries
  */
-export function scoreConfidence(entries: readonly HistoryEntry[], cfg: Pick<ScoringConfig, 'rollingWindowSize'>): number {
+export function scoreConfidence(
+  entries: readonly HistoryEntry[],
+  cfg: Pick<ScoringConfig, 'rollingWindowSize'>,
+): number {
   const n = entries.length
   if (n === 0) return 0
   let messages = false

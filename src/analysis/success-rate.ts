@@ -47,7 +47,9 @@ function isPassed(status: string | null, passed: readonly string[]): boolean {
  * The success rates as the blog exports them: `{ "test id": 0.75 }`, leaving out tests without relevant runs.
  * @example successRateMap(analyses) // { 'unit::a.test.ts::adds': 0.75 }
  */
-export function successRateMap(analyses: Iterable<Pick<TestAnalysis, 'testId' | 'successRate'>>): Record<string, number> {
+export function successRateMap(
+  analyses: Iterable<Pick<TestAnalysis, 'testId' | 'successRate'>>,
+): Record<string, number> {
   const out: Record<string, number> = {}
   for (const a of analyses) if (a.successRate !== null) out[a.testId] = a.successRate
   return out

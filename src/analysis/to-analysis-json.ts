@@ -107,7 +107,8 @@ export function toAnalysisJson(a: TestAnalysis): TestAnalysisJson {
       for (const [key, value] of Object.entries(h)) {
         if (key === 'kind' || key === 'message') continue
         const snake = key.replace(/[A-Z]/g, (ch) => `_${ch.toLowerCase()}`)
-        out[snake] = key === 'since' || key === 'from' || key === 'to' ? iso(value as number) : typeof value === 'number' ? round(value) : value
+        const isTime = key === 'since' || key === 'from' || key === 'to'
+        out[snake] = isTime ? iso(value as number) : typeof value === 'number' ? round(value) : value
       }
       return out
     }),

@@ -51,7 +51,7 @@ export function bundleUri(url: string | null): string | null {
  * @example bundleRun(run, ['gfx_api', 'quality', 'custom_profile_hash']).pipeline_id // 12345
  */
 export function bundleRun(run: Run, contextKeys: readonly string[]): BundleRun {
-  const out: Record<string, unknown> = { run_id: run.runId, suite: run.suite }
+  const out: Record<string, unknown> = { run_id: run.runId, suite: run.suite || null }
   for (const key of contextKeys) out[key] = run.env[key] ?? null
   const pipelineId = bundlePipelineId(run.pipelineId)
   out.source_revision = run.revision

@@ -198,26 +198,84 @@ export function positionSimilarity(a: Box | null, b: Box | null): number | null 
 }
 
 /**
- * Turns a stored fingerprint into comparable signals. Attribute tokens leave out `style`, which animations and
- * layout code rewrite constantly.
- * @example toSignals(fingerprint).attrs // ['name=pay', 'type=submit']
+ * Turns a fingerprint into comparable signals. Attribute tokens leave out `style`, which animations and layout
+ * code rewrite constantly. Order is kept: the set measures below do not need sorted tokens.
+ * @example toSignals(fingerprint).attrs // ['type=submit', 'name=pay']
  */
 export function toSignals(fp: ElementFingerprint): ElementSignals {
   const attrs: string[] = []
-  for (const name of Object.keys(fp.attrs)) {
+  for (const name in fp.attrs) {
     if (name !== 'style') attrs.push(name + '=' + fp.attrs[name])
   }
-  attrs.sort()
   return {
     tag: fp.tag,
     id: fp.id,
     text: fp.text.toLowerCase(),
-    classes: fp.classes.slice().sort(),
+    classes: fp.classes,
     attrs,
     path: fp.path,
     siblings: fp.siblings,
     box: fp.box,
   }
+}
+
+/** Running weighted sum of the signals that apply. */
+export interface ScoreSum {
+  sum: number
+  total: number
+  breakdown: Breakdown
+}
+
+/** Adds the cheap signals (all but text and position) into `acc`. */
+export function addStructuralSignals(fp: ElementSignals, c: ElementSignals, w: Weights, acc: ScoreSum): void {
+  const b = acc.breakdown
+  b.tag = fp.tag === c.tag ? 1 : 0
+  acc.sum += w.tag * b.tag
+  acc.total += w.tag
+  if (fp.id !== '') {
+    b.id = textSimilarity(fp.id, c.id)
+    acc.sum += w.id * b.id
+    acc.total += w.id
+  }
+  if (fp.classes.length > 0 || c.classes.length > 0) {
+    b.classes = jaccard(fp.classes, c.classes)
+    acc.sum += w.classes * b.classes
+    acc.total += w.classes
+  }
+  if (fp.attrs.length > 0 || c.attrs.length > 0) {
+    b.attributes = jaccard(fp.attrs, c.attrs)
+    acc.sum += w.attributes * b.attributes
+    acc.total += w.attributes
+  }
+  b.path = sequenceSimilarity(fp.path, c.path)
+  acc.sum += w.path * b.path
+  acc.total += w.path
+  b.siblings = sequenceSimilarity(fp.siblings, c.siblings)
+  acc.sum += w.siblings * b.siblings
+  acc.total += w.siblings
+}
+
+/**
+ * The highest score `c` could reach whatever its position, with text similarity bounded by the lengths alone
+ * (an edit distance is at least the length difference). A ranking skips the costly signals, Levenshtein and the
+ * layout box, for every element whose ceiling cannot beat the candidates it already holds. Adding a perfect
+ * position can only raise a mean, so the ceiling holds whether or not the candidate turns out to have a box.
+ * @example scoreCeiling(fp, c, DEFAULT_WEIGHTS) >= scoreCandidate(fp, c, DEFAULT_WEIGHTS).score // always
+ */
+export function scoreCeiling(fp: ElementSignals, c: ElementSignals, w: Weights): number {
+  const acc: ScoreSum = { sum: 0, total: 0, breakdown: {} }
+  addStructuralSignals(fp, c, w, acc)
+  if (fp.text !== '' || c.text !== '') {
+    const la = fp.text.length
+    const lb = c.text.length
+    acc.sum += (w.text * Math.min(la, lb)) / Math.max(la, lb)
+    acc.total += w.text
+  }
+  if (fp.box) {
+    acc.sum += w.position
+    acc.total += w.position
+  }
+  return acc.total > 0 ? acc.sum / acc.total : 0
 }
 
 /**
@@ -226,45 +284,20 @@ export function toSignals(fp: ElementFingerprint): ElementSignals {
  * @example scoreCandidate(toSignals(learned), toSignals(candidate), DEFAULT_WEIGHTS).score // 0.93
  */
 export function scoreCandidate(fp: ElementSignals, c: ElementSignals, w: Weights): Scored {
-  const breakdown: Breakdown = {}
-  let sum = 0
-  let total = 0
-  breakdown.tag = fp.tag === c.tag ? 1 : 0
-  sum += w.tag * breakdown.tag
-  total += w.tag
-  if (fp.id !== '') {
-    breakdown.id = textSimilarity(fp.id, c.id)
-    sum += w.id * breakdown.id
-    total += w.id
-  }
+  const acc: ScoreSum = { sum: 0, total: 0, breakdown: {} }
+  addStructuralSignals(fp, c, w, acc)
   if (fp.text !== '' || c.text !== '') {
-    breakdown.text = textSimilarity(fp.text, c.text)
-    sum += w.text * breakdown.text
-    total += w.text
+    acc.breakdown.text = textSimilarity(fp.text, c.text)
+    acc.sum += w.text * acc.breakdown.text
+    acc.total += w.text
   }
-  if (fp.classes.length > 0 || c.classes.length > 0) {
-    breakdown.classes = jaccard(fp.classes, c.classes)
-    sum += w.classes * breakdown.classes
-    total += w.classes
-  }
-  if (fp.attrs.length > 0 || c.attrs.length > 0) {
-    breakdown.attributes = jaccard(fp.attrs, c.attrs)
-    sum += w.attributes * breakdown.attributes
-    total += w.attributes
-  }
-  breakdown.path = sequenceSimilarity(fp.path, c.path)
-  sum += w.path * breakdown.path
-  total += w.path
-  breakdown.siblings = sequenceSimilarity(fp.siblings, c.siblings)
-  sum += w.siblings * breakdown.siblings
-  total += w.siblings
   const position = positionSimilarity(fp.box, c.box)
   if (position !== null) {
-    breakdown.position = position
-    sum += w.position * position
-    total += w.position
+    acc.breakdown.position = position
+    acc.sum += w.position * position
+    acc.total += w.position
   }
-  return { score: total > 0 ? sum / total : 0, breakdown }
+  return { score: acc.total > 0 ? acc.sum / acc.total : 0, breakdown: acc.breakdown }
 }
 
 /** A scored element as the heal decision sees it. */

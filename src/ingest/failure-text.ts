@@ -9,7 +9,7 @@ const MAX_MESSAGE = 4096
 /**
  * Splits a failure text without a separate message into a message (the text before the first stack frame,
  * e.g. `Error: expect(received).toBe(expected)` plus the expected/received lines) and the full text as stack.
- * @example splitFailure('Error: boom\n    at f (a.js:1:1)') // { message: 'Error: boom', stack: 'Error: boom\n    at f…' }
+ * @example splitFailure('Error: boom\n    at f (a.js:1:1)').message // 'Error: boom'
  */
 export function splitFailure(text: string | null | undefined): { message: string | null; stack: string | null } {
   if (!text) return { message: null, stack: null }

@@ -226,10 +226,10 @@ export async function parseJunit(source: ReportSource): Promise<ParsedReport> {
           openInCase(current, name, a, depth)
           return
         }
-        if (name === 'testsuite') openSuite(a as JunitSuiteAttributes)
+        if (name === 'testsuite') openSuite(a)
         else if (name === 'testcase') {
           current = {
-            attrs: a as JunitCaseAttributes,
+            attrs: a,
             depth,
             suite: suites.at(-1),
             suitePath: suitePath(suites),
@@ -291,7 +291,8 @@ export async function parseJunit(source: ReportSource): Promise<ParsedReport> {
         const attrs = a as JunitOutcomeAttributes
         // The first failing element decides; a <skipped> never overrides a failure.
         if (!c.outcome || (c.outcome.status === 'skipped' && status !== 'skipped')) {
-          c.outcome = { status, message: optionalText(attrs.message), type: attrs.type ?? null, body: new BoundedText() }
+          const message = optionalText(attrs.message)
+          c.outcome = { status, message, type: attrs.type ?? null, body: new BoundedText() }
           capture(c.outcome.body, depth)
         }
       } else if (name === 'system-out') {

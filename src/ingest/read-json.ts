@@ -20,7 +20,8 @@ export async function readJson<T>(source: ReportSource, schema: z.ZodType<T>, wh
     data = JSON.parse(text)
   } catch (error) {
     const detail = error instanceof Error ? error.message : String(error)
-    const offset = jsonErrorOffset(text)
+    // A fault at the very end (truncation) belongs to the last line with content.
+    const offset = Math.min(jsonErrorOffset(text), text.trimEnd().length)
     throw new ReportParseError(source.name, lineAt(text, offset), `invalid JSON: ${detail}`, { cause: error })
   }
   if (depthExceeds(data, MAX_JSON_DEPTH)) {
@@ -62,17 +63,20 @@ function depthExceeds(root: unknown, max: number): boolean {
 }
 
 const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y
+// JSON strings may not hold raw control characters; the scanner must reject them where JSON.parse did.
+// eslint-disable-next-line no-control-regex
 const STRING = /"(?:[^"\\\u0000-\u001f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"/y
 
 /**
  * The offset of the first syntax error in `text`. V8's JSON.parse messages only sometimes carry a position, so
  * this small scanner (run only after JSON.parse failed) finds it; iterative, so deep nesting cannot overflow.
+ * @example jsonErrorOffset('{"a": }') // 6
  */
 export function jsonErrorOffset(text: string): number {
   let i = 0
-  const stack: ('{' | '[')[] = []
+  const open: ('{' | '[')[] = []
   const ws = () => {
-    while (i < text.length && (text[i] === ' ' || text[i] === '\t' || text[i] === '\n' || text[i] === '\r')) i++
+    while (i < text.length && ' \t\n\r'.includes(text[i]!)) i++
   }
   const match = (re: RegExp) => {
     re.lastIndex = i
@@ -80,31 +84,7 @@ export function jsonErrorOffset(text: string): number {
     i = re.lastIndex
     return true
   }
-  const value = (): boolean => {
-    ws()
-    const c = text[i]
-    if (c === '{' || c === '[') {
-      stack.push(c)
-      i++
-      ws()
-      if (text[i] === (c === '{' ? '}' : ']')) {
-        stack.pop()
-        i++
-        return true
-      }
-      return c === '{' ? key() : true
-    }
-    if (c === '"') return match(STRING)
-    if (c === '-' || (c !== undefined && c >= '0' && c <= '9')) return match(NUMBER)
-    for (const lit of ['true', 'false', 'null']) {
-      if (text.startsWith(lit, i)) {
-        i += lit.length
-        return true
-      }
-    }
-    return false
-  }
-  const key = (): boolean => {
+  const key = () => {
     ws()
     if (text[i] !== '"' || !match(STRING)) return false
     ws()
@@ -112,24 +92,46 @@ export function jsonErrorOffset(text: string): number {
     i++
     return true
   }
-  // After each value: close containers, or take a comma and the next member.
-  if (!value()) return i
+  const primitive = () => {
+    const c = text[i]
+    if (c === '"') return match(STRING)
+    if (c === '-' || (c !== undefined && c >= '0' && c <= '9')) return match(NUMBER)
+    const lit = ['true', 'false', 'null'].find((l) => text.startsWith(l, i))
+    if (lit) i += lit.length
+    return lit !== undefined
+  }
+  let expectValue = true
   for (;;) {
-    // An opened container with a pending value (after '[' or a key) needs one before anything else.
-    if (text[i - 1] === '[' || text[i - 1] === ':') {
-      if (!value()) return i
+    ws()
+    if (expectValue) {
+      const c = text[i]
+      if (c === '{' || c === '[') {
+        const close = c === '{' ? '}' : ']'
+        i++
+        ws()
+        if (text[i] === close) {
+          i++
+          expectValue = false
+        } else {
+          open.push(c)
+          if (c === '{' && !key()) return i
+        }
+      } else if (primitive()) {
+        expectValue = false
+      } else {
+        return i
+      }
       continue
     }
-    ws()
-    const top = stack.at(-1)
-    if (top === undefined) return i < text.length ? i : text.length
+    const top = open.at(-1)
+    if (top === undefined) return i
     const c = text[i]
     if (c === ',') {
       i++
       if (top === '{' && !key()) return i
-      if (!value()) return i
+      expectValue = true
     } else if (c === (top === '{' ? '}' : ']')) {
-      stack.pop()
+      open.pop()
       i++
     } else {
       return i

@@ -107,7 +107,7 @@ export async function parseTrx(source: ReportSource): Promise<ParsedReport> {
         } else if (name === 'UnitTest') {
           definition = a.id ?? null
         } else if (name === 'TestMethod' && definition) {
-          classes.set(definition, a as TrxTestMethodAttributes)
+          classes.set(definition, a)
         } else if (name === 'Times') {
           meta.startedAt = parseTimestamp(a.start)
           meta.finishedAt = parseTimestamp(a.finish)

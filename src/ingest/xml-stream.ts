@@ -11,7 +11,6 @@ export interface XmlHandlers {
   close(name: string, depth: number): void
   /** Character data and CDATA, delivered only while {@link XmlContext.captureText} is on. */
   text(text: string): void
-  comment?(text: string): void
 }
 
 export interface XmlContext {
@@ -86,7 +85,6 @@ export async function streamXml(source: ReportSource, build: (ctx: XmlContext) =
     handlers.close(tag.name, depth)
     depth--
   })
-  if (handlers.comment) parser.on('comment', handlers.comment)
 
   let started = false
   // The prolog (before the root element) is scanned for a DOCTYPE as it streams in, so that one is refused at
@@ -118,7 +116,9 @@ export async function streamXml(source: ReportSource, build: (ctx: XmlContext) =
     parser.close()
   } catch (error) {
     if (error instanceof ReportParseError) throw error
-    if (error instanceof RangeError) throw new ReportParseError(file, parser.line, `report too complex: ${error.message}`)
+    if (error instanceof RangeError) {
+      throw new ReportParseError(file, parser.line, `report too complex: ${error.message}`)
+    }
     throw error
   }
 }

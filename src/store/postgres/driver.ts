@@ -55,8 +55,8 @@ export interface PgPoolConfig {
 
 export interface PgDriver {
   Pool: new (config: PgPoolConfig) => PgPool
-  getTypeParser(oid: number, format?: string): PgTypeParser
-  copyFrom(sql: string): PgCopyInStream
+  getTypeParser: (oid: number, format?: string) => PgTypeParser
+  copyFrom: (sql: string) => PgCopyInStream
 }
 
 interface PgModule {

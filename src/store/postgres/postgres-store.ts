@@ -94,7 +94,6 @@ function redact(url: string): string {
 export async function openPostgresStore(url: string, opts: PostgresStoreOptions = {}): Promise<PostgresStore> {
   const resolved = resolvePostgresUrl(url)
   const driver = await loadPg()
-  const fallback = driver.getTypeParser
   const pool = new driver.Pool({
     connectionString: resolved.connectionString,
     options: resolved.schema ? `-c search_path=${resolved.schema}` : undefined,
@@ -103,7 +102,7 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions 
     idleTimeoutMillis: 30_000,
     application_name: 'flakewatch',
     // Counts, ids and epoch-ms times are int8; all fit a double, and numbers are what the rest of flakewatch uses.
-    types: { getTypeParser: (oid, format) => (oid === INT8_OID ? Number : fallback(oid, format)) },
+    types: { getTypeParser: (oid, format) => (oid === INT8_OID ? Number : driver.getTypeParser(oid, format)) },
   })
   // An idle connection dropped by the server emits here; without a listener that would crash the process.
   // The next query fails with its own error instead.
@@ -284,13 +283,13 @@ export class PostgresStore implements Store {
         }
       }
     }
-    const newTests = await this.resolveTests(client, [...tests.values()])
-    const newMessages = await this.resolveMessages(
+    const testKeys = await this.resolveTests(client, [...tests.values()])
+    const messageKeys = await this.resolveMessages(
       client,
       [...keys].map((k) => [k, prepared.messages.get(k)!]),
     )
-    const testKey = (id: string) => newTests.get(id) ?? this.testKeys.get(id)!
-    const messageId = (k: string | null) => (k === null ? null : (newMessages.get(k) ?? this.messageKeys.get(k)!))
+    const testKey = (id: string) => testKeys.get(id)!
+    const messageId = (k: string | null) => (k === null ? null : messageKeys.get(k)!)
 
     await this.ensureStaging(client, onCommit)
     const attemptsStaged = await this.stage(client, active, testKey, messageId)
@@ -320,9 +319,9 @@ export class PostgresStore implements Store {
     }
     // Only committed keys may enter the caches: a rolled-back transaction's keys do not exist.
     onCommit(() => {
-      for (const [id, key] of newTests) this.testKeys.set(id, key)
+      for (const [id, key] of testKeys) this.testKeys.set(id, key)
       if (this.messageKeys.size > 100_000) this.messageKeys.clear()
-      for (const [k, id] of newMessages) this.messageKeys.set(k, id)
+      for (const [k, id] of messageKeys) this.messageKeys.set(k, id)
     })
     return outcomes
   }
@@ -389,12 +388,18 @@ export class PostgresStore implements Store {
   }
 
   /**
-   * Keys for tests this store has not cached: select the known ones, insert the rest in sorted order, and select
-   * again for those a concurrent transaction inserted first. Returns the keys found, for the cache after commit.
+   * The key of every test given. Uncached ones are selected first (so that known tests do not burn identity
+   * values), the rest inserted in sorted order, and those a concurrent transaction inserted first selected again.
    */
   private async resolveTests(client: PgClient, refs: TestRef[]): Promise<Map<string, number>> {
     const found = new Map<string, number>()
-    const missing = refs.filter((t) => !this.testKeys.has(t.testId)).sort((a, b) => compare(a.testId, b.testId))
+    const missing: TestRef[] = []
+    for (const t of refs) {
+      const key = this.testKeys.get(t.testId)
+      if (key === undefined) missing.push(t)
+      else found.set(t.testId, key)
+    }
+    missing.sort((a, b) => compare(a.testId, b.testId))
     if (missing.length === 0) return found
     const select = async (ids: string[]) => {
       const { rows } = await client.query<{ id: number; test_id: string }>(
@@ -428,7 +433,13 @@ export class PostgresStore implements Store {
   /** Same pattern as tests: messages are deduplicated by the hash of their text. */
   private async resolveMessages(client: PgClient, entries: [key: string, text: string][]): Promise<Map<string, number>> {
     const found = new Map<string, number>()
-    const missing = entries.filter(([k]) => !this.messageKeys.has(k)).sort((a, b) => compare(a[0], b[0]))
+    const missing: [string, string][] = []
+    for (const e of entries) {
+      const id = this.messageKeys.get(e[0])
+      if (id === undefined) missing.push(e)
+      else found.set(e[0], id)
+    }
+    missing.sort((a, b) => compare(a[0], b[0]))
     if (missing.length === 0) return found
     const select = async (keys: string[]) => {
       const { rows } = await client.query<{ id: number; key: string }>(
@@ -651,7 +662,10 @@ export class PostgresStore implements Store {
       if (tests.size === 0) return
       let minAt = Infinity
       let maxAt = -Infinity
-      for (const r of runs.values()) (minAt = Math.min(minAt, r.at)), (maxAt = Math.max(maxAt, r.at))
+      for (const r of runs.values()) {
+        minAt = Math.min(minAt, r.at)
+        maxAt = Math.max(maxAt, r.at)
+      }
       const p = new Params()
       const where = [`at BETWEEN ${p.add(minAt)} AND ${p.add(maxAt)}`]
       if (filter.testIds) where.push(`test = ANY(${p.add([...tests.keys()])}::integer[])`)

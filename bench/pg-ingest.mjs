@@ -1,0 +1,287 @@
+// PostgreSQL store benchmark: aggregate ingest from concurrent writer processes against raw COPY into the same
+// table (the bare-insert baseline), then the analysis scan over the result against a bare cursor read, then disk.
+// Prints one JSON line per figure. Uses the built store: run `npm run build` (or `npx tsc -p tsconfig.build.json`).
+//
+//   FLAKEWATCH_TEST_PG=postgres://postgres@127.0.0.1:5432/test node bench/pg-ingest.mjs [--writers 20] [--reports 10]
+//     [--tests 5000] [--keep]
+import { fork } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { existsSync, statSync } from 'node:fs'
+import { parseArgs } from 'node:util'
+import pg from 'pg'
+import copyStreams from 'pg-copy-streams'
+
+const root = new URL('..', import.meta.url)
+const entry = new URL('dist/store/postgres/postgres-store.js', root)
+const source = new URL('src/store/postgres/postgres-store.ts', root)
+
+const { values: args } = parseArgs({
+  options: {
+    writers: { type: 'string', default: '20' },
+    reports: { type: 'string', default: '10' },
+    tests: { type: 'string', default: '5000' },
+    keep: { type: 'boolean', default: false },
+    worker: { type: 'string' },
+  },
+})
+const WRITERS = Number(args.writers)
+const REPORTS = Number(args.reports)
+const TESTS = Number(args.tests)
+const BASE_URL = process.env.FLAKEWATCH_TEST_PG ?? 'postgres://postgres@127.0.0.1:5432/test'
+
+const MESSAGES = Array.from({ length: 40 }, (_, i) => `AssertionError: expected ${i} to equal ${i + 1}\n    at step ${i}`)
+
+/** Report `k` of writer `w`: one run of the shared suite, ~5% failing with a pooled message, ~2% flaky. */
+function report(w, k) {
+  const seq = k * WRITERS + w
+  const run = {
+    runId: `bench-${w}-${k}`,
+    suite: 'bench',
+    branch: seq % 5 ? 'main' : `feature-${seq % 7}`,
+    revision: `rev-${Math.floor(seq / 3)}`,
+    pipelineId: String(seq),
+    pipelineUrl: `https://ci.example/p/${seq}`,
+    jobId: String(seq * 10),
+    jobUrl: `https://ci.example/j/${seq * 10}`,
+    artifactsUrl: null,
+    jobStatus: 'success',
+    pipelineStatus: 'success',
+    runnerId: `runner-${seq % 8}`,
+    env: { os: 'linux', browser: seq % 2 ? 'chromium' : 'firefox' },
+    startedAt: new Date(Date.UTC(2026, 0, 1) + seq * 600_000).toISOString(),
+    finishedAt: null,
+    durationMs: 600_000,
+    status: 'complete',
+  }
+  const results = []
+  for (let t = 0; t < TESTS; t++) {
+    const h = (t * 2654435761 + seq * 40503) >>> 0
+    const failing = h % 100 < 5
+    const flaky = !failing && h % 100 < 7
+    const module = `src/module-${t % 97}.test.ts`
+    results.push({
+      test: { testId: `bench::${module}::case ${t}`, suite: 'bench', module, name: `case ${t}`, file: module },
+      status: failing ? 'failed' : 'passed',
+      flakyOnRetry: flaky,
+      durationMs: (h % 2000) / 10,
+      errorType: failing ? 'AssertionError' : null,
+      message: failing ? MESSAGES[h % MESSAGES.length] : null,
+      healingOccurred: false,
+      attempts: flaky
+        ? [
+            { retry: 0, status: 'failed', durationMs: 12, message: 'Timeout 5000ms exceeded', stack: `at case ${t % 20}` },
+            { retry: 1, status: 'passed', durationMs: 9, message: null, stack: null },
+          ]
+        : [],
+    })
+  }
+  return { file: `${run.runId}.xml`, contentHash: `hash-${w}-${k}`, runs: [{ run, results }] }
+}
+
+// ---------------------------------------------------------------------------------------------------- worker
+
+async function worker(url, w) {
+  const { openPostgresStore } = await import(entry.href)
+  const store = await openPostgresStore(url, { poolSize: 2 })
+  const reports = Array.from({ length: REPORTS }, (_, k) => report(w, k))
+  process.send({ ready: true })
+  await new Promise((resolve) => process.once('message', resolve))
+  const t0 = performance.now()
+  let results = 0
+  for (const r of reports) for (const o of await store.ingestReport(r)) results += o.results
+  const ms = performance.now() - t0
+  await store.close()
+  process.send({ results, ms })
+}
+
+if (args.worker !== undefined) {
+  await worker(process.env.FW_BENCH_URL, Number(args.worker))
+  process.exit(0)
+}
+
+// ---------------------------------------------------------------------------------------------------- main
+
+if (!existsSync(entry) || statSync(entry).mtimeMs < statSync(source).mtimeMs) {
+  console.error('dist/ is missing or older than src/store/postgres: run `npx tsc -p tsconfig.build.json` first')
+  process.exit(2)
+}
+
+const schema = `fw_bench_${randomBytes(4).toString('hex')}`
+const url = (() => {
+  const u = new URL(BASE_URL)
+  u.searchParams.set('schema', schema)
+  return u.toString()
+})()
+const emit = (o) => console.log(JSON.stringify({ bench: 'pg', ...o }))
+const admin = new pg.Client({ connectionString: BASE_URL, options: `-c search_path=${schema}` })
+await admin.connect()
+const one = async (sql, params) => (await admin.query(sql, params)).rows[0]
+
+const { openPostgresStore } = await import(entry.href)
+const store = await openPostgresStore(url)
+
+try {
+  const total = WRITERS * REPORTS * TESTS
+
+  // Baseline: the same number of rows, COPYed by as many connections straight into `results` (same indexes).
+  const baseline = await rawCopy(total)
+  emit({ phase: 'raw-copy', writers: WRITERS, rows: total, seconds: round(baseline.s), rowsPerSec: Math.round(total / baseline.s) })
+  await admin.query('TRUNCATE results')
+  await admin.query('CHECKPOINT')
+
+  // The store: WRITERS processes, each ingesting REPORTS reports of TESTS results, all starting together.
+  const ingest = await ingestAll()
+  const rate = Math.round(ingest.results / ingest.s)
+  emit({
+    phase: 'ingest',
+    writers: WRITERS,
+    reports: WRITERS * REPORTS,
+    resultsPerReport: TESTS,
+    results: ingest.results,
+    seconds: round(ingest.s),
+    resultsPerSec: rate,
+    ratioToRawCopy: round(rate / (total / baseline.s)),
+  })
+
+  // Disk, measured before maintenance so that it is what a live server carries.
+  const sizes = await admin.query(
+    `SELECT c.relname AS table, pg_total_relation_size(c.oid)::bigint AS bytes FROM pg_class c
+     JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind = 'r' ORDER BY 2 DESC`,
+    [schema],
+  )
+  const bytes = sizes.rows.reduce((n, r) => n + Number(r.bytes), 0)
+  const counted = await one('SELECT count(*)::int AS results, (SELECT count(*)::int FROM attempts) AS attempts FROM results')
+  emit({
+    phase: 'disk',
+    results: counted.results,
+    attemptRows: counted.attempts,
+    totalMB: round(bytes / 2 ** 20),
+    bytesPerResult: Math.round(bytes / counted.results),
+    gbPer10M: round((bytes / counted.results) * 1e7 / 2 ** 30),
+    tables: Object.fromEntries(sizes.rows.map((r) => [r.table, round(Number(r.bytes) / 2 ** 20)])),
+  })
+
+  // Autovacuum would get there on its own; the scan is measured on the steady state it leaves (visibility map set,
+  // so the covering primary key serves an index-only scan).
+  await admin.query('VACUUM ANALYZE')
+  for (const pass of [1, 2]) {
+    const bare = await bareScan()
+    const scan = await storeScan()
+    emit({
+      phase: 'scan',
+      pass,
+      results: scan.rows,
+      tests: scan.tests,
+      seconds: round(scan.s),
+      rowsPerSec: Math.round(scan.rows / scan.s),
+      bareCursorRowsPerSec: Math.round(bare.rows / bare.s),
+      ratioToBareCursor: round(bare.s / scan.s),
+      heapGrowthMB: round(scan.heapGrowth / 2 ** 20),
+    })
+  }
+} finally {
+  await store.close()
+  if (!args.keep) await admin.query(`DROP SCHEMA ${schema} CASCADE`)
+  else console.error(`kept schema ${schema}`)
+  await admin.end()
+}
+
+async function ingestAll() {
+  const children = Array.from({ length: WRITERS }, (_, w) =>
+    fork(new URL(import.meta.url), ['--worker', String(w), '--writers', String(WRITERS), '--reports', String(REPORTS), '--tests', String(TESTS)], {
+      env: { ...process.env, FW_BENCH_URL: url },
+    }),
+  )
+  const next = (child) =>
+    new Promise((resolve, reject) => {
+      child.once('message', resolve)
+      child.once('exit', (code) => code && reject(new Error(`writer exited with ${code}`)))
+    })
+  await Promise.all(children.map(next))
+  const t0 = performance.now()
+  const done = children.map(next)
+  for (const c of children) c.send('go')
+  const outs = await Promise.all(done)
+  const s = (performance.now() - t0) / 1000
+  return { s, results: outs.reduce((n, o) => n + o.results, 0) }
+}
+
+async function rawCopy(total) {
+  const per = Math.ceil(total / WRITERS)
+  // Rows are rendered before the clock starts: the baseline is the database's insert path, not string building.
+  const payloads = Array.from({ length: WRITERS }, (_, w) => {
+    const chunks = []
+    let chunk = ''
+    for (let i = 0; i < per; i++) {
+      const t = i % TESTS
+      const run = 1_000_000 + w * 1000 + Math.floor(i / TESTS)
+      const failing = (t + run) % 20 === 0
+      chunk += `${1767225600000 + run * 1000}\t${t % 200}\t0\t${t + 1}\t${run}\t1\t0\t${failing ? 1 : '\\N'}\t${failing ? 1 : 0}\tf\tf\t${failing ? 'AssertionError' : '\\N'}\n`
+      if (chunk.length > 65536) chunks.push(chunk), (chunk = '')
+    }
+    chunks.push(chunk)
+    return chunks
+  })
+  const clients = await Promise.all(
+    payloads.map(async () => {
+      const c = new pg.Client({ connectionString: BASE_URL, options: `-c search_path=${schema}` })
+      await c.connect()
+      return c
+    }),
+  )
+  const t0 = performance.now()
+  await Promise.all(
+    clients.map(async (c, w) => {
+      await c.query('BEGIN')
+      const stream = c.query(
+        copyStreams.from(
+          'COPY results (at, duration_ms, failed_ms, test, run, attempts, failed_attempts, message, status, flaky, healing, error_type) FROM STDIN',
+        ),
+      )
+      for (const chunk of payloads[w]) if (!stream.write(chunk)) await new Promise((r) => stream.once('drain', r))
+      stream.end()
+      await new Promise((resolve, reject) => (stream.on('finish', resolve), stream.on('error', reject)))
+      await c.query('COMMIT')
+    }),
+  )
+  const s = (performance.now() - t0) / 1000
+  await Promise.all(clients.map((c) => c.end()))
+  return { s }
+}
+
+async function storeScan() {
+  global.gc?.()
+  const heap0 = process.memoryUsage().heapUsed
+  let peak = heap0
+  let rows = 0
+  let tests = 0
+  const t0 = performance.now()
+  for await (const h of store.scanHistory()) {
+    tests++
+    rows += h.entries.length
+    if (tests % 500 === 0) peak = Math.max(peak, process.memoryUsage().heapUsed)
+  }
+  return { s: (performance.now() - t0) / 1000, rows, tests, heapGrowth: peak - heap0 }
+}
+
+/** The same cursor and pages as the store's scan, without building history objects. */
+async function bareScan() {
+  const t0 = performance.now()
+  await admin.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY')
+  await admin.query(
+    `DECLARE bare NO SCROLL CURSOR FOR SELECT test, at, run, status, flaky, duration_ms, attempts, failed_attempts,
+     failed_ms, error_type, message, healing FROM results ORDER BY test, at, run`,
+  )
+  let rows = 0
+  for (;;) {
+    const page = await admin.query({ text: 'FETCH 20000 FROM bare', rowMode: 'array' })
+    rows += page.rows.length
+    if (page.rows.length < 20000) break
+  }
+  await admin.query('COMMIT')
+  return { s: (performance.now() - t0) / 1000, rows }
+}
+
+function round(n) {
+  return Math.round(n * 100) / 100
+}

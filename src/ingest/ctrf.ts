@@ -1,0 +1,202 @@
+import { z } from 'zod'
+import type { Attempt, ResultStatus } from '../model.js'
+import { truncateText } from './bounded-text.js'
+import { readJson } from './read-json.js'
+import { stripAnsi } from './strip-ansi.js'
+import { parseTimestamp } from './timestamps.js'
+import type { ParsedCase, ParsedReport, ReportRunMeta, ReportSource } from './types.js'
+
+/** The CTRF (Common Test Report Format, ctrf.io) subset read. Repeated test names are allowed. */
+interface CtrfReport {
+  timestamp?: string | null
+  results: {
+    tool: { name: string }
+    summary?: { start?: number | null; stop?: number | null } | null
+    tests: CtrfTest[]
+    environment?: CtrfEnvironment | null
+  }
+}
+
+type CtrfStatus = 'passed' | 'failed' | 'skipped' | 'pending' | 'other'
+
+interface CtrfTest {
+  name: string
+  status: CtrfStatus
+  duration?: number | null
+  message?: string | null
+  trace?: string | null
+  /** The runner's own status: Playwright's `timedOut`, `interrupted`. */
+  rawStatus?: string | null
+  /** `"chromium > file.spec.ts > describe"` in older writers, an array of titles in the spec. */
+  suite?: string | string[] | null
+  filePath?: string | null
+  retries?: number | null
+  retryAttempts?: CtrfRetryAttempt[] | null
+  flaky?: boolean | null
+}
+
+interface CtrfRetryAttempt {
+  attempt?: number | null
+  status: CtrfStatus
+  duration?: number | null
+  message?: string | null
+  trace?: string | null
+}
+
+interface CtrfEnvironment {
+  buildId?: string | number | null
+  buildUrl?: string | null
+  branchName?: string | null
+  commit?: string | null
+  osPlatform?: string | null
+  testEnvironment?: string | null
+}
+
+const STATUS: Record<CtrfStatus, ResultStatus> = {
+  passed: 'passed',
+  failed: 'failed',
+  skipped: 'skipped',
+  pending: 'skipped',
+  // Jest's todo/disabled and other statuses that neither pass nor fail.
+  other: 'skipped',
+}
+
+const status = z.enum(['passed', 'failed', 'skipped', 'pending', 'other'])
+const text = z.string().nullish()
+const count = z.number().int().nonnegative().nullish()
+
+const retryAttempt = z.object({
+  attempt: z.number().nullish(),
+  status,
+  duration: z.number().nullish(),
+  message: text,
+  trace: text,
+})
+
+const schema: z.ZodType<CtrfReport> = z.object({
+  timestamp: text,
+  results: z.object({
+    tool: z.object({ name: z.string() }),
+    summary: z.object({ start: z.number().nullish(), stop: z.number().nullish() }).nullish(),
+    tests: z.array(
+      z.object({
+        name: z.string(),
+        status,
+        duration: z.number().nullish(),
+        message: text,
+        trace: text,
+        rawStatus: text,
+        suite: z.union([z.string(), z.array(z.string())]).nullish(),
+        filePath: text,
+        retries: count,
+        retryAttempts: z.array(retryAttempt).nullish(),
+        flaky: z.boolean().nullish(),
+      }),
+    ),
+    environment: z
+      .object({
+        buildId: z.union([z.string(), z.number()]).nullish(),
+        buildUrl: text,
+        branchName: text,
+        commit: text,
+        osPlatform: text,
+        testEnvironment: text,
+      })
+      .nullish(),
+  }),
+})
+
+/**
+ * Parses a CTRF JSON report. The module is the test's `suite` path (joined with ` > `), else its file, else the
+ * tool name. `retries`/`flaky` and `retryAttempts` become attempts; `environment` fills the run metadata.
+ * @example const report = await parseCtrf(sourceFromFile('ctrf/ctrf-report.json'))
+ */
+export async function parseCtrf(source: ReportSource): Promise<ParsedReport> {
+  const report = await readJson(source, schema, 'CTRF')
+  const { tool, summary, tests, environment: env } = report.results
+  const cases = tests.map((t) => toCase(t, tool.name))
+  const meta: ReportRunMeta = {
+    startedAt: parseTimestamp(summary?.start) ?? parseTimestamp(report.timestamp),
+    finishedAt: parseTimestamp(summary?.stop),
+  }
+  if (summary?.start && summary.stop && summary.stop >= summary.start) meta.durationMs = summary.stop - summary.start
+  if (env) {
+    if (env.branchName) meta.branch = env.branchName
+    if (env.commit) meta.revision = env.commit
+    if (env.buildId !== null && env.buildId !== undefined) meta.pipelineId = String(env.buildId)
+    if (env.buildUrl) meta.pipelineUrl = env.buildUrl
+    const facets: Record<string, string> = {}
+    if (env.osPlatform) facets.os = env.osPlatform
+    if (env.testEnvironment) facets.environment = env.testEnvironment
+    if (Object.keys(facets).length > 0) meta.env = facets
+  }
+  return { format: 'ctrf', cases, meta }
+}
+
+function toCase(t: CtrfTest, tool: string): ParsedCase {
+  const suite = Array.isArray(t.suite) ? t.suite.join(' > ') : t.suite
+  const finalStatus = STATUS[t.status]
+  const timedOut = t.rawStatus === 'timedOut'
+  const message = clean(t.message)
+  const stack = clean(t.trace)
+  const attempts = attemptsOf(t, finalStatus, message, stack)
+  const failedBefore = attempts.slice(0, -1).some((a) => a.status === 'failed' || a.status === 'error')
+  const flakyOnRetry = finalStatus === 'passed' && (t.flaky === true || failedBefore)
+  const lastFailure = flakyOnRetry ? attempts.findLast((a) => a.status === 'failed' || a.status === 'error') : undefined
+  return {
+    module: suite || t.filePath || tool,
+    name: t.name,
+    file: t.filePath ?? null,
+    status: finalStatus,
+    flakyOnRetry,
+    durationMs: t.duration ?? null,
+    errorType: timedOut ? 'timeout' : null,
+    message: lastFailure ? lastFailure.message : message,
+    stack: lastFailure ? lastFailure.stack : stack,
+    healingOccurred: false,
+    attempts,
+  }
+}
+
+/**
+ * CTRF says how many retries there were (`retries`) and, in newer writers, what each attempt did
+ * (`retryAttempts`). Writers differ on whether that list includes the final attempt; a list one longer than
+ * `retries` is taken as complete.
+ */
+function attemptsOf(t: CtrfTest, finalStatus: ResultStatus, message: string | null, stack: string | null): Attempt[] {
+  const final = (retry: number): Attempt => ({
+    retry,
+    status: finalStatus,
+    durationMs: t.duration ?? null,
+    message,
+    stack,
+  })
+  const listed = [...(t.retryAttempts ?? [])].sort((a, b) => (a.attempt ?? 0) - (b.attempt ?? 0))
+  if (listed.length > 0) {
+    const attempts: Attempt[] = listed.map((a, i) => ({
+      retry: i,
+      status: STATUS[a.status],
+      durationMs: a.duration ?? null,
+      message: clean(a.message),
+      stack: clean(a.trace),
+    }))
+    const complete = t.retries !== null && t.retries !== undefined && listed.length === t.retries + 1
+    if (!complete) attempts.push(final(attempts.length))
+    return attempts
+  }
+  const retries = t.retries ?? 0
+  if (retries === 0 || finalStatus === 'skipped') return []
+  // Only counts are known: earlier tries failed (that is why they were retried), the last one is the final status.
+  const attempts: Attempt[] = []
+  for (let i = 0; i < retries; i++) {
+    attempts.push({ retry: i, status: 'failed', durationMs: null, message: null, stack: null })
+  }
+  attempts.push(final(retries))
+  return attempts
+}
+
+function clean(value: string | null | undefined): string | null {
+  if (!value) return null
+  const text = stripAnsi(value).trim()
+  return text === '' ? null : truncateText(text)
+}

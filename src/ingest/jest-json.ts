@@ -1,0 +1,163 @@
+import { z } from 'zod'
+import type { Attempt, ResultStatus } from '../model.js'
+import { truncateText } from './bounded-text.js'
+import { repoRelativePath } from './ci-path.js'
+import { splitFailure } from './failure-text.js'
+import { readJson } from './read-json.js'
+import { stripAnsi } from './strip-ansi.js'
+import { parseTimestamp } from './timestamps.js'
+import type { ParsedCase, ParsedReport, ReportRunMeta, ReportSource } from './types.js'
+
+/**
+ * The Jest `--json` subset read. Two shapes exist for the per-file entries: `jest --json` writes `name`,
+ * `assertionResults` and `message`; the raw AggregatedResult (custom reporters, `testResultsProcessor`) writes
+ * `testFilePath`, `testResults` and `failureMessage`. Both are read.
+ */
+interface JestReport {
+  startTime?: number | null
+  testResults: JestFileResult[]
+}
+
+interface JestFileResult {
+  name?: string | null
+  testFilePath?: string | null
+  assertionResults?: JestAssertion[] | null
+  testResults?: JestAssertion[] | null
+  status?: string | null
+  message?: string | null
+  failureMessage?: string | null
+  testExecError?: { message?: string | null } | null
+  startTime?: number | null
+  endTime?: number | null
+  perfStats?: { start?: number | null; end?: number | null } | null
+}
+
+type JestStatus = 'passed' | 'failed' | 'skipped' | 'pending' | 'todo' | 'disabled' | 'focused'
+
+interface JestAssertion {
+  ancestorTitles?: string[] | null
+  title: string
+  status: JestStatus
+  duration?: number | null
+  failureMessages?: string[] | null
+  invocations?: number | null
+  /** Failure messages of the tries before the last (jest.retryTimes). */
+  retryReasons?: string[] | null
+}
+
+const STATUS: Record<JestStatus, ResultStatus> = {
+  passed: 'passed',
+  focused: 'passed',
+  failed: 'failed',
+  skipped: 'skipped',
+  pending: 'skipped',
+  todo: 'skipped',
+  disabled: 'skipped',
+}
+
+/** jest-junit's name for a file that failed before any test ran; used too, so both formats give one id. */
+const SUITE_FAILED = 'Test suite failed to run'
+
+const assertion = z.object({
+  ancestorTitles: z.array(z.string()).nullish(),
+  title: z.string(),
+  status: z.enum(['passed', 'failed', 'skipped', 'pending', 'todo', 'disabled', 'focused']),
+  duration: z.number().nullish(),
+  failureMessages: z.array(z.string()).nullish(),
+  invocations: z.number().int().nonnegative().nullish(),
+  retryReasons: z.array(z.string()).nullish(),
+})
+const schema: z.ZodType<JestReport> = z.object({
+  startTime: z.number().nullish(),
+  testResults: z.array(
+    z.object({
+      name: z.string().nullish(),
+      testFilePath: z.string().nullish(),
+      assertionResults: z.array(assertion).nullish(),
+      testResults: z.array(assertion).nullish(),
+      status: z.string().nullish(),
+      message: z.string().nullish(),
+      failureMessage: z.string().nullish(),
+      testExecError: z.object({ message: z.string().nullish() }).nullish(),
+      startTime: z.number().nullish(),
+      endTime: z.number().nullish(),
+      perfStats: z.object({ start: z.number().nullish(), end: z.number().nullish() }).nullish(),
+    }),
+  ),
+})
+
+/**
+ * Parses Jest's `--json` output. Module = the test file (made repository-relative when it lies in a known CI
+ * checkout), name = describe titles and the test title joined with ` › `. `retryReasons`/`invocations` become
+ * failed attempts before the final one; pending and todo tests are skipped.
+ * @example const report = await parseJestJson(sourceFromFile('jest-results.json'))
+ */
+export async function parseJestJson(source: ReportSource): Promise<ParsedReport> {
+  const report = await readJson(source, schema, 'Jest JSON')
+  const cases: ParsedCase[] = []
+  let finished: number | null = null
+  for (const f of report.testResults) {
+    const path = f.name ?? f.testFilePath ?? ''
+    const module = repoRelativePath(path)
+    const assertions = f.assertionResults ?? f.testResults ?? []
+    for (const a of assertions) cases.push(toCase(module, a))
+    const failure = f.testExecError?.message ?? f.failureMessage ?? f.message
+    if (assertions.length === 0 && (f.testExecError || f.status === 'failed') && failure) {
+      const { message, stack } = splitFailure(stripAnsi(failure))
+      cases.push({
+        module,
+        name: SUITE_FAILED,
+        file: module,
+        status: 'error',
+        flakyOnRetry: false,
+        durationMs: null,
+        errorType: null,
+        message,
+        stack,
+        healingOccurred: false,
+        attempts: [],
+      })
+    }
+    const end = f.perfStats?.end ?? f.endTime
+    if (end && (finished === null || end > finished)) finished = end
+  }
+  const meta: ReportRunMeta = {}
+  const started = parseTimestamp(report.startTime)
+  if (started) meta.startedAt = started
+  if (finished !== null) meta.finishedAt = parseTimestamp(finished)
+  if (report.startTime && finished !== null && finished >= report.startTime) {
+    meta.durationMs = finished - report.startTime
+  }
+  return { format: 'jest-json', cases, meta }
+}
+
+function toCase(module: string, a: JestAssertion): ParsedCase {
+  const status = STATUS[a.status]
+  const name = [...(a.ancestorTitles ?? []), a.title].join(' › ')
+  const failure = splitFailure(stripAnsi((a.failureMessages ?? []).join('\n\n')))
+  const reasons = a.retryReasons ?? []
+  const earlier = Math.max(reasons.length, (a.invocations ?? 1) - 1)
+  const attempts: Attempt[] = []
+  if (earlier > 0) {
+    for (let i = 0; i < earlier; i++) {
+      const reason = reasons[i] ? splitFailure(stripAnsi(reasons[i]!)) : { message: null, stack: null }
+      attempts.push({ retry: i, status: 'failed', durationMs: null, ...reason })
+    }
+    attempts.push({ retry: earlier, status, durationMs: a.duration ?? null, ...failure })
+  }
+  const flakyOnRetry = status === 'passed' && earlier > 0
+  const shown = flakyOnRetry ? attempts[earlier - 1]! : failure
+  return {
+    module,
+    name,
+    file: module || null,
+    status,
+    flakyOnRetry,
+    durationMs: a.duration ?? null,
+    errorType: null,
+    message: shown.message === null ? null : truncateText(shown.message),
+    stack: shown.stack,
+    healingOccurred: false,
+    attempts,
+  }
+}

@@ -1,0 +1,347 @@
+/**
+ * The JSON the REST API speaks, shared by the server and the dashboard. Type-only imports: the dashboard bundle
+ * must not pull server code in. Field names are snake_case, like the CLI's `--json` output.
+ */
+import type { TestAnalysisJson } from '../analysis/to-analysis-json.js'
+import type { EnvFacets, Evidence, ResultStatus, RunStatus, VerdictKind } from '../model.js'
+
+export type { TestAnalysisJson }
+
+/** Every endpoint lives under this prefix. */
+export const API_PREFIX = '/api/v1'
+
+/** Every error response. */
+export interface ErrorBody {
+  error: { code: string; message: string }
+}
+
+/**
+ * The run selection most read endpoints accept as query parameters. `env` repeats (`env=os=linux&env=ci=gl`);
+ * `rev` is a revision range `abc123...def456` (prefixes allowed): the runs from the first to the last run of
+ * those revisions, in time order. Without `last` or `rev`, the selection is the analysis lookback window.
+ */
+export interface SelectionParams {
+  suite?: string
+  branch?: string
+  env?: string[]
+  last?: number
+  rev?: string
+}
+
+export interface RunCountsJson {
+  total: number
+  passed: number
+  failed: number
+  skipped: number
+  flaky: number
+}
+
+export interface RunJson {
+  run_id: string
+  suite: string
+  branch: string | null
+  revision: string | null
+  pipeline_id: string | null
+  pipeline_url: string | null
+  job_id: string | null
+  job_url: string | null
+  artifacts_url: string | null
+  job_status: string | null
+  pipeline_status: string | null
+  runner_id: string | null
+  env: EnvFacets
+  started_at: string | null
+  finished_at: string | null
+  duration_ms: number | null
+  status: RunStatus
+  uploaded_at: string
+  /** Result counts, when a recent analysis of this server already knows them; null otherwise. */
+  counts: RunCountsJson | null
+}
+
+export interface RunsResponse {
+  runs: RunJson[]
+  offset: number
+  limit: number
+}
+
+export interface TestRefJson {
+  test_id: string
+  suite: string
+  module: string
+  name: string
+  file: string | null
+}
+
+export interface TestsResponse {
+  tests: TestRefJson[]
+  offset: number
+  limit: number
+}
+
+export type EvidenceJson = TestAnalysisJson['evidence'][number]
+
+/** Leaderboard sort keys; `flaky` is "most flaky first": flaky verdicts, then broken, then by score. */
+export const SORT_KEYS = ['flaky', 'score', 'pass_rate', 'runs', 'flip_rate', 'name', 'last', 'class', 'verdict'] as const
+export type SortKey = (typeof SORT_KEYS)[number]
+
+export interface LeaderboardRow {
+  test_id: string
+  name: string
+  module: string
+  suite: string
+  runs: number
+  passes: number
+  failures: number
+  pass_rate: number | null
+  last_status: ResultStatus | null
+  pass_rate_class: TestAnalysisJson['pass_rate_class']
+  classification: TestAnalysisJson['classification']
+  verdict: VerdictKind
+  reason: string
+  score: number
+  confidence: number
+  flip_rate: number
+  evidence: EvidenceJson[]
+  recommendation: TestAnalysisJson['recommendation']
+  quarantined: boolean
+}
+
+export interface LeaderboardSummary {
+  tests: number
+  flaky: number
+  broken: number
+  healthy: number
+  insufficient_data: number
+  quarantined: number
+}
+
+export interface LeaderboardResponse {
+  /** When the analysis behind this answer was computed (ISO). */
+  generated_at: string
+  newest_run_at: string | null
+  runs: number
+  total: number
+  offset: number
+  limit: number
+  sort: SortKey
+  order: 'asc' | 'desc'
+  summary: LeaderboardSummary
+  rows: LeaderboardRow[]
+}
+
+/**
+ * One character per run in a heatmap row: P passed, R passed on retry, F failed, E error, S skipped, `.` not run.
+ */
+export type HeatCell = 'P' | 'R' | 'F' | 'E' | 'S' | '.'
+
+export interface HeatmapRun {
+  run_id: string
+  /** The run's start (ISO). */
+  at: string
+  suite: string
+  branch: string | null
+  revision: string | null
+  pipeline_id: string | null
+  pipeline_url: string | null
+  artifacts_url: string | null
+  status: RunStatus
+  env: EnvFacets
+  /** Older than the artifact retention: the artifacts link has probably expired. */
+  artifacts_expired: boolean
+}
+
+export interface HeatmapTest {
+  test_id: string
+  name: string
+  module: string
+  suite: string
+  verdict: VerdictKind
+  score: number
+}
+
+export interface HeatmapResponse {
+  generated_at: string
+  artifact_expiry_days: number
+  /** Oldest first: the newest run is the last column. */
+  runs: HeatmapRun[]
+  tests: HeatmapTest[]
+  /** `cells[i]` is test i's row: one {@link HeatCell} per run, aligned with `runs`. */
+  cells: string[]
+  total_tests: number
+  offset: number
+  limit: number
+}
+
+export interface QuarantineJson {
+  test_id: string
+  reason: string
+  owner: string | null
+  issue_url: string | null
+  created_at: string
+  created_by: string
+  expires_at: string | null
+  source: 'auto' | 'manual'
+  /** False once expired: an expired quarantine no longer forgives failures. */
+  active: boolean
+}
+
+export interface AuditJson {
+  id: number
+  test_id: string
+  action: 'quarantine' | 'update' | 'release' | 'expire' | 'import'
+  actor: string
+  at: string
+  reason: string
+  source: 'auto' | 'manual' | null
+}
+
+export interface QuarantineListResponse {
+  quarantined: QuarantineJson[]
+}
+
+export interface AuditResponse {
+  audit: AuditJson[]
+}
+
+/** Body of `PUT /quarantine/:testId`. */
+export interface QuarantineRequest {
+  reason: string
+  owner?: string | null
+  issue_url?: string | null
+  /** ISO time, or null for no expiry. Default: the policy's `expiryDays` from now. */
+  expires_at?: string | null
+  actor?: string
+}
+
+/** Body (or query) of `DELETE /quarantine/:testId`. */
+export interface ReleaseRequest {
+  reason: string
+  actor?: string
+}
+
+export interface TestDetailResponse {
+  generated_at: string
+  test: TestRefJson
+  /** Null when the selection holds no results of this test. */
+  analysis: TestAnalysisJson | null
+  quarantine: QuarantineJson | null
+  audit: AuditJson[]
+}
+
+export interface AttemptJson {
+  retry: number
+  status: ResultStatus
+  duration_ms: number | null
+  message: string | null
+  stack: string | null
+}
+
+export interface HistoryEntryJson {
+  run_id: string
+  at: string
+  suite: string
+  branch: string | null
+  revision: string | null
+  pipeline_id: string | null
+  pipeline_url: string | null
+  artifacts_url: string | null
+  run_status: RunStatus
+  env: EnvFacets
+  status: ResultStatus
+  flaky_on_retry: boolean
+  duration_ms: number | null
+  attempts: number
+  failed_attempts: number
+  error_type: string | null
+  message: string | null
+  healing_occurred: boolean
+  /** Only with `?attempts=true`. */
+  attempt_details?: AttemptJson[]
+}
+
+export interface HistoryResponse {
+  test_id: string
+  /** Oldest first. */
+  entries: HistoryEntryJson[]
+}
+
+export interface AttemptsResponse {
+  test_id: string
+  run_id: string
+  attempts: AttemptJson[]
+}
+
+export interface TrendDay {
+  /** UTC day, `YYYY-MM-DD`. */
+  day: string
+  /** Tests that showed a flaky signal that day (see `definition`). */
+  flaky: number
+  /** Tests that were broken that day (see `definition`). */
+  broken: number
+  /** Tests with at least one countable result that day. */
+  tests: number
+  runs: number
+}
+
+export interface TrendsResponse {
+  generated_at: string
+  definition: { flaky: string; broken: string }
+  days: TrendDay[]
+}
+
+export interface KioskBroken {
+  test_id: string
+  name: string
+  suite: string
+  /** Failures in a row at the end of the history. */
+  streak: number
+  since: string | null
+}
+
+export interface KioskFlaky {
+  test_id: string
+  name: string
+  suite: string
+  score: number
+  /** The last five results, oldest first, as {@link HeatCell}s. */
+  last5: string
+}
+
+export interface KioskSuite {
+  suite: string
+  /** Whole days since the suite's last failed result; null when it never failed in the selection. */
+  days_without_failure: number | null
+  last_failure_at: string | null
+  last_run_at: string | null
+}
+
+export interface KioskResponse {
+  generated_at: string
+  newest_run_at: string | null
+  broken: KioskBroken[]
+  flaky: KioskFlaky[]
+  suites: KioskSuite[]
+}
+
+export interface FacetsResponse {
+  suites: string[]
+  branches: string[]
+  env: Record<string, string[]>
+  runs: number
+  newest_run_at: string | null
+}
+
+export interface HealthResponse {
+  status: 'ok'
+  store: 'sqlite' | 'postgres'
+}
+
+/** What an upload stored: the same JSON as `flakewatch ingest --json`. */
+export interface UploadResponse {
+  ingested: { file: string; run_id: string; tests: number; results: number; attempts: number }[]
+  duplicates: { file: string; run_id: string }[]
+  failed: { file: string; error: string }[]
+}
+
+export type { Evidence }

@@ -1,0 +1,47 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import { ZodError } from 'zod'
+import { FlakewatchError } from '../errors.js'
+import type { ErrorBody } from './api-types.js'
+import { HttpError } from './http-error.js'
+
+/** The one mapping from error codes to HTTP statuses. */
+export const STATUS_BY_CODE: Record<string, number> = {
+  FW_INPUT: 400,
+  FW_CONFIG: 400,
+  FW_REPORT_PARSE: 422,
+  FW_NOT_FOUND: 404,
+  FW_AUTH: 401,
+  FW_STORE: 503,
+  FW_EXIT: 500,
+  FW_INTERNAL: 500,
+}
+
+export function zodMessage(error: ZodError, where = ''): string {
+  return error.issues
+    .map((i) => `${[where, ...i.path.map(String)].filter(Boolean).join('.') || '(input)'}: ${i.message}`)
+    .join('; ')
+}
+
+/** Status and body for any error a request can raise. Server faults never echo their message to the client. */
+export function errorResponse(error: unknown): { status: number; body: ErrorBody } {
+  if (error instanceof HttpError) return { status: error.statusCode, body: { error: { code: error.code, message: error.message } } }
+  if (error instanceof ZodError) return { status: 400, body: { error: { code: 'FW_INPUT', message: zodMessage(error) } } }
+  if (error instanceof FlakewatchError) {
+    const status = STATUS_BY_CODE[error.code] ?? 500
+    const message = status >= 500 && error.code !== 'FW_STORE' ? 'internal error' : error.message
+    return { status, body: { error: { code: error.code, message } } }
+  }
+  const fe = error as Partial<FastifyError>
+  if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
+    return { status: fe.statusCode, body: { error: { code: fe.code ?? 'FW_HTTP', message: fe.message ?? 'bad request' } } }
+  }
+  return { status: 500, body: { error: { code: 'FW_INTERNAL', message: 'internal error' } } }
+}
+
+export function handleError(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const { status, body } = errorResponse(error)
+  if (status >= 500) request.log.error({ err: error }, 'request failed')
+  else request.log.info({ code: body.error.code, status }, body.error.message)
+  if (status === 401) void reply.header('www-authenticate', 'Bearer')
+  return reply.status(status).type('application/json; charset=utf-8').send(body)
+}

@@ -1,0 +1,127 @@
+import { z } from 'zod'
+import { InputError } from '../errors.js'
+import type { EnvFacets, Run } from '../model.js'
+import type { Store } from '../store/store.js'
+import { zodMessage } from './error-handler.js'
+
+const DAY_MS = 86_400_000
+
+/** The largest `last` a request may ask for. */
+export const MAX_LAST_RUNS = 5000
+
+/** A normalised run selection: the part of a request that decides which results the analysis sees. */
+export interface Selection {
+  suite?: string
+  branch?: string
+  /** `[key, value]` pairs, sorted, each of which a run's env must match. */
+  env: [string, string][]
+  last?: number
+  rev?: { from: string; to: string }
+}
+
+const text = z.string().trim().min(1).max(500)
+
+const envParam = z
+  .union([z.string(), z.array(z.string())])
+  .optional()
+  .transform((v, ctx): [string, string][] => {
+    const pairs: [string, string][] = []
+    for (const item of v === undefined ? [] : Array.isArray(v) ? v : [v]) {
+      if (item === '') continue
+      const eq = item.indexOf('=')
+      if (eq <= 0) {
+        ctx.addIssue({ code: 'custom', message: `expected key=value, got "${item}"` })
+        return z.NEVER
+      }
+      pairs.push([item.slice(0, eq).trim(), item.slice(eq + 1).trim()])
+    }
+    return pairs.sort((a, b) => (a[0] === b[0] ? a[1].localeCompare(b[1]) : a[0].localeCompare(b[0])))
+  })
+
+/** `abc123...def456` or `abc123..def456`: from the first run of one revision to the last run of the other. */
+export const REV_RANGE = /^([^.\s]+)\.{2,3}([^.\s]+)$/
+
+/** The selection's query parameters, shared by every read endpoint that analyses. */
+export const selectionShape = {
+  suite: text.optional(),
+  branch: text.optional(),
+  env: envParam,
+  last: z.coerce.number().int().min(1).max(MAX_LAST_RUNS).optional(),
+  rev: z
+    .string()
+    .trim()
+    .regex(REV_RANGE, 'expected a revision range such as abc123...def456')
+    .optional(),
+}
+
+export const SelectionQuery = z.object(selectionShape)
+
+/**
+ * Validates `input` with a zod schema, turning failures into one 400 that names each bad parameter.
+ * @example const q = parseInput(SelectionQuery, request.query, 'query')
+ */
+export function parseInput<T extends z.ZodType>(schema: T, input: unknown, where: string): z.output<T> {
+  const parsed = schema.safeParse(input ?? {})
+  if (!parsed.success) throw new InputError(zodMessage(parsed.error, where))
+  return parsed.data
+}
+
+export function toSelection(q: z.output<typeof SelectionQuery>): Selection {
+  const m = q.rev ? REV_RANGE.exec(q.rev) : null
+  return {
+    suite: q.suite,
+    branch: q.branch,
+    env: q.env,
+    last: q.last,
+    rev: m ? { from: m[1]!, to: m[2]! } : undefined,
+  }
+}
+
+/** A stable cache key: equal selections give equal keys. */
+export function selectionKey(s: Selection): string {
+  return JSON.stringify([s.suite ?? null, s.branch ?? null, s.env, s.last ?? null, s.rev ? [s.rev.from, s.rev.to] : null])
+}
+
+function envMatches(env: EnvFacets, pairs: [string, string][]): boolean {
+  for (const [k, v] of pairs) if (env[k] !== v) return false
+  return true
+}
+
+function revMatches(revision: string | null, prefix: string): boolean {
+  return revision !== null && revision.toLowerCase().startsWith(prefix.toLowerCase())
+}
+
+/** The time a run sorts by. The store sorts by its start, or by its first upload when the report had no start. */
+export function runTime(r: Run): number {
+  const started = r.startedAt ? Date.parse(r.startedAt) : NaN
+  return Number.isNaN(started) ? Date.parse(r.uploadedAt) : started
+}
+
+/**
+ * The runs a selection names, newest first: suite and branch, env facets, then a revision range, then the newest
+ * `last`; without `last` or a revision range, the runs inside the analysis lookback window.
+ */
+export async function selectRuns(store: Store, sel: Selection, opts: { now: number; lookbackDays: number }): Promise<Run[]> {
+  const base = { suite: sel.suite, branch: sel.branch }
+  const windowed = sel.last === undefined && sel.rev === undefined
+  const cheapLast = sel.last !== undefined && sel.env.length === 0 && !sel.rev
+  let runs = await store.listRuns({
+    ...base,
+    since: windowed ? opts.now - opts.lookbackDays * DAY_MS : undefined,
+    limit: cheapLast ? sel.last : undefined,
+  })
+  if (sel.env.length) runs = runs.filter((r) => envMatches(r.env, sel.env))
+  if (sel.rev) {
+    const { from, to } = sel.rev
+    const hits = (prefix: string) => runs.flatMap((r, i) => (revMatches(r.revision, prefix) ? [i] : []))
+    const a = hits(from)
+    const b = hits(to)
+    if (a.length === 0) throw new InputError(`rev: no run of revision "${from}" in this selection`)
+    if (b.length === 0) throw new InputError(`rev: no run of revision "${to}" in this selection`)
+    // The span from the oldest to the newest run of either revision, so that a reversed range reads as meant.
+    const all = [...a, ...b]
+    runs = runs.slice(Math.min(...all), Math.max(...all) + 1)
+  }
+  if (sel.last !== undefined && runs.length > sel.last) runs = runs.slice(0, sel.last)
+  return runs
+}

@@ -1,0 +1,114 @@
+import { execFile } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import pg from 'pg'
+import { quoteIdent } from '../../src/store/postgres/migrations.js'
+
+/**
+ * Where the PostgreSQL tests find their server. Locally, an unset or unreachable server skips them with the reason
+ * in the test name; under CI it fails the run, because a silently skipped backend is an untested backend.
+ */
+export type TestPg = { url: string; skip?: undefined } | { url?: undefined; skip: string }
+
+export async function resolveTestPg(env = process.env): Promise<TestPg> {
+  const url = env.FLAKEWATCH_TEST_PG
+  const ci = env.CI === 'true' || env.CI === '1'
+  if (!url) {
+    const reason = 'FLAKEWATCH_TEST_PG is not set (e.g. postgres://postgres@127.0.0.1:5432/test)'
+    if (ci) throw new Error(`PostgreSQL tests cannot run under CI: ${reason}`)
+    return { skip: reason }
+  }
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 })
+  try {
+    await client.connect()
+    await client.query('SELECT 1')
+    return { url }
+  } catch (error) {
+    const reason = `PostgreSQL at ${url.replace(/:[^:@/]*@/, '@')} is unreachable: ${(error as Error).message}`
+    if (ci) throw new Error(`PostgreSQL tests cannot run under CI: ${reason}`, { cause: error })
+    return { skip: reason }
+  } finally {
+    await client.end().catch(() => undefined)
+  }
+}
+
+/** Hands out fresh schema names on one server and drops them all at the end. */
+export function schemas(url: string) {
+  const made: string[] = []
+  return {
+    /** A URL whose store lives in its own new schema `fw_test_<random>`. */
+    fresh(): string {
+      const name = `fw_test_${randomBytes(6).toString('hex')}`
+      made.push(name)
+      const u = new URL(url)
+      u.searchParams.set('schema', name)
+      return u.toString()
+    },
+    async dropAll(): Promise<void> {
+      if (made.length === 0) return
+      const client = new pg.Client({ connectionString: url })
+      await client.connect()
+      try {
+        await client.query(made.map((s) => `DROP SCHEMA IF EXISTS ${quoteIdent(s)} CASCADE`).join(';'))
+      } finally {
+        await client.end()
+      }
+      made.length = 0
+    },
+  }
+}
+
+/** One query on a plain connection (outside any store), for assertions against the schema itself. */
+export async function sql<R = Record<string, unknown>>(url: string, text: string, values: unknown[] = []): Promise<R[]> {
+  const client = new pg.Client({ connectionString: url.replace(/[?&]schema=([^&]+)/, ''), options: searchPath(url) })
+  await client.connect()
+  try {
+    return (await client.query<R & pg.QueryResultRow>(text, values)).rows
+  } finally {
+    await client.end()
+  }
+}
+
+function searchPath(url: string): string | undefined {
+  const schema = new URL(url).searchParams.get('schema')
+  return schema ? `-c search_path=${schema}` : undefined
+}
+
+const root = join(import.meta.dirname, '..', '..')
+const run = promisify(execFile)
+
+/**
+ * Compiles the PostgreSQL store (and only what it imports) to `test/.tmp/pg-dist`, for tests that run it in child
+ * processes. Building just this slice keeps the test independent of unfinished work elsewhere in `src/` and of
+ * other test files writing `dist/` at the same time.
+ */
+export async function buildPgStore(): Promise<string> {
+  const out = join(root, 'test', '.tmp', 'pg-dist')
+  await run(
+    process.execPath,
+    [
+      join(root, 'node_modules', 'typescript', 'bin', 'tsc'),
+      '--outDir',
+      out,
+      '--rootDir',
+      join(root, 'src'),
+      '--module',
+      'nodenext',
+      '--moduleResolution',
+      'nodenext',
+      '--target',
+      'es2022',
+      '--strict',
+      '--skipLibCheck',
+      '--types',
+      'node',
+      join(root, 'src', 'store', 'postgres', 'postgres-store.ts'),
+    ],
+    { cwd: root },
+  )
+  const entry = join(out, 'store', 'postgres', 'postgres-store.js')
+  if (!existsSync(entry)) throw new Error(`build did not produce ${entry}`)
+  return entry
+}

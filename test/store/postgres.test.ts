@@ -1,0 +1,173 @@
+import { afterAll, describe, expect, it } from 'vitest'
+import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/postgres-store.js'
+import type { Store } from '../../src/store/store.js'
+import { batch, flakyResult, result, runMeta } from '../helpers/builders.js'
+import { storeContract } from './contract.js'
+import { resolveTestPg, schemas, sql } from './pg-helpers.js'
+
+const pg = await resolveTestPg()
+
+if (pg.skip !== undefined) {
+  console.warn(`PostgreSQL tests skipped: ${pg.skip}`)
+  describe.skip(`postgres store (skipped: ${pg.skip})`, () => {
+    it('runs the store contract against PostgreSQL', () => undefined)
+  })
+} else {
+  const db = schemas(pg.url)
+  afterAll(() => db.dropAll())
+
+  // Each test gets its own schema, so tests never see each other's rows and the migrations run every time.
+  storeContract('postgres', () => openPostgresStore(db.fresh()))
+
+  describe('postgres specifics', () => {
+    const collect = async (store: Store) => {
+      const out = []
+      for await (const h of store.scanHistory()) out.push(h)
+      return out
+    }
+
+    it('migrates exactly once when 5 stores open a fresh schema at once', async () => {
+      const url = db.fresh()
+      const stores = await Promise.all(Array.from({ length: 5 }, () => openPostgresStore(url)))
+      try {
+        const applied = stores.flatMap((s) => s.migrations.filter((m) => m.status === 'applied'))
+        expect(applied.map((m) => m.id)).toEqual(['0001-initial'])
+        expect(stores.flatMap((s) => s.migrations).filter((m) => m.status === 'skipped')).toHaveLength(4)
+        const meta = await sql<{ key: string; value: string }>(url, 'SELECT key, value FROM schema_meta ORDER BY key')
+        expect(meta.map((m) => m.key)).toEqual(['migration:0001-initial', 'schema_version'])
+        expect(meta[1]!.value).toBe('1')
+        // Every store works on the schema the winner created.
+        await Promise.all(stores.map((s, i) => s.ingestReport(batch(runMeta(`r${i}`, '2026-01-01T00:00:00Z'), [result('a', 'passed')]))))
+        expect((await stores[0]!.stats()).results).toBe(5)
+      } finally {
+        await Promise.all(stores.map((s) => s.close()))
+      }
+    })
+
+    it('keeps every table inside the schema the URL names', async () => {
+      const url = db.fresh()
+      const store = await openPostgresStore(url)
+      await store.close()
+      const schema = new URL(url).searchParams.get('schema')
+      const tables = await sql<{ table_name: string }>(
+        url,
+        'SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name',
+        [schema],
+      )
+      expect(tables.map((t) => t.table_name)).toEqual([
+        'attempts',
+        'fingerprints',
+        'heal_log',
+        'messages',
+        'quarantine',
+        'quarantine_audit',
+        'reports',
+        'results',
+        'runs',
+        'schema_meta',
+        'tests',
+      ])
+      expect(store.location).toBe(url)
+    })
+
+    it('refuses edits to the audit and heal logs, TRUNCATE included, and moving a run in time', async () => {
+      const store = await openPostgresStore(db.fresh())
+      try {
+        await store.appendHeal({ testId: 't', oldLocator: 'a', newLocator: 'b', score: 1, breakdown: {}, url: null, at: 'x', runId: null })
+        await store.putQuarantine(
+          { testId: 't', reason: 'r', owner: null, issueUrl: null, createdAt: 'x', createdBy: 'x', expiresAt: null, source: 'auto' },
+          { action: 'quarantine', actor: 'x', at: 'x', reason: 'r', source: 'auto' },
+        )
+        await expect(store.rawQuery('DELETE FROM heal_log')).rejects.toThrow(/heal_log is append-only/)
+        await expect(store.rawQuery("UPDATE heal_log SET url = 'y'")).rejects.toThrow(/append-only/)
+        await expect(store.rawQuery('TRUNCATE heal_log')).rejects.toThrow(/append-only/)
+        await expect(store.rawQuery("UPDATE quarantine_audit SET actor = 'mallory'")).rejects.toThrow(/quarantine_audit is append-only/)
+        await expect(store.rawQuery('TRUNCATE quarantine_audit')).rejects.toThrow(/append-only/)
+        await store.ingestReport(batch(runMeta('r1', '2026-01-01T00:00:00Z'), [result('a', 'passed')]))
+        await expect(store.rawQuery('UPDATE runs SET at = at + 1')).rejects.toThrow(/cannot change/)
+        expect(await store.listHeals()).toHaveLength(1)
+      } finally {
+        await store.close()
+      }
+    })
+
+    it('merges two different reports of one run ingested at once, storing each result once', async () => {
+      const url = db.fresh()
+      const [a, b] = await Promise.all([openPostgresStore(url), openPostgresStore(url)])
+      try {
+        const run = runMeta('job-1', '2026-01-01T00:00:00Z')
+        const names = Array.from({ length: 300 }, (_, i) => `t${i}`)
+        const [[oa], [ob]] = await Promise.all([
+          a.ingestReport(batch(run, names.slice(0, 200).map((n) => result(n, 'passed')), 'file-1')),
+          b.ingestReport(batch(run, names.slice(100).map((n) => result(n, 'failed')), 'file-2')),
+        ])
+        expect([oa!.outcome, ob!.outcome]).toEqual(['ingested', 'ingested'])
+        // The overlap (t100..t199) is stored by whichever report committed first, exactly once.
+        expect(oa!.results + ob!.results).toBe(300)
+        expect((await a.stats()).results).toBe(300)
+        const dups = await a.rawQuery('SELECT test FROM results GROUP BY test, run HAVING count(*) > 1')
+        expect(dups).toEqual([])
+      } finally {
+        await a.close()
+        await b.close()
+      }
+    })
+
+    it('stores a test named twice in one report once (first wins), like SQLite', async () => {
+      const store = await openPostgresStore(db.fresh())
+      try {
+        const [o] = await store.ingestReport(
+          batch(runMeta('r1', '2026-01-01T00:00:00Z'), [result('a', 'failed'), result('a', 'passed'), flakyResult('b')]),
+        )
+        expect(o).toMatchObject({ outcome: 'ingested', tests: 2, results: 2, attempts: 3 })
+        expect((await collect(store)).find((h) => h.test.name === 'a')!.entries.map((e) => e.status)).toEqual(['failed'])
+      } finally {
+        await store.close()
+      }
+    })
+
+    it('returns the scan connection to the pool when the consumer stops early', async () => {
+      const store = await openPostgresStore(db.fresh(), { poolSize: 1 })
+      try {
+        await store.ingestReport(batch(runMeta('r1', '2026-01-01T00:00:00Z'), [result('a', 'passed'), result('b', 'failed')]))
+        for (let i = 0; i < 3; i++) {
+          for await (const h of store.scanHistory()) {
+            expect(h.entries).toHaveLength(1)
+            break
+          }
+        }
+        // With a pool of one, a leaked scan connection would make this wait forever.
+        expect((await store.stats()).results).toBe(2)
+      } finally {
+        await store.close()
+      }
+    })
+
+    it('streams a history bigger than one cursor page, grouped by test', async () => {
+      const store: PostgresStore = await openPostgresStore(db.fresh())
+      try {
+        const names = Array.from({ length: 5000 }, (_, i) => `t${String(i).padStart(4, '0')}`)
+        for (let r = 0; r < 5; r++) {
+          const day = new Date(Date.UTC(2026, 0, 1 + r)).toISOString()
+          await store.ingestReport(batch(runMeta(`r${r}`, day), names.map((n, i) => result(n, (i + r) % 7 ? 'passed' : 'failed'))))
+        }
+        let tests = 0
+        let entries = 0
+        for await (const h of store.scanHistory()) {
+          tests++
+          entries += h.entries.length
+          expect(h.entries.map((e) => e.run.runId)).toEqual(['r0', 'r1', 'r2', 'r3', 'r4'])
+        }
+        expect([tests, entries]).toEqual([5000, 25_000])
+      } finally {
+        await store.close()
+      }
+    })
+
+    it('fails with a store error naming the server when it cannot connect', async () => {
+      await expect(openPostgresStore('postgres://nobody:secret@127.0.0.1:1/none', { connectTimeoutMs: 2000 })).rejects.toThrow(
+        /cannot connect to PostgreSQL at postgres:\/\/nobody@127\.0\.0\.1:1\/none/,
+      )
+    })
+  })
+}
