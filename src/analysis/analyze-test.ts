@@ -50,6 +50,7 @@ function runContext(run: RunInfo): RunContext {
 }
 
 interface ContextCount {
+  rc: RunContext
   passes: number
   failures: number
 }
@@ -87,7 +88,7 @@ export function analyzeTest(history: TestHistory, cfg: ResolvedAnalysisConfig, c
   let mainContext: RunContext | null = null
   let mainPasses = 0
   let mainFailures = 0
-  let otherContexts: Map<RunContext, ContextCount> | null = null
+  let otherContexts: Map<string, ContextCount> | null = null
   for (const e of all) {
     if (e.run.at < since) continue
     if (e.status === 'skipped') {
@@ -106,13 +107,14 @@ export function analyzeTest(history: TestHistory, cfg: ResolvedAnalysisConfig, c
     if (failed || e.failedAttempts > 0 || e.flakyOnRetry) troubled++
     const rc = runContext(e.run)
     mainContext ??= rc
-    if (rc === mainContext) {
+    // Keys of one run are one cached string, so this comparison is usually by reference.
+    if (rc.key === mainContext.key) {
       if (failed) mainFailures++
       else mainPasses++
     } else {
       otherContexts ??= new Map()
-      const count = otherContexts.get(rc)
-      if (count === undefined) otherContexts.set(rc, { passes: failed ? 0 : 1, failures: failed ? 1 : 0 })
+      const count = otherContexts.get(rc.key)
+      if (count === undefined) otherContexts.set(rc.key, { rc, passes: failed ? 0 : 1, failures: failed ? 1 : 0 })
       else if (failed) count.failures++
       else count.passes++
     }
@@ -170,7 +172,7 @@ export function analyzeTest(history: TestHistory, cfg: ResolvedAnalysisConfig, c
   if (mainContext !== null) {
     contextStats.push(contextStat(mainContext, mainPasses, mainFailures))
     if (otherContexts !== null) {
-      for (const [rc, c] of otherContexts) contextStats.push(contextStat(rc, c.passes, c.failures))
+      for (const c of otherContexts.values()) contextStats.push(contextStat(c.rc, c.passes, c.failures))
     }
   }
 

@@ -9,10 +9,10 @@ import {
   lcsLength,
   levenshtein,
   positionSimilarity,
-  addStructuralSignals,
-  scoreCandidate,
+  completeScore,
   scoreCeiling,
   sequenceSimilarity,
+  structuralScore,
   textSimilarity,
   toSignals,
 } from './similarity.js'
@@ -70,8 +70,9 @@ export interface RankResult {
 /** The scoring functions `rankElements` reaches through its `lib` argument. */
 interface ScoringLib {
   toSignals: typeof toSignals
-  scoreCandidate: typeof scoreCandidate
+  structuralScore: typeof structuralScore
   scoreCeiling: typeof scoreCeiling
+  completeScore: typeof completeScore
 }
 
 /** What a successful action captures: the fingerprint and where the element was. */
@@ -335,10 +336,11 @@ export function rankElements(arg: RankArgs, lib: HelperLib): RankResult {
     scanned++
     const raw = describeElement(el, arg.options, cache, false)
     const signals = scoring.toSignals(raw)
+    const structural = scoring.structuralScore(fp, signals, arg.weights)
     const full = top.length === arg.limit
-    if (full && scoring.scoreCeiling(fp, signals, arg.weights) <= top[top.length - 1]!.score) continue
+    if (full && scoring.scoreCeiling(fp, signals, arg.weights, structural) <= top[top.length - 1]!.score) continue
     signals.box = boxOf(el)
-    const scored = scoring.scoreCandidate(fp, signals, arg.weights)
+    const scored = scoring.completeScore(fp, signals, arg.weights, structural)
     if (full && scored.score <= top[top.length - 1]!.score) continue
     let at = top.length
     while (at > 0 && top[at - 1]!.score < scored.score) at--
@@ -367,9 +369,9 @@ const SCORING_HELPERS = [
   sequenceSimilarity,
   positionSimilarity,
   toSignals,
-  addStructuralSignals,
+  structuralScore,
   scoreCeiling,
-  scoreCandidate,
+  completeScore,
 ]
 
 /** `captureElement` with its helpers, ready for `locator.evaluate`. */

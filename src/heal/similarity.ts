@@ -226,33 +226,36 @@ export interface ScoreSum {
   breakdown: Breakdown
 }
 
-/** Adds the cheap signals (all but text and position) into `acc`. */
-export function addStructuralSignals(fp: ElementSignals, c: ElementSignals, w: Weights, acc: ScoreSum): void {
-  const b = acc.breakdown
+/** The cheap signals: all but text and position. */
+export function structuralScore(fp: ElementSignals, c: ElementSignals, w: Weights): ScoreSum {
+  const b: Breakdown = {}
+  let sum = 0
+  let total = 0
   b.tag = fp.tag === c.tag ? 1 : 0
-  acc.sum += w.tag * b.tag
-  acc.total += w.tag
+  sum += w.tag * b.tag
+  total += w.tag
   if (fp.id !== '') {
     b.id = textSimilarity(fp.id, c.id)
-    acc.sum += w.id * b.id
-    acc.total += w.id
+    sum += w.id * b.id
+    total += w.id
   }
   if (fp.classes.length > 0 || c.classes.length > 0) {
     b.classes = jaccard(fp.classes, c.classes)
-    acc.sum += w.classes * b.classes
-    acc.total += w.classes
+    sum += w.classes * b.classes
+    total += w.classes
   }
   if (fp.attrs.length > 0 || c.attrs.length > 0) {
     b.attributes = jaccard(fp.attrs, c.attrs)
-    acc.sum += w.attributes * b.attributes
-    acc.total += w.attributes
+    sum += w.attributes * b.attributes
+    total += w.attributes
   }
   b.path = sequenceSimilarity(fp.path, c.path)
-  acc.sum += w.path * b.path
-  acc.total += w.path
+  sum += w.path * b.path
+  total += w.path
   b.siblings = sequenceSimilarity(fp.siblings, c.siblings)
-  acc.sum += w.siblings * b.siblings
-  acc.total += w.siblings
+  sum += w.siblings * b.siblings
+  total += w.siblings
+  return { sum, total, breakdown: b }
 }
 
 /**
@@ -260,22 +263,41 @@ export function addStructuralSignals(fp: ElementSignals, c: ElementSignals, w: W
  * (an edit distance is at least the length difference). A ranking skips the costly signals, Levenshtein and the
  * layout box, for every element whose ceiling cannot beat the candidates it already holds. Adding a perfect
  * position can only raise a mean, so the ceiling holds whether or not the candidate turns out to have a box.
- * @example scoreCeiling(fp, c, DEFAULT_WEIGHTS) >= scoreCandidate(fp, c, DEFAULT_WEIGHTS).score // always
+ * @example scoreCeiling(fp, c, DEFAULT_WEIGHTS, structuralScore(fp, c, DEFAULT_WEIGHTS)) >= scoreCandidate(fp, c, DEFAULT_WEIGHTS).score
  */
-export function scoreCeiling(fp: ElementSignals, c: ElementSignals, w: Weights): number {
-  const acc: ScoreSum = { sum: 0, total: 0, breakdown: {} }
-  addStructuralSignals(fp, c, w, acc)
+export function scoreCeiling(fp: ElementSignals, c: ElementSignals, w: Weights, structural: ScoreSum): number {
+  let sum = structural.sum
+  let total = structural.total
   if (fp.text !== '' || c.text !== '') {
     const la = fp.text.length
     const lb = c.text.length
-    acc.sum += (w.text * Math.min(la, lb)) / Math.max(la, lb)
-    acc.total += w.text
+    sum += (w.text * Math.min(la, lb)) / Math.max(la, lb)
+    total += w.text
   }
   if (fp.box) {
-    acc.sum += w.position
-    acc.total += w.position
+    sum += w.position
+    total += w.position
   }
-  return acc.total > 0 ? acc.sum / acc.total : 0
+  return total > 0 ? sum / total : 0
+}
+
+/** Adds text and position to the structural signals and gives the final score. */
+export function completeScore(fp: ElementSignals, c: ElementSignals, w: Weights, structural: ScoreSum): Scored {
+  const breakdown = structural.breakdown
+  let sum = structural.sum
+  let total = structural.total
+  if (fp.text !== '' || c.text !== '') {
+    breakdown.text = textSimilarity(fp.text, c.text)
+    sum += w.text * breakdown.text
+    total += w.text
+  }
+  const position = positionSimilarity(fp.box, c.box)
+  if (position !== null) {
+    breakdown.position = position
+    sum += w.position * position
+    total += w.position
+  }
+  return { score: total > 0 ? sum / total : 0, breakdown }
 }
 
 /**
@@ -284,20 +306,7 @@ export function scoreCeiling(fp: ElementSignals, c: ElementSignals, w: Weights):
  * @example scoreCandidate(toSignals(learned), toSignals(candidate), DEFAULT_WEIGHTS).score // 0.93
  */
 export function scoreCandidate(fp: ElementSignals, c: ElementSignals, w: Weights): Scored {
-  const acc: ScoreSum = { sum: 0, total: 0, breakdown: {} }
-  addStructuralSignals(fp, c, w, acc)
-  if (fp.text !== '' || c.text !== '') {
-    acc.breakdown.text = textSimilarity(fp.text, c.text)
-    acc.sum += w.text * acc.breakdown.text
-    acc.total += w.text
-  }
-  const position = positionSimilarity(fp.box, c.box)
-  if (position !== null) {
-    acc.breakdown.position = position
-    acc.sum += w.position * position
-    acc.total += w.position
-  }
-  return { score: acc.total > 0 ? acc.sum / acc.total : 0, breakdown: acc.breakdown }
+  return completeScore(fp, c, w, structuralScore(fp, c, w))
 }
 
 /** A scored element as the heal decision sees it. */

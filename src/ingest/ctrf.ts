@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import type { Attempt, ResultStatus } from '../model.js'
 import { truncateText } from './bounded-text.js'
+import { repoRelativePath } from './ci-path.js'
 import { readJson } from './read-json.js'
 import { stripAnsi } from './strip-ansi.js'
 import { parseTimestamp } from './timestamps.js'
@@ -144,9 +145,9 @@ function toCase(t: CtrfTest, tool: string): ParsedCase {
   const flakyOnRetry = finalStatus === 'passed' && (t.flaky === true || failedBefore)
   const lastFailure = flakyOnRetry ? attempts.findLast((a) => a.status === 'failed' || a.status === 'error') : undefined
   return {
-    module: suite || t.filePath || tool,
+    module: suite || (t.filePath ? repoRelativePath(t.filePath) : tool),
     name: t.name,
-    file: t.filePath ?? null,
+    file: t.filePath ? repoRelativePath(t.filePath) : null,
     status: finalStatus,
     flakyOnRetry,
     durationMs: t.duration ?? null,

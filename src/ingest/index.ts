@@ -7,6 +7,7 @@ import { mergeRepeatedCases } from './merge-attempts.js'
 import { parsePlaywrightJson } from './playwright-json.js'
 import { parseSimpleJson } from './simple-json.js'
 import { parseTrx } from './trx.js'
+import { DOCTYPE_REFUSED, doctypeLine } from './xml-stream.js'
 import type { ParsedCase, ParsedReport, Parser, ReportSource } from './types.js'
 
 export { detectFormat } from './detect.js'
@@ -56,6 +57,8 @@ export async function parseReport(source: ReportSource, opts: ParseReportOptions
     throw new ReportParseError(source.name, undefined, 'binary file, not a test report')
   }
   const format = opts.format ?? detectFormat(head, source.name)
+  const doctype = format ? null : doctypeLine(head)
+  if (doctype !== null) throw new ReportParseError(source.name, doctype, DOCTYPE_REFUSED)
   if (!format) {
     throw new ReportParseError(source.name, undefined, `unknown report format; use --format <${FORMATS.join('|')}>`)
   }

@@ -2,6 +2,7 @@ import type { SaxesTagPlain } from 'saxes'
 import type { Attempt, ResultStatus } from '../model.js'
 import { BoundedText, MAX_NAME, MAX_TEXT, ownString, truncateText } from './bounded-text.js'
 import { splitFailure } from './failure-text.js'
+import { stripAnsi } from './strip-ansi.js'
 import { applyRunProperty } from './run-properties.js'
 import { parseTimestamp, secondsToMs } from './timestamps.js'
 import type { ParsedCase, ParsedReport, ReportRunMeta, ReportSource } from './types.js'
@@ -103,7 +104,6 @@ const ANONYMOUS_HOSTS = new Set(['', 'localhost', 'redacted', 'unknown', 'hostna
 
 /** Test files of JS runners, whose jest-junit suite names are the file and classnames the describe path. */
 const JS_TEST_FILE = /\.(?:[cm]?[jt]sx?|vue|svelte)$/i
-const PATH_LIKE = /[/\\]/
 
 const PLAYWRIGHT_LOCATION = /^\S+:\d+:\d+ /
 
@@ -319,9 +319,22 @@ function suitePath(suites: SuiteFrame[]): string {
 
 function optionalText(value: string | undefined): string | null {
   if (value === undefined) return null
-  // .NET writers encode Windows line ends as &#xD;&#xA;, which XML parsing keeps.
-  const text = value.replace(/\r\n?/g, '\n').trim()
+  const text = cleanText(value)
   return text === '' ? null : truncateText(text, MAX_TEXT)
+}
+
+/**
+ * Text as runners write it, made comparable: .NET writers encode Windows line ends as `&#xD;&#xA;`, which XML
+ * parsing keeps; colour codes arrive raw or as `&#x1B;` (not a legal XML character, so saxes leaves the
+ * reference as text) and are removed either way.
+ */
+function cleanText(value: string): string {
+  return stripAnsi(value.replace(/&#(?:x0*1[bB]|0*27);/g, '\u001b').replace(/\r\n?/g, '\n')).trim()
+}
+
+function bodyText(text: BoundedText | null | undefined): string | null {
+  if (!text) return null
+  return cleanText(text.value()) || null
 }
 
 function identityPart(ctx: XmlContext, what: string, value: string | undefined): string {
@@ -362,7 +375,7 @@ function finishCase(
 
   let module: string
   if (classname !== '' && !classnameIsTitle) {
-    const describePath = JS_TEST_FILE.test(suiteName) && classname !== suiteName && !PATH_LIKE.test(classname)
+    const describePath = JS_TEST_FILE.test(suiteName) && classname !== suiteName && !JS_TEST_FILE.test(classname)
     if (describePath) {
       module = suiteName
       name = `${classname} › ${name}`
@@ -383,7 +396,7 @@ function finishCase(
   let stack: string | null = null
   let errorType: string | null = null
   if (outcome && outcome.status !== 'skipped') {
-    const body = outcome.body.value().trim() || null
+    const body = bodyText(outcome.body)
     const split = splitFailure(playwright ? dropPlaywrightHeader(body) : body)
     // Older Playwright versions put `file:line:col title` in message=, which says nothing about the failure.
     const located = playwright && outcome.message !== null && PLAYWRIGHT_LOCATION.test(outcome.message)
@@ -391,7 +404,7 @@ function finishCase(
     stack = split.stack ?? fallbackOutput(c)
     errorType = errorTypeOf(outcome.type, message, body)
   } else if (outcome) {
-    message = outcome.message ?? (outcome.body.value().trim() || null)
+    message = outcome.message ?? bodyText(outcome.body)
   } else if (statusAttr === 'timedout') {
     errorType = 'timeout'
   }
@@ -432,7 +445,7 @@ function finishCase(
 }
 
 function retryAttempt(retry: number, r: RetryDraft): Attempt {
-  const stack = r.stack.value().trim() || r.body.value().trim() || null
+  const stack = bodyText(r.stack) ?? bodyText(r.body)
   return {
     retry,
     status: r.status,
@@ -449,7 +462,5 @@ function dropPlaywrightHeader(body: string | null): string | null {
 
 /** A failure without a body (go-junit-report, Bazel) may still have its story in the captured output. */
 function fallbackOutput(c: CaseDraft): string | null {
-  const err = c.systemErr?.value().trim()
-  if (err) return err
-  return c.systemOut?.value().trim() || null
+  return bodyText(c.systemErr) ?? bodyText(c.systemOut)
 }

@@ -1,6 +1,6 @@
-/** CSI sequences (colours, cursor moves) and OSC sequences (hyperlinks), as test runners emit them. */
+/** CSI sequences (colours, cursor moves), OSC sequences (hyperlinks) and stray ESC bytes, as runners emit them. */
 // eslint-disable-next-line no-control-regex
-const ANSI = /\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)|\u009b[0-?]*[ -/]*[@-~]/g
+const ANSI = /\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)|\u009b[0-?]*[ -/]*[@-~]|\u001b/g
 
 /**
  * Removes ANSI escape sequences, so that messages compare and display the same whatever the runner's colour mode.

@@ -75,7 +75,7 @@ export async function streamXml(source: ReportSource, build: (ctx: XmlContext) =
     throw new ReportParseError(file, parser.line, `malformed XML: ${detail}`)
   })
   parser.on('doctype', () => {
-    throw new ReportParseError(file, parser.line, doctypeMessage)
+    throw new ReportParseError(file, parser.line, DOCTYPE_REFUSED)
   })
   parser.on('opentag', (tag) => {
     if (++depth > MAX_XML_DEPTH) ctx.fail(`elements nested deeper than ${MAX_XML_DEPTH} levels`)
@@ -104,7 +104,7 @@ export async function streamXml(source: ReportSource, build: (ctx: XmlContext) =
         const rootAt = scan.search(/<[A-Za-z_:]/)
         const prolog = rootAt >= 0 ? scan.slice(0, rootAt) : scan
         const at = prolog.indexOf(DOCTYPE)
-        if (at >= 0) throw new ReportParseError(file, linesBeforeCarry + countLines(scan, at) + 1, doctypeMessage)
+        if (at >= 0) throw new ReportParseError(file, linesBeforeCarry + countLines(scan, at) + 1, DOCTYPE_REFUSED)
         if (rootAt >= 0) inProlog = false
         const total = linesBeforeCarry + countLines(scan, scan.length)
         carry = scan.slice(-(DOCTYPE.length - 1))
@@ -123,8 +123,20 @@ export async function streamXml(source: ReportSource, build: (ctx: XmlContext) =
   }
 }
 
-const doctypeMessage =
+/** Why a DOCTYPE is refused, shared with the pre-parse check in `parseReport`. */
+export const DOCTYPE_REFUSED =
   'DOCTYPE declarations are not allowed in test reports (DTDs and entities are never resolved)'
+
+/**
+ * The line of a DOCTYPE in the prolog of an XML document's head, or null. Lets an XML file whose root is not a
+ * known report element still be refused for its DOCTYPE rather than reported as an unknown format.
+ * @example doctypeLine('<?xml version="1.0"?>\n<!DOCTYPE x [') // 2
+ */
+export function doctypeLine(head: string): number | null {
+  const rootAt = head.search(/<[A-Za-z_:]/)
+  const at = (rootAt >= 0 ? head.slice(0, rootAt) : head).indexOf(DOCTYPE)
+  return at < 0 ? null : countLines(head, at) + 1
+}
 
 function countLines(text: string, end: number): number {
   let n = 0

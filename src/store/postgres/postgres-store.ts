@@ -179,6 +179,11 @@ type ResultRow = [
   healing: boolean,
 ]
 
+/** In table order: what COPY and INSERT write. */
+const RESULT_INSERT_COLUMNS =
+  'at, duration_ms, failed_ms, test, run, attempts, failed_attempts, message, status, flaky, healing, error_type'
+const ATTEMPT_COLUMNS = 'run, test, retry, status, duration_ms, message, stack'
+/** In scan order: what reads return, as `ResultRow`. */
 const RESULT_COLUMNS = 'test, at, run, status, flaky, duration_ms, attempts, failed_attempts, failed_ms, error_type, message, healing'
 const RUN_COLUMNS = `run_id, suite, branch, revision, pipeline_id, pipeline_url, job_id, job_url, artifacts_url, job_status,
   pipeline_status, runner_id, env, started_at, finished_at, duration_ms, status, uploaded_at, at`
@@ -291,22 +296,7 @@ export class PostgresStore implements Store {
     const testKey = (id: string) => testKeys.get(id)!
     const messageId = (k: string | null) => (k === null ? null : messageKeys.get(k)!)
 
-    await this.ensureStaging(client, onCommit)
-    const attemptsStaged = await this.stage(client, active, testKey, messageId)
-    const replacing = active.filter((a) => a.replacing).map((a) => a.key)
-    if (replacing.length) {
-      await client.query(
-        `DELETE FROM results r USING fw_stage_results s
-         WHERE s.run = ANY($1::integer[]) AND r.test = s.test AND r.at = s.at AND r.run = s.run`,
-        [replacing],
-      )
-      await client.query(
-        `DELETE FROM attempts a USING fw_stage_results s
-         WHERE s.run = ANY($1::integer[]) AND a.run = s.run AND a.test = s.test`,
-        [replacing],
-      )
-    }
-    const counts = await this.insertStaged(client, active, attemptsStaged)
+    const counts = await this.writeResults(client, onCommit, active, testKey, messageId)
     for (const a of active) {
       const c = counts.get(a.key) ?? { results: 0, attempts: 0 }
       outcomes[a.prepared.index] = {
@@ -471,15 +461,25 @@ export class PostgresStore implements Store {
     onCommit(() => this.staged.add(client))
   }
 
-  /** COPYs the results (and attempt rows) into the staging tables. Returns whether any attempt rows were staged. */
-  private async stage(
+  /**
+   * Writes the results of the claimed runs. A run this transaction created cannot have rows from anyone else (its
+   * key is invisible outside until commit, and repeats within the report were dropped), so its rows are COPYed
+   * straight into place: that is most reports, at the speed of a bare COPY. Rows for a run that already existed
+   * (another file of the same run, or --replace) go through staging and INSERT … ON CONFLICT DO NOTHING, so that
+   * overlapping reports merge without double-counting, and only results actually inserted bring their attempts.
+   */
+  private async writeResults(
     client: PgClient,
+    onCommit: OnCommit,
     active: ActiveRun[],
     testKey: (id: string) => number,
     messageId: (key: string | null) => number | null,
-  ): Promise<boolean> {
-    function* resultRows() {
-      for (const a of active) {
+  ): Promise<Map<number, { results: number; attempts: number }>> {
+    const counts = new Map<number, { results: number; attempts: number }>()
+    const fresh = active.filter((a) => a.created)
+    const merging = active.filter((a) => !a.created)
+    const resultRows = function* (runs: ActiveRun[]) {
+      for (const a of runs) {
         for (const r of a.prepared.results) {
           yield copyRow([
             a.at,
@@ -498,67 +498,58 @@ export class PostgresStore implements Store {
         }
       }
     }
-    await this.copy(client, 'fw_stage_results', resultRows())
-    let anyAttempts = false
-    function* attemptRows() {
-      for (const a of active) {
+    const attemptRows = function* (runs: ActiveRun[]) {
+      for (const a of runs) {
         for (const r of a.prepared.results) {
           const test = testKey(r.testId)
           for (const at of r.attemptRows) {
-            anyAttempts = true
             yield copyRow([a.key, test, at.retry, at.status, at.durationMs, messageId(at.message), messageId(at.stack)])
           }
         }
       }
     }
-    if (active.some((a) => a.prepared.results.some((r) => r.attemptRows.length > 0))) {
-      await this.copy(client, 'fw_stage_attempts', attemptRows())
-    }
-    return anyAttempts
-  }
+    const hasAttempts = (runs: ActiveRun[]) => runs.some((a) => a.prepared.results.some((r) => r.attemptRows.length))
 
-  private async copy(client: PgClient, table: string, rows: Iterable<string>): Promise<void> {
-    const stream = client.query(this.driver.copyFrom(`COPY ${table} FROM STDIN`))
-    await pipeline(Readable.from(copyChunks(rows)), stream)
-  }
-
-  /**
-   * Moves staged rows into place. A run this transaction created cannot have results from anyone else (its key is
-   * not visible outside until commit), so those rows are plain inserts; otherwise ON CONFLICT DO NOTHING merges a
-   * second report of a run without double-counting, and only the results actually inserted bring their attempts.
-   */
-  private async insertStaged(
-    client: PgClient,
-    active: ActiveRun[],
-    attempts: boolean,
-  ): Promise<Map<number, { results: number; attempts: number }>> {
-    const cols = 'at, duration_ms, failed_ms, test, run, attempts, failed_attempts, message, status, flaky, healing, error_type'
-    const attemptCols = 'run, test, retry, status, duration_ms, message, stack'
-    const counts = new Map<number, { results: number; attempts: number }>()
-    if (active.every((a) => a.created)) {
-      await client.query(`INSERT INTO results (${cols}) SELECT ${cols} FROM fw_stage_results ORDER BY run, test`)
-      if (attempts) {
-        await client.query(
-          `INSERT INTO attempts (${attemptCols}) SELECT ${attemptCols} FROM fw_stage_attempts ON CONFLICT DO NOTHING`,
-        )
-      }
-      for (const a of active) {
+    if (fresh.length) {
+      await this.copy(client, `results (${RESULT_INSERT_COLUMNS})`, resultRows(fresh))
+      if (hasAttempts(fresh)) await this.copy(client, `attempts (${ATTEMPT_COLUMNS})`, attemptRows(fresh))
+      for (const a of fresh) {
         counts.set(a.key, {
           results: a.prepared.results.length,
           attempts: a.prepared.results.reduce((n, r) => n + r.attempts, 0),
         })
       }
-      return counts
     }
+    if (merging.length === 0) return counts
+
+    await this.ensureStaging(client, onCommit)
+    await this.copy(client, 'fw_stage_results', resultRows(merging))
+    const attempts = hasAttempts(merging)
+    if (attempts) await this.copy(client, 'fw_stage_attempts', attemptRows(merging))
+    const replacing = merging.filter((a) => a.replacing).map((a) => a.key)
+    if (replacing.length) {
+      await client.query(
+        `DELETE FROM results r USING fw_stage_results s
+         WHERE s.run = ANY($1::integer[]) AND r.test = s.test AND r.at = s.at AND r.run = s.run`,
+        [replacing],
+      )
+      await client.query(
+        `DELETE FROM attempts a USING fw_stage_results s
+         WHERE s.run = ANY($1::integer[]) AND a.run = s.run AND a.test = s.test`,
+        [replacing],
+      )
+    }
+    // Sorted, so that two merges into the same run wait for each other in one order and never deadlock.
     const { rows } = await client.query<{ run: number; results: number; attempts: number }>(
       `WITH ins AS (
-         INSERT INTO results (${cols}) SELECT ${cols} FROM fw_stage_results ORDER BY run, test
+         INSERT INTO results (${RESULT_INSERT_COLUMNS})
+         SELECT ${RESULT_INSERT_COLUMNS} FROM fw_stage_results ORDER BY run, test
          ON CONFLICT DO NOTHING RETURNING run, test, attempts
        )${
          attempts
            ? `, att AS (
-         INSERT INTO attempts (${attemptCols})
-         SELECT ${attemptCols.replace(/(\w+)/g, 'a.$1')} FROM fw_stage_attempts a JOIN ins USING (run, test)
+         INSERT INTO attempts (${ATTEMPT_COLUMNS})
+         SELECT ${ATTEMPT_COLUMNS.replace(/(\w+)/g, 'a.$1')} FROM fw_stage_attempts a JOIN ins USING (run, test)
          ON CONFLICT DO NOTHING
        )`
            : ''
@@ -567,6 +558,11 @@ export class PostgresStore implements Store {
     )
     for (const r of rows) counts.set(r.run, { results: r.results, attempts: r.attempts })
     return counts
+  }
+
+  private async copy(client: PgClient, target: string, rows: Iterable<string>): Promise<void> {
+    const stream = client.query(this.driver.copyFrom(`COPY ${target} FROM STDIN`))
+    await pipeline(Readable.from(copyChunks(rows)), stream)
   }
 
   private async transaction<T>(fn: (client: PgClient, onCommit: OnCommit) => Promise<T>): Promise<T> {

@@ -1,0 +1,21 @@
+import type { ResolvedAnalysisConfig } from '../analysis/index.js'
+import type { ResolvedConfig } from '../config/load.js'
+import type { QuarantineManager } from '../quarantine/manager.js'
+import type { Store } from '../store/store.js'
+import type { AuthTokens } from './auth.js'
+import type { SnapshotCache } from './snapshot-cache.js'
+
+/** What every route module needs, built once by `createApp`. */
+export interface ServerContext {
+  store: Store
+  config: ResolvedConfig
+  analysis: ResolvedAnalysisConfig
+  tokens: AuthTokens
+  cache: SnapshotCache
+  quarantine: QuarantineManager
+  now: () => number
+  /** Runs older than this many days have probably lost their CI artifacts. */
+  artifactExpiryDays: number
+  /** Largest upload, in bytes. */
+  bodyLimit: number
+}

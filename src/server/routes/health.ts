@@ -1,0 +1,18 @@
+import type { FastifyInstance } from 'fastify'
+import type { HealthResponse } from '../api-types.js'
+import type { ServerContext } from '../context.js'
+import { HttpError } from '../http-error.js'
+
+/** `GET /healthz`: open, tiny, and it really touches the store, so that a load balancer sees a dead database. */
+export function healthRoutes(app: FastifyInstance, ctx: ServerContext): void {
+  app.get('/healthz', async (request, reply): Promise<HealthResponse> => {
+    try {
+      await ctx.store.listRuns({ limit: 1 })
+    } catch (error) {
+      request.log.error({ err: error }, 'health check failed')
+      throw new HttpError(503, { code: 'FW_STORE', message: 'the store is not answering' })
+    }
+    void reply.header('cache-control', 'no-store')
+    return { status: 'ok', store: ctx.store.kind }
+  })
+}

@@ -1,0 +1,69 @@
+import type { FastifyInstance } from 'fastify'
+import { z } from 'zod'
+import type { Run } from '../../model.js'
+import type { HeatmapResponse, HeatmapRun } from '../api-types.js'
+import type { ServerContext } from '../context.js'
+import { parseInput, runTime, selectionKey, toSelection } from '../selection.js'
+import { memoize } from '../snapshot.js'
+import { iso } from '../to-json.js'
+import { viewTests } from '../views.js'
+import { toView, viewShape } from './view-query.js'
+
+const DAY_MS = 86_400_000
+
+const HeatmapQuery = z.object({ ...viewShape, limit: z.coerce.number().int().min(1).max(10_000).default(2000) })
+
+function heatRun(r: Run, expiredBefore: number): HeatmapRun {
+  const at = runTime(r)
+  return {
+    run_id: r.runId,
+    at: iso(at),
+    suite: r.suite,
+    branch: r.branch,
+    revision: r.revision,
+    pipeline_id: r.pipelineId,
+    pipeline_url: r.pipelineUrl ?? r.jobUrl,
+    artifacts_url: r.artifactsUrl,
+    status: r.status,
+    env: r.env,
+    artifacts_expired: at < expiredBefore,
+  }
+}
+
+/**
+ * `GET /heatmap`: tests × runs in a compact form (one string of cells per test), so that thousands of rows
+ * travel and parse fast. The serialised body is memoised per snapshot: the same view costs one string copy.
+ */
+export function heatmapRoutes(api: FastifyInstance, ctx: ServerContext): void {
+  api.get('/heatmap', async (request, reply) => {
+    const q = parseInput(HeatmapQuery, request.query, 'query')
+    const selection = toSelection(q)
+    const view = toView(q)
+    const snapshot = await ctx.cache.get(selection)
+    const key = `heatmap:${selectionKey(selection)}:${JSON.stringify(view)}:${q.offset}:${q.limit}`
+    const body = memoize(snapshot, key, () => {
+      const tests = viewTests(snapshot, view)
+      const page = tests.slice(q.offset, q.offset + q.limit)
+      const expiredBefore = snapshot.now - ctx.artifactExpiryDays * DAY_MS
+      const response: HeatmapResponse = {
+        generated_at: iso(snapshot.computedAt),
+        artifact_expiry_days: ctx.artifactExpiryDays,
+        runs: snapshot.heatRuns.map((r) => heatRun(r, expiredBefore)),
+        tests: page.map(({ analysis: a }) => ({
+          test_id: a.testId,
+          name: a.test.name,
+          module: a.test.module,
+          suite: a.test.suite,
+          verdict: a.verdict,
+          score: Math.round(a.score * 1e4) / 1e4,
+        })),
+        cells: page.map((t) => t.heat),
+        total_tests: tests.length,
+        offset: q.offset,
+        limit: q.limit,
+      }
+      return JSON.stringify(response)
+    })
+    return reply.type('application/json; charset=utf-8').send(body)
+  })
+}

@@ -1,0 +1,46 @@
+import type { FastifyInstance } from 'fastify'
+import type { KioskResponse } from '../api-types.js'
+import type { ServerContext } from '../context.js'
+import { parseInput, SelectionQuery, toSelection } from '../selection.js'
+import { memoize } from '../snapshot.js'
+import { iso } from '../to-json.js'
+
+const DAY_MS = 86_400_000
+
+/** `GET /kiosk`: the wall display's data: what is broken now, the top flaky tests, and days without failures. */
+export function kioskRoutes(api: FastifyInstance, ctx: ServerContext): void {
+  api.get('/kiosk', async (request): Promise<KioskResponse> => {
+    const snapshot = await ctx.cache.get(toSelection(parseInput(SelectionQuery, request.query, 'query')))
+    return memoize(snapshot, 'kiosk', () => ({
+      generated_at: iso(snapshot.computedAt),
+      newest_run_at: snapshot.newestRunAt === null ? null : iso(snapshot.newestRunAt),
+      broken: snapshot.tests
+        .filter((t) => t.analysis.verdict === 'broken')
+        .sort((a, b) => (b.streakSince ?? 0) - (a.streakSince ?? 0))
+        .slice(0, 12)
+        .map((t) => ({
+          test_id: t.analysis.testId,
+          name: t.analysis.test.name,
+          suite: t.analysis.test.suite,
+          streak: t.streak,
+          since: t.streakSince === null ? null : iso(t.streakSince),
+        })),
+      flaky: snapshot.tests
+        .filter((t) => t.analysis.verdict === 'flaky')
+        .slice(0, 10)
+        .map((t) => ({
+          test_id: t.analysis.testId,
+          name: t.analysis.test.name,
+          suite: t.analysis.test.suite,
+          score: Math.round(t.analysis.score * 1e4) / 1e4,
+          last5: t.last5,
+        })),
+      suites: snapshot.suites.map((s) => ({
+        suite: s.suite,
+        days_without_failure: s.lastFailureAt === null ? null : Math.max(0, Math.floor((snapshot.now - s.lastFailureAt) / DAY_MS)),
+        last_failure_at: s.lastFailureAt === null ? null : iso(s.lastFailureAt),
+        last_run_at: s.lastRunAt === null ? null : iso(s.lastRunAt),
+      })),
+    }))
+  })
+}

@@ -1,0 +1,44 @@
+import type { FastifyInstance } from 'fastify'
+import { z } from 'zod'
+import { isActive } from '../../quarantine/gate.js'
+import type { LeaderboardResponse, LeaderboardSummary } from '../api-types.js'
+import type { ServerContext } from '../context.js'
+import { parseInput, toSelection } from '../selection.js'
+import { memoize } from '../snapshot.js'
+import { iso, leaderboardRow } from '../to-json.js'
+import { viewTests } from '../views.js'
+import { toView, viewShape } from './view-query.js'
+
+const LeaderboardQuery = z.object({ ...viewShape, limit: z.coerce.number().int().min(1).max(1000).default(50) })
+
+/** `GET /leaderboard`: analysed tests, most flaky first by default, paged. */
+export function leaderboardRoutes(api: FastifyInstance, ctx: ServerContext): void {
+  api.get('/leaderboard', async (request): Promise<LeaderboardResponse> => {
+    const q = parseInput(LeaderboardQuery, request.query, 'query')
+    const view = toView(q)
+    const [snapshot, quarantines] = await Promise.all([ctx.cache.get(toSelection(q)), ctx.store.listQuarantines()])
+    const now = ctx.now()
+    const active = new Set(quarantines.filter((r) => isActive(r, now)).map((r) => r.testId))
+    const tests = viewTests(snapshot, view)
+    const counts = memoize(snapshot, `summary:${view.search ?? ''}:${view.verdict ?? ''}`, () => {
+      const c = { tests: tests.length, flaky: 0, broken: 0, healthy: 0, insufficient_data: 0 }
+      for (const t of tests) c[t.analysis.verdict]++
+      return c
+    })
+    let quarantined = 0
+    for (const id of active) if (snapshot.byId.has(id)) quarantined++
+    const summary: LeaderboardSummary = { ...counts, quarantined }
+    return {
+      generated_at: iso(snapshot.computedAt),
+      newest_run_at: snapshot.newestRunAt === null ? null : iso(snapshot.newestRunAt),
+      runs: snapshot.runs.length,
+      total: tests.length,
+      offset: q.offset,
+      limit: q.limit,
+      sort: view.sort,
+      order: view.order,
+      summary,
+      rows: tests.slice(q.offset, q.offset + q.limit).map((t) => leaderboardRow(t.analysis, active.has(t.analysis.testId))),
+    }
+  })
+}

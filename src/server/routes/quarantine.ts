@@ -1,0 +1,68 @@
+import type { FastifyInstance } from 'fastify'
+import { z } from 'zod'
+import { NotFoundError } from '../../errors.js'
+import type { AuditResponse, QuarantineJson, QuarantineListResponse } from '../api-types.js'
+import { requireWrite } from '../auth.js'
+import type { ServerContext } from '../context.js'
+import { parseInput } from '../selection.js'
+import { auditToJson, quarantineToJson } from '../to-json.js'
+
+const reason = z.string().trim().min(1, 'a reason is required').max(2000)
+const actor = z.string().trim().min(1).max(200).optional()
+
+const QuarantineBody = z.object({
+  reason,
+  owner: z.string().trim().max(200).nullable().optional(),
+  issue_url: z.url({ protocol: /^https?$/ }).max(2000).nullable().optional(),
+  expires_at: z.iso.datetime({ offset: true }).nullable().optional(),
+  actor,
+})
+
+const ReleaseBody = z.object({ reason, actor })
+
+const AuditQuery = z.object({
+  test_id: z.string().min(1).optional(),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+})
+
+/** Small JSON bodies only: a quarantine is a few lines of text. */
+const BODY_LIMIT = 64 * 1024
+
+type TestParams = { Params: { testId: string } }
+
+/** `GET /quarantine`, `GET /quarantine/audit`, `PUT /quarantine/:testId`, `DELETE /quarantine/:testId`. */
+export function quarantineRoutes(api: FastifyInstance, ctx: ServerContext): void {
+  const writeAuth = { bodyLimit: BODY_LIMIT, onRequest: async (request: Parameters<typeof requireWrite>[0]) => requireWrite(request, ctx.tokens) }
+
+  api.get('/quarantine', async (): Promise<QuarantineListResponse> => {
+    const now = ctx.now()
+    return { quarantined: (await ctx.quarantine.list()).map((q) => quarantineToJson(q, now)) }
+  })
+
+  api.get('/quarantine/audit', async (request): Promise<AuditResponse> => {
+    const q = parseInput(AuditQuery, request.query, 'query')
+    return { audit: (await ctx.store.listAudit({ testId: q.test_id, limit: q.limit })).map(auditToJson) }
+  })
+
+  api.put<TestParams>('/quarantine/:testId', writeAuth, async (request): Promise<QuarantineJson> => {
+    const body = parseInput(QuarantineBody, request.body, 'body')
+    const record = await ctx.quarantine.quarantine(request.params.testId, {
+      reason: body.reason,
+      owner: body.owner,
+      issueUrl: body.issue_url,
+      expiresAt: body.expires_at === undefined || body.expires_at === null ? body.expires_at : new Date(body.expires_at).toISOString(),
+      actor: body.actor ?? 'api',
+      source: 'manual',
+    })
+    return quarantineToJson(record, ctx.now())
+  })
+
+  api.delete<TestParams>('/quarantine/:testId', writeAuth, async (request) => {
+    const { testId } = request.params
+    // DELETE bodies are dropped by some clients, so the reason may come as a query parameter too.
+    const body = parseInput(ReleaseBody, { ...(request.query as object), ...(request.body as object | undefined) }, 'body')
+    const released = await ctx.quarantine.unquarantine(testId, { reason: body.reason, actor: body.actor ?? 'api' })
+    if (!released) throw new NotFoundError(`${testId} is not quarantined`)
+    return { released: true, test_id: testId }
+  })
+}

@@ -1,0 +1,75 @@
+import type { FastifyInstance } from 'fastify'
+import { z } from 'zod'
+import { toAnalysisJson } from '../../analysis/index.js'
+import { NotFoundError } from '../../errors.js'
+import type { AttemptsResponse, HistoryResponse, TestDetailResponse, TestsResponse } from '../api-types.js'
+import type { ServerContext } from '../context.js'
+import { parseInput, SelectionQuery, toSelection } from '../selection.js'
+import { attemptToJson, auditToJson, entryToJson, iso, quarantineToJson, testRefToJson } from '../to-json.js'
+
+const TestsQuery = z.object({
+  search: z.string().trim().max(500).optional(),
+  suite: z.string().trim().min(1).optional(),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  offset: z.coerce.number().int().min(0).default(0),
+})
+
+const flag = z
+  .enum(['true', 'false', '1', '0', ''])
+  .optional()
+  .transform((v) => v === 'true' || v === '1' || v === '')
+
+const HistoryQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(1000).default(200),
+  attempts: flag,
+})
+
+type TestParams = { Params: { testId: string } }
+
+/** `GET /tests`, `GET /tests/:testId`, `GET /tests/:testId/history`, `GET /tests/:testId/runs/:runId/attempts`. */
+export function testRoutes(api: FastifyInstance, ctx: ServerContext): void {
+  api.get('/tests', async (request): Promise<TestsResponse> => {
+    const q = parseInput(TestsQuery, request.query, 'query')
+    const tests = await ctx.store.listTests({ search: q.search || undefined, suite: q.suite, limit: q.limit, offset: q.offset })
+    return { tests: tests.map(testRefToJson), offset: q.offset, limit: q.limit }
+  })
+
+  api.get<TestParams>('/tests/:testId', async (request): Promise<TestDetailResponse> => {
+    const { testId } = request.params
+    const selection = toSelection(parseInput(SelectionQuery, request.query, 'query'))
+    const test = await ctx.store.getTest(testId)
+    if (!test) throw new NotFoundError(`no test "${testId}"`)
+    const [snapshot, quarantine, audit] = await Promise.all([
+      ctx.cache.get(selection),
+      ctx.store.getQuarantine(testId),
+      ctx.store.listAudit({ testId, limit: 50 }),
+    ])
+    const known = snapshot.byId.get(testId)
+    return {
+      generated_at: iso(snapshot.computedAt),
+      test: testRefToJson(test),
+      analysis: known ? toAnalysisJson(known.analysis) : null,
+      quarantine: quarantine ? quarantineToJson(quarantine, ctx.now()) : null,
+      audit: audit.map(auditToJson),
+    }
+  })
+
+  api.get<TestParams>('/tests/:testId/history', async (request): Promise<HistoryResponse> => {
+    const { testId } = request.params
+    const q = parseInput(HistoryQuery, request.query, 'query')
+    const history = await ctx.store.getTestHistory(testId, { limit: q.limit })
+    if (!history) throw new NotFoundError(`no test "${testId}"`)
+    const entries = history.entries.map(entryToJson)
+    if (q.attempts) {
+      for (const e of entries) e.attempt_details = (await ctx.store.getAttempts(testId, e.run_id)).map(attemptToJson)
+    }
+    return { test_id: testId, entries }
+  })
+
+  api.get<{ Params: { testId: string; runId: string } }>('/tests/:testId/runs/:runId/attempts', async (request): Promise<AttemptsResponse> => {
+    const { testId, runId } = request.params
+    const attempts = await ctx.store.getAttempts(testId, runId)
+    if (attempts.length === 0) throw new NotFoundError(`no result of "${testId}" in run "${runId}"`)
+    return { test_id: testId, run_id: runId, attempts: attempts.map(attemptToJson) }
+  })
+}

@@ -1,0 +1,186 @@
+import type { ResolvedAnalysisConfig } from '../analysis/index.js'
+import type { Run } from '../model.js'
+import type { RunSummary, Store } from '../store/store.js'
+import { selectionKey, type Selection } from './selection.js'
+import { buildSnapshot, type Snapshot } from './snapshot.js'
+
+export interface SnapshotCacheOptions {
+  store: Store
+  /** A second connection for the long analysis scan, if the caller opened one. */
+  scanStore?: Store
+  cfg: ResolvedAnalysisConfig
+  now?: () => number
+  /** How often the store is probed for other instances' writes. Default 5 s. */
+  ttlMs?: number
+  /** A snapshot older than this is rebuilt in the background even if no probe saw a change. Default 60 s. */
+  maxAgeMs?: number
+  /** Selections kept. Default 8. */
+  maxEntries?: number
+  onError?: (error: unknown) => void
+}
+
+interface Built {
+  snapshot: Snapshot
+  /** This process's write counter when the build started. */
+  writes: number
+  /** The store's fingerprint when the build started. */
+  fingerprint: string
+}
+
+interface Entry {
+  selection: Selection
+  value?: Built
+  pending?: { writes: number; promise: Promise<Snapshot> }
+}
+
+/**
+ * What changes when anyone writes: the newest runs (a new run, a replaced one) and the newest run's counts (another
+ * report merged into it). Cheap: two small queries whatever the store's size.
+ */
+async function storeFingerprint(store: Store): Promise<string> {
+  const [runs, newest] = await Promise.all([store.listRuns({ limit: 3 }), store.runSummaries({ limit: 1 })])
+  return JSON.stringify([
+    runs.map((r: Run) => [r.runId, r.uploadedAt, r.status, r.finishedAt, r.jobStatus]),
+    newest.map((s: RunSummary) => [s.runId, s.total, s.failed, s.flaky]),
+  ])
+}
+
+/**
+ * Analysis snapshots per run selection, so that the read endpoints answer from memory instead of scanning a
+ * million results per request.
+ *
+ * - A write through this process (`invalidate()`) makes every snapshot unusable: the next read waits for a
+ *   fresh one (read-your-writes for the uploader and the dashboard user).
+ * - Other instances' writes are found by a cheap probe of the store at most every `ttlMs`; a changed store, or a
+ *   snapshot older than `maxAgeMs`, is rebuilt in the background while the old one keeps answering.
+ * - Builds run one at a time and yield to the event loop, so a rebuild never stalls other requests for long.
+ *
+ * No other state changes answers, so any number of stateless instances can serve one store.
+ */
+export class SnapshotCache {
+  private readonly entries = new Map<string, Entry>()
+  private writes = 0
+  private fingerprint: string | null = null
+  private probedAt = 0
+  private probing: Promise<string> | null = null
+  private queue: Promise<unknown> = Promise.resolve()
+  private readonly values = new Map<string, { writes: number; at: number; promise: Promise<unknown> }>()
+  private readonly ttlMs: number
+  private readonly maxAgeMs: number
+  private readonly maxEntries: number
+  private readonly now: () => number
+
+  constructor(private readonly opts: SnapshotCacheOptions) {
+    this.ttlMs = opts.ttlMs ?? 5000
+    this.maxAgeMs = opts.maxAgeMs ?? 60_000
+    this.maxEntries = opts.maxEntries ?? 8
+    this.now = opts.now ?? Date.now
+  }
+
+  /** A write went through this process: the next read must see it. */
+  invalidate(): void {
+    this.writes++
+  }
+
+  /** The snapshot of a selection, fresh for this process's writes and at most a probe behind other instances'. */
+  get(selection: Selection): Promise<Snapshot> {
+    const key = selectionKey(selection)
+    let entry = this.entries.get(key)
+    if (entry) {
+      this.entries.delete(key)
+      this.entries.set(key, entry)
+    } else {
+      entry = { selection }
+      this.entries.set(key, entry)
+      this.evict()
+    }
+    const value = entry.value
+    if (value && value.writes === this.writes) {
+      this.revalidate(key, entry, value)
+      return Promise.resolve(value.snapshot)
+    }
+    return this.build(key, entry)
+  }
+
+  /**
+   * A small derived value (the facet lists) cached like a snapshot: dropped on this process's writes, recomputed
+   * after `ttlMs`.
+   */
+  value<T>(key: string, compute: () => Promise<T>): Promise<T> {
+    const hit = this.values.get(key)
+    if (hit && hit.writes === this.writes && Date.now() - hit.at < this.ttlMs) return hit.promise as Promise<T>
+    const promise = compute()
+    promise.catch(() => this.values.delete(key))
+    this.values.set(key, { writes: this.writes, at: Date.now(), promise })
+    return promise
+  }
+
+  /** Snapshots already built, newest use last; for answers that may use whatever is known (run counts). */
+  cached(): Snapshot[] {
+    return [...this.entries.values()].flatMap((e) => (e.value ? [e.value.snapshot] : []))
+  }
+
+  private revalidate(key: string, entry: Entry, value: Built): void {
+    if (Date.now() - this.probedAt >= this.ttlMs) this.probe().catch((e) => this.opts.onError?.(e))
+    const changed = this.fingerprint !== null && value.fingerprint !== this.fingerprint
+    const old = Date.now() - value.snapshot.computedAt >= this.maxAgeMs
+    if ((changed || old) && !entry.pending) this.build(key, entry).catch((e) => this.opts.onError?.(e))
+  }
+
+  private probe(): Promise<string> {
+    if (!this.probing) {
+      this.probedAt = Date.now()
+      this.probing = storeFingerprint(this.opts.store)
+        .then((fp) => (this.fingerprint = fp))
+        .finally(() => (this.probing = null))
+    }
+    return this.probing
+  }
+
+  private build(key: string, entry: Entry): Promise<Snapshot> {
+    const writes = this.writes
+    if (entry.pending && entry.pending.writes === writes) return entry.pending.promise
+    const pending = {
+      writes,
+      promise: this.serial(async () => {
+        const fingerprint = await this.probe()
+        const snapshot = await buildSnapshot(this.opts.store, entry.selection, {
+          cfg: this.opts.cfg,
+          now: this.now(),
+          scanStore: this.opts.scanStore,
+        })
+        return { snapshot, writes, fingerprint }
+      }).then(
+        (built) => {
+          if (!entry.value || entry.value.writes <= built.writes) entry.value = built
+          if (entry.pending === pending) entry.pending = undefined
+          return built.snapshot
+        },
+        (error: unknown) => {
+          if (entry.pending === pending) entry.pending = undefined
+          throw error
+        },
+      ),
+    }
+    entry.pending = pending
+    return pending.promise
+  }
+
+  /** One build at a time: each is a full scan, and two at once would only share the same two cores. */
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(fn)
+    this.queue = run.catch(() => undefined)
+    return run
+  }
+
+  private evict(): void {
+    for (const [key, entry] of this.entries) {
+      if (this.entries.size <= this.maxEntries) return
+      if (!entry.pending) this.entries.delete(key)
+    }
+  }
+}
+
+export function createSnapshotCache(opts: SnapshotCacheOptions): SnapshotCache {
+  return new SnapshotCache(opts)
+}

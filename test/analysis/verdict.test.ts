@@ -1,0 +1,138 @@
+import { describe, expect, it } from 'vitest'
+import { analyzeTest, infraRunIds, resolveAnalysisConfig } from '../../src/analysis/index.js'
+import { DAY, history } from './builders.js'
+
+const cfg = resolveAnalysisConfig()
+
+describe('verdict: flaky is caught early with proof', () => {
+  it('calls a pass and a fail on the same revision flaky after two runs', () => {
+    const h = history().pass({ revision: 'abc' }).fail({ revision: 'abc' })
+    const a = analyzeTest(h.build(), cfg, { now: h.now })
+    expect(a.verdict).toBe('flaky')
+    expect(a.reason).toContain('same revision abc')
+    expect(a.evidence[0]).toMatchObject({ kind: 'same_revision_pass_and_fail', revision: 'abc', runIds: ['r0', 'r1'] })
+  })
+
+  it('calls a pass on retry flaky after one run', () => {
+    const h = history().retryPass(2)
+    const a = analyzeTest(h.build(), cfg, { now: h.now })
+    expect(a.verdict).toBe('flaky')
+    expect(a.evidence.map((e) => e.kind)).toEqual(['pass_on_retry'])
+  })
+
+  it('needs the minimum sample for a verdict without proof', () => {
+    const h = history().seq('.F.F')
+    expect(analyzeTest(h.build(), cfg, { now: h.now }).verdict).toBe('insufficient_data')
+    const more = history().seq('.F.F.')
+    const a = analyzeTest(more.build(), cfg, { now: more.now })
+    expect(a.verdict).toBe('flaky')
+    expect(a.evidence.map((e) => e.kind)).toContain('high_flip_rate')
+  })
+
+  it('calls a single failure episode healthy, not flaky', () => {
+    const h = history().seq('..........FF..........')
+    const a = analyzeTest(h.build(), cfg, { now: h.now })
+    expect(a.verdict).toBe('healthy')
+    expect(a.reason).toContain('single episode')
+  })
+
+  it('is insufficient_data without countable runs', () => {
+    const h = history().seq('SSS')
+    expect(analyzeTest(h.build(), cfg, { now: h.now }).verdict).toBe('insufficient_data')
+  })
+})
+
+describe('verdict: broken is never called flaky', () => {
+  it('calls a regression broken, with the revision where it started', () => {
+    const h = history().seq('.'.repeat(30)).fail({ revision: 'bad1' }).seq('FFF')
+    const a = analyzeTest(h.build(), cfg, { now: h.now })
+    expect(a.verdict).toBe('broken')
+    expect(a.reason).toMatch(/failed the last 4 runs in a row since revision bad1/)
+    expect(a.evidence).toEqual([expect.objectContaining({ kind: 'consecutive_failures', revision: 'bad1' })])
+    expect(a.hints).toContainEqual(expect.objectContaining({ kind: 'broken_since', revision: 'bad1' }))
+  })
+
+  it('calls a regression broken after three failures', () => {
+    const h = history().seq('.'.repeat(20) + 'FFF')
+    expect(analyzeTest(h.build(), cfg, { now: h.now }).verdict).toBe('broken')
+  })
+
+  it('calls a regression broken even when the test was proven flaky before', () => {
+    const h = history()
+      .pass({ revision: 'x' })
+      .fail({ revision: 'x' })
+      .retryPass(1)
+      .seq('.'.repeat(20) + 'FFFFFF')
+    const a = analyzeTest(h.build(), cfg, { now: h.now })
+    expect(a.verdict).toBe('broken')
+    expect(a.evidence.map((e) => e.kind)).not.toContain('same_revision_pass_and_fail')
+  })
+
+  it('calls a test that never passed broken', () => {
+    const h = history().seq('FFF')
+    expect(analyzeTest(h.build(), cfg, { now: h.now }).verdict).toBe('broken')
+  })
+
+  it('does not take a flaky test’s short unlucky streak for a breakage', () => {
+    const h = history().seq('.F.FF..F.F.FF.F..F.FFF')
+    const a = analyzeTest(h.build(), cfg, { now: h.now })
+    expect(a.verdict).toBe('flaky')
+  })
+})
+
+describe('verdict: fixed', () => {
+  it('calls a test that stopped failing long enough ago healthy, with a fixed hint', () => {
+    const h = history().seq('.F.FF.F..F.F..F.FF.F').pass({ revision: 'fix1' }).seq('.'.repeat(29))
+    const a = analyzeTest(h.build(), cfg, { now: h.now })
+    expect(a.verdict).toBe('healthy')
+    expect(a.reason).toMatch(/^fixed: no failures in the last 30 runs, since revision fix1/)
+    expect(a.hints).toContainEqual(expect.objectContaining({ kind: 'fixed', revision: 'fix1', runsAfter: 30 }))
+  })
+
+  it('does not call a quiet spell fixed too early', () => {
+    const h = history().seq('.F.FF.F..F.F..F.FF.F' + '.'.repeat(8))
+    expect(analyzeTest(h.build(), cfg, { now: h.now }).verdict).toBe('flaky')
+  })
+
+  it('counts a pass on retry as a failure when judging a fix', () => {
+    const h = history().seq('.F.FF.F..F.F..F.FF.F' + '.'.repeat(20) + 'R' + '.'.repeat(5))
+    expect(analyzeTest(h.build(), cfg, { now: h.now }).verdict).toBe('flaky')
+  })
+})
+
+describe('verdict: the infrastructure-failure guard', () => {
+  it('leaves runs where most tests failed out of detection', () => {
+    const h = history().seq('.....').fail({ runId: 'infra', revision: 'rev-shared' }).pass({ revision: 'rev-shared' })
+    const summaries = [
+      { runId: 'infra', total: 100, failed: 95 },
+      { runId: 'r0', total: 100, failed: 1 },
+    ]
+    const excludedRuns = infraRunIds(summaries, cfg)
+    expect([...excludedRuns]).toEqual(['infra'])
+    expect(analyzeTest(h.build(), cfg, { now: h.now }).verdict).toBe('flaky')
+    const a = analyzeTest(h.build(), cfg, { now: h.now, excludedRuns })
+    expect(a.verdict).toBe('healthy')
+    expect(a.excludedRuns).toBe(1)
+    expect(a.runs).toBe(6)
+  })
+
+  it('has a configurable threshold and ignores tiny runs', () => {
+    const runs = [
+      { runId: 'a', total: 10, failed: 7 },
+      { runId: 'b', total: 3, failed: 3 },
+    ]
+    expect(infraRunIds(runs, cfg).size).toBe(0)
+    expect([...infraRunIds(runs, resolveAnalysisConfig({ infra: { failedShare: 0.7 } }))]).toEqual(['a'])
+    expect([...infraRunIds(runs, { failedShare: 0.8, minTests: 1 })]).toEqual(['b'])
+  })
+})
+
+describe('verdict: lookback', () => {
+  it('ignores runs older than lookbackDays', () => {
+    const h = history().seq('.F.F.F.F.F')
+    const a = analyzeTest(h.build(), cfg, { now: h.now + 60 * DAY })
+    expect(a.runs).toBe(0)
+    expect(a.verdict).toBe('insufficient_data')
+    expect(a.lastStatus).toBe('failed')
+  })
+})
