@@ -65,8 +65,8 @@ export interface Scored {
 /**
  * Identity signals (text, id, attributes) outweigh structural ones (tag, path, siblings, position): a neighbour
  * of a removed element shares its structure but not its identity, and must not reach the threshold on
- * structure alone. Position weighs least so that position alone can never open the margin between two
- * look-alikes (0.5 of at least 6.0 applicable weight is < 0.1).
+ * structure alone. Position weighs least: layouts shift with every banner, and a look-alike standing where the
+ * learned element used to be is the classic wrong heal (`decideHeal` also keeps position from opening the margin).
  */
 export const DEFAULT_WEIGHTS: Readonly<Weights> = Object.freeze({
   tag: 1,
@@ -320,6 +320,7 @@ export interface RankedCandidate {
 export interface HealThresholds {
   threshold: number
   margin: number
+  weights: Weights
 }
 
 export type HealDecision<C extends RankedCandidate = RankedCandidate> =
@@ -332,11 +333,28 @@ export type HealDecision<C extends RankedCandidate = RankedCandidate> =
     }
 
 /**
+ * The score from a breakdown with one signal left out (its weight removed from the mean too).
+ * @example scoreWithout({ text: 1, position: 0 }, DEFAULT_WEIGHTS, 'position') // 1
+ */
+export function scoreWithout(b: Breakdown, w: Weights, left: Signal): number {
+  let sum = 0
+  let total = 0
+  for (const k in b) {
+    const v = b[k as Signal]
+    if (k === left || v === undefined) continue
+    sum += w[k as Signal] * v
+    total += w[k as Signal]
+  }
+  return total > 0 ? sum / total : 0
+}
+
+/**
  * The heal rule, in one place: the best candidate (candidates sorted best first) heals only when its score
- * reaches the threshold, it is visible and enabled, and it leads the runner-up by the margin. Hidden elements
- * stay in the ranking on purpose: when the learned element still exists but is hidden, it outranks every
- * visible look-alike and the heal is refused instead of landing on the look-alike.
- * @example decideHeal([{ score: 0.9, breakdown: {}, visible: true, enabled: true }], { threshold: 0.5, margin: 0.1 }).heal // true
+ * reaches the threshold, it is visible and enabled, and it leads every other candidate by the margin, both on
+ * the full score and with position left out. Position ranks but never decides alone: a look-alike standing where
+ * the learned element used to be must not win on that. Hidden elements stay in the ranking on purpose: when the
+ * learned element still exists but is hidden, it outranks every visible look-alike and the heal is refused.
+ * @example decideHeal(ranked, { threshold: 0.5, margin: 0.1, weights: DEFAULT_WEIGHTS }).heal
  */
 export function decideHeal<C extends RankedCandidate>(ranked: readonly C[], t: HealThresholds): HealDecision<C> {
   const best = ranked[0] ?? null
@@ -345,7 +363,14 @@ export function decideHeal<C extends RankedCandidate>(ranked: readonly C[], t: H
   if (best.score < t.threshold) return { heal: false, reason: 'below-threshold', best, runnerUp }
   if (!best.visible) return { heal: false, reason: 'hidden', best, runnerUp }
   if (!best.enabled) return { heal: false, reason: 'disabled', best, runnerUp }
-  // A tiny epsilon keeps a margin of exactly 0.1 from failing on floating-point noise.
-  if (runnerUp && best.score - runnerUp.score < t.margin - 1e-9) return { heal: false, reason: 'ambiguous', best, runnerUp }
+  // The epsilon keeps a lead of exactly the margin from failing on floating-point noise.
+  const margin = t.margin - 1e-9
+  if (runnerUp && best.score - runnerUp.score < margin) return { heal: false, reason: 'ambiguous', best, runnerUp }
+  const bestWithoutPosition = scoreWithout(best.breakdown, t.weights, 'position')
+  for (let i = 1; i < ranked.length; i++) {
+    if (bestWithoutPosition - scoreWithout(ranked[i]!.breakdown, t.weights, 'position') < margin) {
+      return { heal: false, reason: 'ambiguous', best, runnerUp }
+    }
+  }
   return { heal: true, best, runnerUp }
 }

@@ -320,7 +320,7 @@ function suitePath(suites: SuiteFrame[]): string {
 function optionalText(value: string | undefined): string | null {
   if (value === undefined) return null
   const text = cleanText(value)
-  return text === '' ? null : truncateText(text, MAX_TEXT)
+  return text === '' ? null : ownString(truncateText(text, MAX_TEXT))
 }
 
 /**

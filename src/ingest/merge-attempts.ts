@@ -1,9 +1,10 @@
 import { isFailure, type Attempt } from '../model.js'
 import type { ParsedCase } from './types.js'
 
-function identity(c: ParsedCase): string {
-  const env = c.env ? Object.entries(c.env).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)) : []
-  return JSON.stringify([c.module, c.name, env])
+function envKey(c: ParsedCase): string {
+  if (!c.env) return ''
+  const entries = Object.entries(c.env).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+  return JSON.stringify(entries)
 }
 
 /** A case's own attempts, or the one attempt its final status stands for. */
@@ -22,15 +23,26 @@ function attemptsOf(c: ParsedCase): Attempt[] {
  * @example mergeRepeatedCases([failedA, passedA]) // [{ ...passedA, flakyOnRetry: true, attempts: [failed, passed] }]
  */
 export function mergeRepeatedCases(cases: ParsedCase[]): ParsedCase[] {
-  const groups = new Map<string, ParsedCase[]>()
+  // module → name → env → cases. Nested maps, not one concatenated key: modules are shared strings whose hash
+  // V8 computes once, and a report of 100k+ cases should not build 100k+ throwaway keys.
+  const byModule = new Map<string, Map<string, Map<string, ParsedCase[]>>>()
+  const groups: ParsedCase[][] = []
   for (const c of cases) {
-    const key = identity(c)
-    const group = groups.get(key)
+    let byName = byModule.get(c.module)
+    if (!byName) byModule.set(c.module, (byName = new Map<string, Map<string, ParsedCase[]>>()))
+    let byEnv = byName.get(c.name)
+    if (!byEnv) byName.set(c.name, (byEnv = new Map<string, ParsedCase[]>()))
+    const key = envKey(c)
+    const group = byEnv.get(key)
     if (group) group.push(c)
-    else groups.set(key, [c])
+    else {
+      const fresh = [c]
+      byEnv.set(key, fresh)
+      groups.push(fresh)
+    }
   }
-  if (groups.size === cases.length) return cases
-  return [...groups.values()].map((g) => (g.length === 1 ? g[0]! : merge(g)))
+  if (groups.length === cases.length) return cases
+  return groups.map((g) => (g.length === 1 ? g[0]! : merge(g)))
 }
 
 function merge(group: ParsedCase[]): ParsedCase {

@@ -99,15 +99,22 @@ export async function parseTrx(source: ReportSource): Promise<ParsedReport> {
           targetDepth = depth
           ctx.captureText(true)
         } else if (name === 'UnitTestResult') {
-          const attrs = a as TrxResultAttributes
-          const outcome = attrs.outcome ?? 'NotExecuted'
+          const outcome = a.outcome ?? 'NotExecuted'
           if (!(outcome in OUTCOME)) ctx.fail(`unknown TRX outcome "${outcome}"`)
+          // Results wait for the definitions at the end of the file: keep copies, not views into input chunks.
+          const attrs: TrxResultAttributes = {
+            testId: owned(a.testId),
+            testName: owned(a.testName),
+            outcome,
+            duration: a.duration,
+            computerName: owned(a.computerName),
+          }
           current = { attrs, message: null, stack: null, line: ctx.line() }
           resultDepth = depth
         } else if (name === 'UnitTest') {
-          definition = a.id ?? null
+          definition = owned(a.id) ?? null
         } else if (name === 'TestMethod' && definition) {
-          classes.set(definition, a)
+          classes.set(definition, { className: owned(a.className), name: owned(a.name), codeBase: owned(a.codeBase) })
         } else if (name === 'Times') {
           meta.startedAt = parseTimestamp(a.start)
           meta.finishedAt = parseTimestamp(a.finish)
@@ -132,7 +139,8 @@ export async function parseTrx(source: ReportSource): Promise<ParsedReport> {
   })
 
   const cases = drafts.map((d) => toCase(source.name, d, classes))
-  meta.runnerId = drafts.find((d) => d.attrs.computerName)?.attrs.computerName ?? null
+  const host = drafts.find((d) => d.attrs.computerName)?.attrs.computerName
+  meta.runnerId = host ? ownString(host) : null
   if (meta.startedAt && meta.finishedAt) meta.durationMs = Date.parse(meta.finishedAt) - Date.parse(meta.startedAt)
   return { format: 'trx', cases, meta }
 }
@@ -165,6 +173,10 @@ function toCase(file: string, d: ResultDraft, classes: Map<string, TrxTestMethod
     healingOccurred: false,
     attempts: [],
   }
+}
+
+function owned(value: string | undefined): string | undefined {
+  return value === undefined ? undefined : ownString(value)
 }
 
 /** Class-less results (xUnit v3 "[Test Class Cleanup Failure (…)]") belong to their test assembly. */

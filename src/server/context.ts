@@ -8,6 +8,8 @@ import type { SnapshotCache } from './snapshot-cache.js'
 /** What every route module needs, built once by `createApp`. */
 export interface ServerContext {
   store: Store
+  /** The store for long scans (the bundle): a second connection when the caller opened one. */
+  scanStore: Store
   config: ResolvedConfig
   analysis: ResolvedAnalysisConfig
   tokens: AuthTokens

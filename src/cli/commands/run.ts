@@ -26,10 +26,12 @@ export interface RunOutcome {
   message: string
 }
 
-function runCommand(argv: string[], io: Io): Promise<number> {
+function runCommand(argv: string[], io: Io, quietStdout: boolean): Promise<number> {
   return new Promise((resolve) => {
     const [cmd, ...args] = argv
-    const child = spawn(cmd!, args, { stdio: 'inherit', env: io.env, shell: false })
+    // With --json our stdout carries only the verdict, so the command's own output goes to stderr.
+    const stdio = quietStdout ? (['inherit', 2, 'inherit'] as const) : ('inherit' as const)
+    const child = spawn(cmd!, args, { stdio: stdio as never, env: io.env, shell: false })
     child.on('error', (error) => {
       io.stderr.write(`flakewatch run: cannot start ${cmd}: ${error.message}\n`)
       resolve(127)
@@ -55,7 +57,7 @@ async function freshReports(globs: string[], since: number): Promise<string[]> {
  */
 export async function run(argv: string[], opts: RunCommandOptions, io: Io): Promise<RunOutcome> {
   const started = Date.now()
-  const commandCode = await runCommand(argv, io)
+  const commandCode = await runCommand(argv, io, Boolean(opts.json))
   const reports = await freshReports(opts.report?.length ? opts.report : DEFAULT_REPORT_GLOBS, started)
   if (reports.length === 0) {
     const message =

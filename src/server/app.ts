@@ -1,0 +1,123 @@
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import { resolveAnalysisConfig } from '../analysis/index.js'
+import { analysisOptions, type ResolvedConfig } from '../config/load.js'
+import { NotFoundError } from '../errors.js'
+import { createQuarantineManager } from '../quarantine/manager.js'
+import type { Store } from '../store/store.js'
+import { API_PREFIX } from './api-types.js'
+import { requireRead } from './auth.js'
+import type { ServerContext } from './context.js'
+import { dashboardRoutes, findWebRoot } from './dashboard.js'
+import { handleError } from './error-handler.js'
+import { bundleRoutes } from './routes/bundle.js'
+import { healthRoutes } from './routes/health.js'
+import { heatmapRoutes } from './routes/heatmap.js'
+import { kioskRoutes } from './routes/kiosk.js'
+import { leaderboardRoutes } from './routes/leaderboard.js'
+import { quarantineRoutes } from './routes/quarantine.js'
+import { reportRoutes } from './routes/reports.js'
+import { runRoutes } from './routes/runs.js'
+import { testRoutes } from './routes/tests.js'
+import { trendRoutes } from './routes/trends.js'
+import { createSnapshotCache, type SnapshotCacheOptions } from './snapshot-cache.js'
+
+export interface AppDeps {
+  store: Store
+  config: ResolvedConfig
+  /** Fastify's pino logger: `true`, options, or `false` (the default: quiet, as tests want). */
+  logger?: FastifyServerOptions['logger']
+  /** A second connection for the long analysis scan, so that the scan never holds the one other requests use. */
+  scanStore?: Store
+  /** The analysis's clock. */
+  now?: () => number
+  /** The built dashboard folder; `null` serves none. Default: `dist/web`, when built. */
+  webRoot?: string | null
+  /** Runs older than this have probably lost their CI artifacts; the heatmap dims them. Default 30. */
+  artifactExpiryDays?: number
+  cache?: Pick<SnapshotCacheOptions, 'ttlMs' | 'maxAgeMs' | 'maxEntries'>
+}
+
+/**
+ * Headers on every response, errors and static files included. The dashboard builds its DOM from text and loads
+ * only its own files, so the policy can forbid everything else.
+ */
+const SECURITY_HEADERS = {
+  'content-security-policy':
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+    "font-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'",
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+  'cross-origin-opener-policy': 'same-origin',
+  'cross-origin-resource-policy': 'same-origin',
+}
+
+/**
+ * The HTTP server: the REST API under `/api/v1`, `/healthz`, and the dashboard. Not listening yet: call
+ * `listen()`, or `inject()` in tests. Holds no state that changes answers besides the analysis cache, so
+ * several instances can serve one store.
+ * @example const app = await createApp({ store, config: loadConfig() }); await app.listen({ port: 8080 })
+ */
+export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
+  const { store, config } = deps
+  const bodyLimit = Math.round(config.server.bodyLimitMb * 1024 * 1024)
+  const app = Fastify({
+    logger: deps.logger ?? false,
+    bodyLimit,
+    // Test ids are long and carry any character; the default 100-character parameter limit would cut them.
+    routerOptions: { maxParamLength: 2000, ignoreTrailingSlash: true },
+    disableRequestLogging: false,
+  })
+  const now = deps.now ?? Date.now
+  const analysis = resolveAnalysisConfig(analysisOptions(config))
+  const ctx: ServerContext = {
+    store,
+    scanStore: deps.scanStore ?? store,
+    config,
+    analysis,
+    tokens: { writeToken: config.server.writeToken, readToken: config.server.readToken },
+    cache: createSnapshotCache({
+      store,
+      scanStore: deps.scanStore,
+      cfg: analysis,
+      now,
+      ...deps.cache,
+      onError: (error) => app.log.error({ err: error }, 'background analysis failed'),
+    }),
+    quarantine: createQuarantineManager({ store, policy: config.quarantine, now, defaultOwner: config.quarantine.owner }),
+    now,
+    artifactExpiryDays: deps.artifactExpiryDays ?? 30,
+    bodyLimit,
+  }
+
+  app.setErrorHandler(handleError)
+  app.setNotFoundHandler((request) => {
+    throw new NotFoundError(`no route ${request.method} ${request.url.split('?')[0]}`)
+  })
+  app.addHook('onSend', async (request, reply, payload) => {
+    void reply.headers(SECURITY_HEADERS)
+    if (request.url.startsWith(API_PREFIX) && !reply.hasHeader('cache-control')) void reply.header('cache-control', 'no-store')
+    return payload
+  })
+
+  healthRoutes(app, ctx)
+  await app.register(
+    async (api) => {
+      api.addHook('onRequest', async (request) => {
+        if (request.method === 'GET' || request.method === 'HEAD') requireRead(request, ctx.tokens)
+      })
+      leaderboardRoutes(api, ctx)
+      heatmapRoutes(api, ctx)
+      trendRoutes(api, ctx)
+      kioskRoutes(api, ctx)
+      runRoutes(api, ctx)
+      testRoutes(api, ctx)
+      quarantineRoutes(api, ctx)
+      bundleRoutes(api, ctx)
+      await api.register(async (scope) => reportRoutes(scope, ctx))
+    },
+    { prefix: API_PREFIX },
+  )
+  await dashboardRoutes(app, deps.webRoot === undefined ? findWebRoot() : deps.webRoot)
+  return app
+}

@@ -1,0 +1,147 @@
+import type { FastifyInstance } from 'fastify'
+import multipart from '@fastify/multipart'
+import { z } from 'zod'
+import { InputError } from '../../errors.js'
+import { mergeContexts, parseEnvPairs, type RunContext } from '../../pipeline/run-context.js'
+import type { UploadResponse } from '../api-types.js'
+import { requireWrite } from '../auth.js'
+import type { ServerContext } from '../context.js'
+import { HttpError } from '../http-error.js'
+import { parseInput } from '../selection.js'
+
+/** Raw-body uploads: the report is the body, the run metadata are query parameters. */
+const RAW_TYPES = ['application/xml', 'text/xml', 'application/json', 'application/octet-stream']
+
+const text = z.string().trim().min(1).max(2000).optional()
+
+/** The run metadata an upload may carry, named like the CLI's flags in snake_case. */
+const UploadMeta = z.object({
+  run_id: z.string().trim().min(1).max(500).optional(),
+  suite: z.string().trim().min(1).max(500).optional(),
+  branch: text,
+  revision: text,
+  pipeline_id: text,
+  pipeline_url: text,
+  job_id: text,
+  job_url: text,
+  job_status: text,
+  pipeline_status: text,
+  runner: text,
+  artifacts_url: text,
+  run_status: z.enum(['complete', 'interrupted', 'unknown']).optional(),
+  env: z
+    .union([z.string(), z.array(z.string())])
+    .optional()
+    .transform((v) => (v === undefined ? [] : Array.isArray(v) ? v : [v])),
+  format: z.string().trim().min(1).optional(),
+  replace: z
+    .enum(['true', 'false', '1', '0', ''])
+    .optional()
+    .transform((v) => v === 'true' || v === '1' || v === ''),
+  name: z.string().trim().min(1).max(255).optional(),
+})
+
+type Meta = z.output<typeof UploadMeta>
+
+function contextOf(meta: Meta): RunContext {
+  let env
+  try {
+    env = parseEnvPairs(meta.env)
+  } catch (error) {
+    throw new InputError(`query.env: ${(error as Error).message.replace(/^--env /, '')}`)
+  }
+  return mergeContexts({
+    runId: meta.run_id,
+    suite: meta.suite,
+    branch: meta.branch,
+    revision: meta.revision,
+    pipelineId: meta.pipeline_id,
+    pipelineUrl: meta.pipeline_url,
+    jobId: meta.job_id,
+    jobUrl: meta.job_url,
+    jobStatus: meta.job_status,
+    pipelineStatus: meta.pipeline_status,
+    runnerId: meta.runner,
+    artifactsUrl: meta.artifacts_url,
+    status: meta.run_status,
+    env,
+  })
+}
+
+function defaultName(contentType: string | undefined): string {
+  if (contentType?.includes('json')) return 'upload.json'
+  if (contentType?.includes('xml')) return 'upload.xml'
+  return 'upload'
+}
+
+/**
+ * `POST /reports`: stores one report (raw body) or several (multipart files), exactly as `flakewatch ingest` does,
+ * duplicates included. Auth is checked before the body is read.
+ */
+export async function reportRoutes(scope: FastifyInstance, ctx: ServerContext): Promise<void> {
+  // Only this scope takes raw bodies; the rest of the API keeps its JSON parser.
+  scope.removeAllContentTypeParsers()
+  scope.addContentTypeParser(RAW_TYPES, { parseAs: 'buffer', bodyLimit: ctx.bodyLimit }, (_request, body, done) => done(null, body))
+  await scope.register(multipart, {
+    limits: { fileSize: ctx.bodyLimit, files: 50, fields: 100, fieldSize: 8192, parts: 200 },
+  })
+
+  scope.post(
+    '/reports',
+    { bodyLimit: ctx.bodyLimit, onRequest: async (request) => requireWrite(request, ctx.tokens) },
+    async (request, reply) => {
+      const files: { name: string; content: Buffer }[] = []
+      const fields: Record<string, string | string[]> = {}
+      if (request.isMultipart()) {
+        let total = 0
+        for await (const part of request.parts()) {
+          if (part.type === 'file') {
+            const content = await part.toBuffer()
+            total += content.length
+            if (total > ctx.bodyLimit) throw new HttpError(413, { code: 'FW_TOO_LARGE', message: `uploads are limited to ${ctx.bodyLimit} bytes` })
+            files.push({ name: part.filename || part.fieldname, content })
+          } else {
+            const value = String(part.value)
+            const previous = fields[part.fieldname]
+            fields[part.fieldname] = previous === undefined ? value : [...(Array.isArray(previous) ? previous : [previous]), value]
+          }
+        }
+      }
+      const meta = parseInput(UploadMeta, { ...(request.query as object), ...fields }, 'query')
+      if (!request.isMultipart()) {
+        const body = request.body
+        if (Buffer.isBuffer(body) && body.length > 0) files.push({ name: meta.name ?? defaultName(request.headers['content-type']), content: body })
+      }
+      if (files.length === 0) throw new InputError('no report in the request: send it as the body or as multipart files')
+
+      const [{ FORMATS }, { ingestBuffer }] = await Promise.all([import('../../ingest/index.js'), import('../../pipeline/ingest-files.js')])
+      const format = meta.format
+      if (format !== undefined && !(FORMATS as readonly string[]).includes(format)) {
+        throw new InputError(`query.format: expected one of ${FORMATS.join(', ')}, got "${format}"`)
+      }
+      const context = contextOf(meta)
+      const summary: UploadResponse = { ingested: [], duplicates: [], failed: [] }
+      for (const file of files) {
+        const one = await ingestBuffer(file.name, file.content, {
+          store: ctx.store,
+          context,
+          format: format as (typeof FORMATS)[number] | undefined,
+          replace: meta.replace,
+        })
+        summary.ingested.push(...one.ingested)
+        summary.duplicates.push(...one.duplicates)
+        summary.failed.push(...one.failed)
+      }
+      if (summary.ingested.length) ctx.cache.invalidate()
+      request.log.info(
+        { ingested: summary.ingested.length, duplicates: summary.duplicates.length, failed: summary.failed.length },
+        'upload',
+      )
+      if (summary.failed.length === 0) return reply.status(summary.ingested.length ? 201 : 200).send(summary)
+      return reply.status(422).send({
+        error: { code: 'FW_REPORT_PARSE', message: `${summary.failed.length} of ${files.length} report(s) failed: ${summary.failed[0]!.error}` },
+        ...summary,
+      })
+    },
+  )
+}
