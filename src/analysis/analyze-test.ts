@@ -14,6 +14,7 @@ import { failureBurst } from './failure-burst.js'
 import { failureModes } from './failure-modes.js'
 import { flakinessScore } from './flakiness-score.js'
 import { flipRate } from './flip-rate.js'
+import { hadFailure } from './had-failure.js'
 import { newlyFlaky } from './newly-flaky.js'
 import { passRateClass } from './pass-rate-class.js'
 import { recommend } from './recommend.js'
@@ -104,7 +105,7 @@ export function analyzeTest(history: TestHistory, cfg: ResolvedAnalysisConfig, c
     if (e.healingOccurred) healed++
     const failed = isFailure(e.status)
     if (failed) failures++
-    if (failed || e.failedAttempts > 0 || e.flakyOnRetry) troubled++
+    if (hadFailure(e)) troubled++
     const rc = runContext(e.run)
     mainContext ??= rc
     // Keys of one run are one cached string, so this comparison is usually by reference.
@@ -137,7 +138,7 @@ export function analyzeTest(history: TestHistory, cfg: ResolvedAnalysisConfig, c
   const recentSince = ctx.now - cfg.scoring.recentFailureWindow * DAY_MS
   for (let i = n - 1; i >= 0 && entries[i]!.run.at >= recentSince; i--) {
     const e = entries[i]!
-    if (outcomes[i] || e.failedAttempts > 0 || e.flakyOnRetry) recentFailures++
+    if (hadFailure(e)) recentFailures++
   }
   const recommendation = recommend(
     { score, confidence, runs: window.length, recentFailures, verdict: verdict.verdict },
@@ -147,7 +148,7 @@ export function analyzeTest(history: TestHistory, cfg: ResolvedAnalysisConfig, c
   const hints: Hint[] = []
   const evidence: Evidence[] = verdict.evidence
   if (verdict.change !== null) hints.push(verdict.change)
-  if (failures >= cfg.hints.minFailures) {
+  if (troubled >= cfg.hints.minFailures) {
     const associations = failureAssociations(entries, cfg.hints)
     for (const a of associations) {
       hints.push(a)

@@ -1,5 +1,6 @@
 import { isFailure, type Evidence, type HistoryEntry, type Verdict } from '../model.js'
 import { day, fixed2, plural, shortRev } from './format.js'
+import { hadFailure } from './had-failure.js'
 import type { ResolvedAnalysisConfig } from './resolve-analysis-config.js'
 import type { ChangeHint } from './types.js'
 
@@ -20,14 +21,15 @@ const MAX_RUN_IDS = 10
 /**
  * One verdict per test, in this order:
  * 1. **broken**: the newest runs are a streak of at least `brokenMinConsecutive` failures that is too long for
- *    the failure rate before it (p_before^k < brokenAlpha, p_before smoothed upwards so that a flaky test's
- *    unlucky streak is not taken for a breakage), or the test has not passed at all. A regression is never
- *    called flaky, whatever its past.
- * 2. **healthy (fixed)**: the newest runs are at least `fixedMinRuns` passes, too many for the failure rate
- *    before them ((1 − p_before)^j < fixedAlpha, p_before not smoothed so that a fix is not claimed early).
+ *    the failure rate of the `baselineRuns` runs before it (p_before^k < brokenAlpha, p_before smoothed upwards
+ *    so that a flaky test's unlucky streak is not taken for a breakage), or the test has not passed at all.
+ *    A regression is never called flaky, whatever its past.
+ * 2. **healthy (fixed)**: the newest runs are at least `fixedMinRuns` clean runs (no failed attempt), too many
+ *    for the failure rate before them ((1 − p_before)^j < fixedAlpha, p_before not smoothed so that a fix is
+ *    not claimed early).
  * 3. **flaky (proven)**: a pass and a fail on the same revision, or a pass on retry: one sighting is enough.
  * 4. **insufficient_data**: fewer than `minRunsForScoring` runs.
- * 5. **flaky (statistical)**: at least `minFailureEpisodes` separate failure episodes, each followed by a pass.
+ * 5. **flaky (statistical)**: at least `minFailureEpisodes` separate runs of consecutive failures, and a pass.
  * 6. **healthy** otherwise.
  * @example decideVerdict({ entries, score: 0.1, flipRate: 0 }, cfg).verdict // 'healthy'
  */
@@ -172,11 +174,6 @@ export function decideVerdict(input: VerdictInput, cfg: ResolvedAnalysisConfig):
   return { verdict: 'healthy', reason, evidence: [], change: null }
 }
 
-/** Any failed attempt, even one a retry made up for. */
-export function hadFailure(e: HistoryEntry): boolean {
-  return e.failedAttempts > 0 || e.flakyOnRetry || isFailure(e.status)
-}
-
 interface SameRevisionProof {
   revision: string
   runIds: string[]
@@ -186,27 +183,30 @@ interface SameRevisionProof {
 
 /** The newest revision that has both a pass and a fail, and how many such revisions there are. */
 function sameRevisionProof(entries: readonly HistoryEntry[]): SameRevisionProof | null {
-  const firstPass = new Map<string, string>()
-  const firstFail = new Map<string, string>()
+  // One map of bit flags (1: passed, 2: failed) per revision; run ids are looked up only for the winner.
+  const seen = new Map<string, number>()
   for (const e of entries) {
     const rev = e.run.revision
     if (rev === null) continue
-    const seen = isFailure(e.status) ? firstFail : firstPass
-    if (!seen.has(rev)) seen.set(rev, e.run.runId)
+    seen.set(rev, (seen.get(rev) ?? 0) | (isFailure(e.status) ? 2 : 1))
   }
   let revisions = 0
-  let best: SameRevisionProof | null = null
+  let newest: string | null = null
   for (let i = entries.length - 1; i >= 0; i--) {
     const rev = entries[i]!.run.revision
-    if (rev === null) continue
-    const pass = firstPass.get(rev)
-    const fail = firstFail.get(rev)
-    if (pass === undefined || fail === undefined) continue
+    if (rev === null || seen.get(rev) !== 3) continue
     revisions++
-    best ??= { revision: rev, runIds: [pass, fail], revisions: 0 }
+    newest ??= rev
     // Count each revision once.
-    firstPass.delete(rev)
+    seen.set(rev, 0)
   }
-  if (best !== null) best.revisions = revisions
-  return best
+  if (newest === null) return null
+  let pass: string | null = null
+  let fail: string | null = null
+  for (const e of entries) {
+    if (e.run.revision !== newest) continue
+    if (isFailure(e.status)) fail ??= e.run.runId
+    else pass ??= e.run.runId
+  }
+  return { revision: newest, runIds: [pass!, fail!], revisions }
 }

@@ -1,5 +1,6 @@
-import { isFailure, type HistoryEntry } from '../model.js'
+import type { HistoryEntry } from '../model.js'
 import { binomialUpperTail } from './binomial-tail.js'
+import { hadFailure } from './had-failure.js'
 import type { HintsConfig } from './resolve-analysis-config.js'
 import type { AssociationHint } from './types.js'
 
@@ -10,7 +11,8 @@ interface Cell {
 
 /**
  * Runners, env facet values and UTC time-of-day buckets that hold more of a test's failures than chance allows.
- * For a value that ran a share q of the executions and holds f of the F failures, the p-value is
+ * A failure is a run with a failed attempt, passed on retry or not. For a value that ran a share q of the
+ * executions and holds f of the F failures, the p-value is
  * P(X ≥ f) for X ~ Binomial(F, q), multiplied by the number of values tested (Bonferroni); only p < alpha with
  * at least `minFailures` failures is reported, so that a coincidence on a small sample is not.
  * @example failureAssociations(entries, resolveAnalysisConfig().hints)[0]?.message
@@ -18,14 +20,14 @@ interface Cell {
  */
 export function failureAssociations(entries: readonly HistoryEntry[], cfg: HintsConfig): AssociationHint[] {
   let total = 0
-  for (const e of entries) if (isFailure(e.status)) total++
+  for (const e of entries) if (hadFailure(e)) total++
   const n = entries.length
   if (total < cfg.minFailures || total === n) return []
 
   const facets = new Map<string, Map<string, Cell>>()
   const bucketMs = Math.max(1, cfg.timeOfDayBucketHours) * 3_600_000
   for (const e of entries) {
-    const f = isFailure(e.status) ? 1 : 0
+    const f = hadFailure(e) ? 1 : 0
     if (e.run.runnerId !== null) count(facets, 'runner', e.run.runnerId, f)
     const env = e.run.env
     for (const key in env) count(facets, `env.${key}`, env[key]!, f)

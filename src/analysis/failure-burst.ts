@@ -1,5 +1,6 @@
-import { isFailure, type HistoryEntry } from '../model.js'
+import type { HistoryEntry } from '../model.js'
 import { binomialUpperTail } from './binomial-tail.js'
+import { hadFailure } from './had-failure.js'
 import type { HintsConfig } from './resolve-analysis-config.js'
 import { day } from './format.js'
 import type { BurstHint } from './types.js'
@@ -15,15 +16,15 @@ export function failureBurst(entries: readonly HistoryEntry[], cfg: HintsConfig)
   const w = Math.max(5, Math.ceil(n / 10))
   if (n < 2 * w) return null
   let total = 0
-  for (const e of entries) if (isFailure(e.status)) total++
+  for (const e of entries) if (hadFailure(e)) total++
   if (total < cfg.minFailures || total === n) return null
 
   let inWindow = 0
-  for (let i = 0; i < w; i++) if (isFailure(entries[i]!.status)) inWindow++
+  for (let i = 0; i < w; i++) if (hadFailure(entries[i]!)) inWindow++
   let best = inWindow
   let bestStart = 0
   for (let i = w; i < n; i++) {
-    inWindow += (isFailure(entries[i]!.status) ? 1 : 0) - (isFailure(entries[i - w]!.status) ? 1 : 0)
+    inWindow += (hadFailure(entries[i]!) ? 1 : 0) - (hadFailure(entries[i - w]!) ? 1 : 0)
     if (inWindow > best) {
       best = inWindow
       bestStart = i - w + 1

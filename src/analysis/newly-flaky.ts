@@ -1,5 +1,5 @@
 import type { HistoryEntry } from '../model.js'
-import { hadFailure } from './decide-verdict.js'
+import { hadFailure } from './had-failure.js'
 import { day, shortRev } from './format.js'
 import type { VerdictConfig } from './resolve-analysis-config.js'
 import type { ChangeHint } from './types.js'

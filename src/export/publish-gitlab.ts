@@ -120,8 +120,9 @@ export async function publishToGitlab(opts: PublishGitlabOptions): Promise<Publi
         }
         reason = `HTTP ${res.status}${await snippet(res)}`
       } catch (error) {
-        const e = error as Error & { cause?: { code?: string } }
-        reason = e.name === 'TimeoutError' ? `timed out after ${timeoutMs} ms` : (e.cause?.code ?? e.message)
+        // fetch's own message is just "fetch failed"; the socket error (ECONNREFUSED, ENOTFOUND) is in `cause`.
+        const e = error as Error & { cause?: { code?: string; message?: string } }
+        reason = e.name === 'TimeoutError' ? `timed out after ${timeoutMs} ms` : (e.cause?.code ?? e.cause?.message ?? e.message)
       }
       if (attempt >= retries) return { ok: false, error: `${what}: ${reason} (gave up after ${attempt + 1} attempts)` }
       opts.onRetry?.(what, attempt + 1, reason)

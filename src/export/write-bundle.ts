@@ -1,4 +1,4 @@
-import { Readable, type Writable } from 'node:stream'
+import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { analyzeTest } from '../analysis/analyze-test.js'
 import { infraRunIds } from '../analysis/infra-run-ids.js'
@@ -152,7 +152,7 @@ export async function* bundleChunks(
  */
 export async function writeBundle(
   store: Store,
-  out: Writable,
+  out: NodeJS.WritableStream,
   opts: BundleExportOptions & { end?: boolean } = {},
 ): Promise<BundleSummary> {
   const summary: BundleSummary = { runs: 0, tests: 0, bytes: 0 }

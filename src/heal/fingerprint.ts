@@ -155,7 +155,9 @@ export function boxOf(el: Element): ElementFingerprint['box'] {
   const r = el.getBoundingClientRect()
   if (r.width <= 0 || r.height <= 0) return null
   const view = el.ownerDocument.defaultView
-  return { x: r.left + (view ? view.scrollX : 0), y: r.top + (view ? view.scrollY : 0), width: r.width, height: r.height }
+  const x = r.left + (view ? view.scrollX : 0)
+  const y = r.top + (view ? view.scrollY : 0)
+  return { x, y, width: r.width, height: r.height }
 }
 
 /** Describes an element. `measure: false` leaves the box out, for a ranking that measures only the contenders. */
@@ -200,7 +202,10 @@ export function isElementEnabled(el: Element): boolean {
   return !el.closest('[aria-disabled="true"]')
 }
 
-/** The shortest chain of `tag:nth-of-type(n)` steps, anchored at a unique id when one is met, that is unique. */
+/**
+ * A selector unique by construction: `tag:nth-of-type(n)` steps up to the nearest ancestor with a unique id (or to
+ * `body`). Anchoring on an id, rather than stopping at the first unique suffix, keeps it stable as a suggestion.
+ */
 export function cssPathOf(el: Element): string {
   const doc = el.ownerDocument
   const parts: string[] = []
@@ -211,7 +216,7 @@ export function cssPathOf(el: Element): string {
     }
     let part = CSS.escape(e.localName)
     const parent: Element | null = e.parentElement
-    if (parent) {
+    if (parent && e !== doc.body) {
       let index = 0
       let same = 0
       for (let c: Element | null = parent.firstElementChild; c; c = c.nextElementSibling) {
@@ -222,7 +227,6 @@ export function cssPathOf(el: Element): string {
       if (same > 1) part += ':nth-of-type(' + index + ')'
     }
     parts.unshift(part)
-    if (doc.querySelectorAll(parts.join(' > ')).length === 1) break
   }
   return parts.join(' > ')
 }
@@ -235,7 +239,10 @@ export function ariaRoleOf(el: Element): string {
   if (tag === 'button') return 'button'
   if (tag === 'a' || tag === 'area') return el.hasAttribute('href') ? 'link' : ''
   if (tag === 'textarea') return 'textbox'
-  if (tag === 'select') return (el as HTMLSelectElement).multiple || (el as HTMLSelectElement).size > 1 ? 'listbox' : 'combobox'
+  if (tag === 'select') {
+    const select = el as HTMLSelectElement
+    return select.multiple || select.size > 1 ? 'listbox' : 'combobox'
+  }
   if (/^h[1-6]$/.test(tag)) return 'heading'
   if (tag === 'img') return el.getAttribute('alt') === '' ? 'presentation' : 'img'
   if (tag === 'input') {

@@ -182,7 +182,7 @@ export function idSelector(id: string): string {
 
 /**
  * The Playwright code for a suggestion, ready to paste into a test.
- * @example locatorCode({ kind: 'role', role: 'button', name: 'Pay' }) // "getByRole('button', { name: 'Pay', exact: true })"
+ * @example locatorCode({ kind: 'testid', value: 'pay' }) // "getByTestId('pay')"
  */
 export function locatorCode(s: LocatorSuggestion): string {
   switch (s.kind) {
@@ -209,7 +209,8 @@ export function formatCandidates(candidates: readonly PageCandidate[]): string {
   return candidates
     .map((c) => {
       const state = [c.visible ? '' : 'hidden', c.enabled ? '' : 'disabled'].filter(Boolean).join(', ')
-      return `  ${c.score.toFixed(2)}  ${c.description}${state ? ` [${state}]` : ''}\n        ${formatBreakdown(c.breakdown)}`
+      const head = `  ${c.score.toFixed(2)}  ${c.description}${state ? ` [${state}]` : ''}`
+      return `${head}\n        ${formatBreakdown(c.breakdown)}`
     })
     .join('\n')
 }
@@ -219,7 +220,7 @@ const REASONS: Record<RefusalReason, (s: ResolvedHealSettings) => string> = {
   'below-threshold': (s) => `no candidate reaches the threshold ${s.threshold}`,
   hidden: () => 'the best candidate is hidden',
   disabled: () => 'the best candidate is disabled',
-  ambiguous: (s) => `the best candidate does not lead the runner-up by the margin ${s.margin}`,
+  ambiguous: (s) => `the best candidate does not lead the others by the margin ${s.margin} (with and without position)`,
   unchanged: () => 'the best candidate is the element the locator already finds; the action failed for another reason',
 }
 
@@ -252,7 +253,9 @@ export function createHealer(deps: HealerDeps): Healer {
       status: 'refused',
       reason,
       rank,
-      summary: `flakewatch could not heal ${req.locator}: ${REASONS[reason](req.settings)}.\nTop candidates:\n${formatCandidates(rank.candidates)}`,
+      summary:
+        `flakewatch could not heal ${req.locator}: ${REASONS[reason](req.settings)}.\n` +
+        `Top candidates:\n${formatCandidates(rank.candidates)}`,
     })
     if (!decision.heal) return refuse(decision.reason)
     const best = decision.best

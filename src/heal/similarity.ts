@@ -263,7 +263,7 @@ export function structuralScore(fp: ElementSignals, c: ElementSignals, w: Weight
  * (an edit distance is at least the length difference). A ranking skips the costly signals, Levenshtein and the
  * layout box, for every element whose ceiling cannot beat the candidates it already holds. Adding a perfect
  * position can only raise a mean, so the ceiling holds whether or not the candidate turns out to have a box.
- * @example scoreCeiling(fp, c, DEFAULT_WEIGHTS, structuralScore(fp, c, DEFAULT_WEIGHTS)) >= scoreCandidate(fp, c, DEFAULT_WEIGHTS).score
+ * @example scoreCeiling(fp, c, w, structuralScore(fp, c, w)) >= scoreCandidate(fp, c, w).score // always
  */
 export function scoreCeiling(fp: ElementSignals, c: ElementSignals, w: Weights, structural: ScoreSum): number {
   let sum = structural.sum

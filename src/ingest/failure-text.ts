@@ -13,12 +13,19 @@ const MAX_MESSAGE = 4096
  */
 export function splitFailure(text: string | null | undefined): { message: string | null; stack: string | null } {
   if (!text) return { message: null, stack: null }
-  const trimmed = text.replace(/\r\n?/g, '\n').trim()
+  const trimmed = dedent(text.replace(/\r\n?/g, '\n')).trim()
   if (trimmed === '') return { message: null, stack: null }
   const frame = FRAME.exec(trimmed)
   const head = (frame ? trimmed.slice(0, frame.index) : trimmed).trim()
   const message = head === '' ? firstLine(trimmed) : head
   return { message: truncateText(message, MAX_MESSAGE), stack: truncateText(trimmed) }
+}
+
+/** Removes the indentation every line shares (Playwright indents whole failure bodies by four spaces). */
+function dedent(text: string): string {
+  let indent = Infinity
+  for (const m of text.matchAll(/^( *)\S/gm)) indent = Math.min(indent, m[1]!.length)
+  return indent > 0 && indent < Infinity ? text.replace(new RegExp(`^ {1,${indent}}`, 'gm'), '') : text
 }
 
 function firstLine(text: string): string {

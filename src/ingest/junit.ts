@@ -97,7 +97,7 @@ const CASE_STATUS: Record<JunitCaseStatus, ResultStatus | null> = {
 }
 
 /** `type=` values that name no error class, only the element. */
-const GENERIC_TYPES = new Set(['', 'failure', 'error', 'test failure', 'skipped', 'skip'])
+const GENERIC_TYPES = new Set(['', 'failure', 'failed', 'error', 'test failure', 'skipped', 'skip'])
 
 /** Hostnames that identify nothing. */
 const ANONYMOUS_HOSTS = new Set(['', 'localhost', 'redacted', 'unknown', 'hostname'])

@@ -195,8 +195,10 @@ function wrapLocator(
     get(t, prop) {
       if (typeof prop === 'string') {
         if (CHAINS.has(prop)) {
-          return (...args: unknown[]) =>
-            wrapLocator(session, invoke(t, prop, args) as Locator, `${key}.${prop}(${formatArgs(args)})`, overrides, settings, enabled)
+          return (...args: unknown[]) => {
+            const chained = invoke(t, prop, args) as Locator
+            return wrapLocator(session, chained, `${key}.${prop}(${formatArgs(args)})`, overrides, settings, enabled)
+          }
         }
         // A description is a label, not a different element: keep the key and its fingerprint.
         if (prop === 'describe') {
@@ -206,8 +208,8 @@ function wrapLocator(
         if (prop === 'page') return () => session.proxy
         if (prop === 'all') {
           return async () => {
-            const all = (await t.all()).map((l, i) => wrapLocator(session, l, `${key}.nth(${i})`, overrides, settings, enabled))
-            return all
+            const all = await t.all()
+            return all.map((l, i) => wrapLocator(session, l, `${key}.nth(${i})`, overrides, settings, enabled))
           }
         }
         if (enabled && ELEMENT_ACTIONS.has(prop)) return (...args: unknown[]) => runAction(state, prop, args)
@@ -216,7 +218,10 @@ function wrapLocator(
       const value: unknown = Reflect.get(t, prop, t)
       if (typeof value !== 'function') return value
       let fn = bound.get(prop)
-      if (!fn) bound.set(prop, (fn = (...args: unknown[]) => (value as (...a: unknown[]) => unknown).apply(t, unwrapArgs(args))))
+      if (!fn) {
+        fn = (...args: unknown[]) => (value as (...a: unknown[]) => unknown).apply(t, unwrapArgs(args))
+        bound.set(prop, fn)
+      }
       return fn
     },
   })
@@ -365,9 +370,12 @@ async function tryHeal(state: LocatorState, currentSelector: string | null): Pro
       verify: (s, selector) => verifySuggestion(session.page, s, selector),
       alreadyLogged: (r) => session.heals.some((h) => h.oldLocator === r.oldLocator && h.newLocator === r.newLocator),
     })
-    if (outcome.status === 'healed' && !session.heals.some((h) => h.oldLocator === key && h.newLocator === outcome.record.newLocator)) {
-      session.heals.push(outcome.record)
-      options.onHeal?.(outcome.record)
+    if (outcome.status === 'healed') {
+      const { record } = outcome
+      if (!session.heals.some((h) => h.oldLocator === key && h.newLocator === record.newLocator)) {
+        session.heals.push(record)
+        options.onHeal?.(record)
+      }
     }
     return outcome
   } catch (error) {

@@ -66,7 +66,6 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
     bodyLimit,
     // Test ids are long and carry any character; the default 100-character parameter limit would cut them.
     routerOptions: { maxParamLength: 2000, ignoreTrailingSlash: true },
-    disableRequestLogging: false,
   })
   const now = deps.now ?? Date.now
   const analysis = resolveAnalysisConfig(analysisOptions(config))

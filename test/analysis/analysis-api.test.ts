@@ -51,8 +51,7 @@ describe('analyzeHistories', () => {
 
   it('takes sync and async iterables and keeps scan order', async () => {
     async function* scan(): AsyncIterable<TestHistory> {
-      yield a.build()
-      yield b.build()
+      for (const h of [a.build(), b.build()]) yield await Promise.resolve(h)
     }
     const fromAsync = await analyzeHistories(scan(), cfg, { now: a.now })
     const fromArray = await analyzeHistories([a.build(), b.build()], cfg, { now: a.now })
@@ -75,7 +74,10 @@ describe('analyzeHistories', () => {
 describe('toAnalysisJson', () => {
   it('prints the CLI fields in snake_case', () => {
     const cfg = resolveAnalysisConfig()
-    const h = history('unit::m::a').pass({ revision: 'r' }).fail({ revision: 'r', message: 'boom at /x.ts:1:2' }).seq('...')
+    const h = history('unit::m::a')
+      .pass({ revision: 'r' })
+      .fail({ revision: 'r', message: 'boom at /x.ts:1:2' })
+      .seq('...')
     const json = toAnalysisJson(analyzeTest(h.build(), cfg, { now: h.now }))
     expect(Object.keys(json)).toEqual(
       expect.arrayContaining([
@@ -103,10 +105,16 @@ describe('toAnalysisJson', () => {
       verdict: 'flaky',
       pass_rate_class: 'intermittent',
       evidence: [{ kind: 'same_revision_pass_and_fail', revision: 'r', run_ids: ['r0', 'r1'] }],
-      failure_modes: [{ signature: 'assertionerror: boom at <path>', count: 1, first_seen: '2025-01-01T06:00:00.000Z' }],
+      failure_modes: [
+        { signature: 'assertionerror: boom at <path>', count: 1, first_seen: '2025-01-01T06:00:00.000Z' },
+      ],
       last_status: 'passed',
     })
-    expect(json.recommendation).toEqual({ action: expect.any(String), priority: expect.any(String), reason: expect.any(String) })
+    expect(json.recommendation).toEqual({
+      action: expect.any(String),
+      priority: expect.any(String),
+      reason: expect.any(String),
+    })
     expect(json.components).toHaveProperty('consecutive_failure_penalty')
     expect(JSON.parse(JSON.stringify(json))).toEqual(json)
   })

@@ -45,13 +45,21 @@ const TABLE: { name: string; entries: HistoryEntry[]; seed: [number, number]; ra
     range: [0.05, 0.15],
   },
   { name: 'stable failing, regular cadence', entries: pattern(() => 'fail'), seed: [0.05, 0.15], range: [0.2, 0.25] },
-  { name: '50% alternating', entries: pattern((i) => (i % 2 ? 'fail' : 'pass')), seed: [0.65, 0.75], range: [0.5, 0.56] },
+  {
+    name: '50% alternating',
+    entries: pattern((i) => (i % 2 ? 'fail' : 'pass')),
+    seed: [0.65, 0.75],
+    range: [0.5, 0.56],
+  },
   { name: 'retry-passing (every run)', entries: pattern(() => 'retry'), seed: [0.75, 0.85], range: [0.75, 0.85] },
   {
     name: 'timeout-based (30% at random)',
     entries: pattern(
       (i) => (timeoutOutcomes[i] ? 'fail' : 'pass'),
-      (i) => ({ errorType: 'TimeoutError', message: `Timeout of ${5000 + i * 10}ms exceeded at /e2e/login.spec.ts:${i}:5` }),
+      (i) => ({
+        errorType: 'TimeoutError',
+        message: `Timeout of ${5000 + i * 10}ms exceeded at /e2e/login.spec.ts:${i}:5`,
+      }),
     ),
     seed: [0.55, 0.65],
     range: [0.25, 0.35],

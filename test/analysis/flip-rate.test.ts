@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest'
-import { analyzeTest, classifyFlipRate, ewmaFlipRate, flipRate, resolveAnalysisConfig } from '../../src/analysis/index.js'
+import {
+  analyzeTest,
+  classifyFlipRate,
+  ewmaFlipRate,
+  flipRate,
+  resolveAnalysisConfig,
+} from '../../src/analysis/index.js'
 import { history } from './builders.js'
 
 describe('flipRate', () => {

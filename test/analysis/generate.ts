@@ -96,7 +96,10 @@ export interface FamilyOptions {
   p?: number
   /** Retries after a failed attempt. */
   retries?: number
-  /** Run index of the change (broken, fixed, newly_flaky); drawn at random when left out. */
+  /**
+   * Run index of the change (broken, fixed, newly_flaky); drawn at random when left out, then moved to a revision
+   * boundary. A broken test fails its last 5 to 30 runs; a fixed one is clean for its last 45 to 60.
+   */
   changeAt?: number
   /** The runner the flakiness lives on (flaky_one_runner); the timeline's first runner by default. */
   runner?: string
@@ -111,31 +114,46 @@ export interface GeneratedHistory {
 }
 
 const FLAKY_MESSAGES = [
-  (r: () => number) => `Timeout of ${5000 + Math.floor(r() * 3) * 1000}ms exceeded at /builds/app/src/login.test.ts:${40 + Math.floor(r() * 5)}:7`,
-  (r: () => number) => `expected 'loading' to equal 'ready' (${new Date(Date.UTC(2025, 0, 1) + Math.floor(r() * 1e9)).toISOString()})`,
+  (r: () => number) =>
+    `Timeout of ${5000 + Math.floor(r() * 3) * 1000}ms exceeded at /builds/app/src/login.test.ts:${40 + Math.floor(r() * 5)}:7`,
+  (r: () => number) =>
+    `expected 'loading' to equal 'ready' (${new Date(Date.UTC(2025, 0, 1) + Math.floor(r() * 1e9)).toISOString()})`,
   (r: () => number) => `connect ECONNRESET 127.0.0.1:${30000 + Math.floor(r() * 30000)}`,
 ]
 const BROKEN_MESSAGE = 'AssertionError: expected 41 to equal 42 at /builds/app/src/math.test.ts:12:5'
 const INFRA_MESSAGE = 'connect ECONNREFUSED 10.0.0.5:5432'
 
 /** One test's history over a timeline, following the family's behaviour. */
-export function generateHistory(timeline: Timeline, index: number, opts: FamilyOptions, seed = index): GeneratedHistory {
+export function generateHistory(
+  timeline: Timeline,
+  index: number,
+  opts: FamilyOptions,
+  seed = index,
+): GeneratedHistory {
   const rng = createRng(seed * 7919 + 17)
   const n = timeline.runs.length
   const { family } = opts
   const p = opts.p ?? 0.3
   const retries = opts.retries ?? 0
-  const changeAt =
+  const drawn =
     opts.changeAt ??
     (family === 'broken'
-      ? n - 3 - Math.floor(rng() * 28)
+      ? n - 5 - Math.floor(rng() * 26)
       : family === 'fixed'
         ? 40 + Math.floor(rng() * 16)
         : family === 'newly_flaky'
           ? 35 + Math.floor(rng() * 26)
           : null)
+  // A change comes with a revision: move it to the first run of the next pipeline, so that no revision both
+  // passes and fails because of the change itself.
+  let changeAt = drawn
+  if (changeAt !== null && opts.changeAt === undefined) {
+    const sameRevision = (i: number) => timeline.runs[i]!.revision === timeline.runs[i - 1]!.revision
+    while (changeAt > 0 && changeAt < n && sameRevision(changeAt)) changeAt++
+  }
   const runner = opts.runner ?? timeline.runs[0]?.runnerId ?? 'ci-1'
-  const test: TestRef = { testId: `unit::gen.test.ts::${family}-${index}`, suite: 'unit', module: 'gen.test.ts', name: `${family}-${index}`, file: null }
+  const name = `${family}-${index}`
+  const test: TestRef = { testId: `unit::gen.test.ts::${name}`, suite: 'unit', module: 'gen.test.ts', name, file: null }
   const entries: HistoryEntry[] = []
   let burst = false
   for (let i = 0; i < n; i++) {
@@ -166,12 +184,20 @@ export function generateHistory(timeline: Timeline, index: number, opts: FamilyO
         break
     }
     const infra = timeline.infra.has(i)
-    entries.push(entry(run, infra ? 1 : q, infra ? 0 : retries, rng, family === 'broken' ? BROKEN_MESSAGE : null, infra))
+    const message = family === 'broken' ? BROKEN_MESSAGE : null
+    entries.push(entry(run, infra ? 1 : q, infra ? 0 : retries, rng, message, infra))
   }
   return { history: { test, entries }, family, truth: TRUTH[family], p: family === 'stable' ? 0 : p, changeAt }
 }
 
-function entry(run: RunInfo, q: number, retries: number, rng: () => number, fixed: string | null, infra: boolean): HistoryEntry {
+function entry(
+  run: RunInfo,
+  q: number,
+  retries: number,
+  rng: () => number,
+  fixed: string | null,
+  infra: boolean,
+): HistoryEntry {
   let attempts = 0
   let failedAttempts = 0
   let failedAttemptsMs = 0
@@ -188,8 +214,8 @@ function entry(run: RunInfo, q: number, retries: number, rng: () => number, fixe
       break
     }
   }
-  const message =
-    failedAttempts === 0 ? null : infra ? INFRA_MESSAGE : (fixed ?? FLAKY_MESSAGES[Math.floor(rng() * FLAKY_MESSAGES.length)]!(rng))
+  const pick = () => FLAKY_MESSAGES[Math.floor(rng() * FLAKY_MESSAGES.length)]!(rng)
+  const message = failedAttempts === 0 ? null : infra ? INFRA_MESSAGE : (fixed ?? pick())
   return {
     run,
     status: passed ? 'passed' : 'failed',

@@ -158,8 +158,22 @@ describe('analyzeTest: time lost, contexts and healing', () => {
       .seq('..')
     const a = analyzeTest(h.build(), cfg, { now: h.now })
     expect(a.contexts).toEqual([
-      { context: 'browser=chromium,os=linux', facets: { os: 'linux', browser: 'chromium' }, passes: 4, failures: 0, passRate: 1, passRateClass: 'stable' },
-      { context: 'browser=webkit,os=linux', facets: { browser: 'webkit', os: 'linux' }, passes: 1, failures: 3, passRate: 0.25, passRateClass: 'actively_flaky' },
+      {
+        context: 'browser=chromium,os=linux',
+        facets: { os: 'linux', browser: 'chromium' },
+        passes: 4,
+        failures: 0,
+        passRate: 1,
+        passRateClass: 'stable',
+      },
+      {
+        context: 'browser=webkit,os=linux',
+        facets: { browser: 'webkit', os: 'linux' },
+        passes: 1,
+        failures: 3,
+        passRate: 0.25,
+        passRateClass: 'actively_flaky',
+      },
       { context: 'default', facets: {}, passes: 2, failures: 0, passRate: 1, passRateClass: 'stable' },
     ])
     expect(a.passRateClass).toBe('intermittent')

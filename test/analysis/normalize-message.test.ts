@@ -7,7 +7,11 @@ describe('normalizeMessage', () => {
     ['line numbers', 'TypeError: x is undefined (Component:42)', 'typeerror: x is undefined (component:<line>)'],
     ['hex addresses', 'segfault at 0x7ffd5e8c and 0XDEADBEEF', 'segfault at <hex> and <hex>'],
     ['ports', 'connect ECONNREFUSED 127.0.0.1:5432', 'connect econnrefused 127.0.0.1:<port>'],
-    ['ports on host names', 'cannot reach localhost:3000 or db.internal:6543', 'cannot reach localhost:<port> or db.internal:<port>'],
+    [
+      'ports on host names',
+      'cannot reach localhost:3000 or db.internal:6543',
+      'cannot reach localhost:<port> or db.internal:<port>',
+    ],
     ['UUIDs', 'order 123e4567-e89b-12d3-a456-426614174000 missing', 'order <uuid> missing'],
     ['unix paths with line and column', 'at /builds/app/src/login.test.ts:42:7', 'at <path>'],
     ['relative and windows paths', 'in ./src/a.ts and C:\\work\\b.ts', 'in <path> and <path>'],

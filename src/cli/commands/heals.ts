@@ -33,7 +33,8 @@ export function printHeals(list: readonly HealRecord[], opts: { json?: boolean }
     out.write('No heals recorded.\n')
     return
   }
-  const rows = list.map((h) => [h.at.replace('T', ' ').replace(/\.\d+Z$/, 'Z'), h.score.toFixed(2), h.testId, h.oldLocator])
+  const when = (at: string) => at.replace('T', ' ').replace(/\.\d+Z$/, 'Z')
+  const rows = list.map((h) => [when(h.at), h.score.toFixed(2), h.testId, h.oldLocator])
   out.write(`${renderTable(['at', 'score', 'test', 'broken locator'], rows, { right: [1] })}\n\n`)
   for (const h of list) {
     const signals = Object.entries(h.breakdown)

@@ -10,9 +10,11 @@ export interface PostgresMigration {
 /**
  * The same schema as SQLite's, with these PostgreSQL choices:
  * - integer keys throughout; `at` (the run's start, epoch ms) is copied into results so that the scan needs no join;
- * - results have no heap order, so the primary key `(test, at, run)` INCLUDEs every column the scan reads: the
- *   analysis scan is an index-only scan in test order. `runs.at` never changes (a trigger refuses it), so
- *   `(test, at, run)` unique means `(test, run)` unique;
+ * - results are keyed `(run, test)`, which is also how they arrive (a run at a time), how prune deletes them and
+ *   how run summaries read them;
+ * - a heap has no order, so the scan index `(test, at, run)` INCLUDEs every column the scan reads: the analysis
+ *   scan is an index-only scan in test order. `runs.at` never changes (a trigger refuses it), since results carry
+ *   a copy;
  * - columns are ordered widest first so that rows carry no alignment padding;
  * - ISO timestamps stay text, so that what was given is what is read back, as in SQLite.
  */
@@ -77,10 +79,10 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
           flaky boolean NOT NULL,
           healing boolean NOT NULL,
           error_type text,
-          PRIMARY KEY (test, at, run)
-            INCLUDE (status, flaky, duration_ms, attempts, failed_attempts, failed_ms, error_type, message, healing)
+          PRIMARY KEY (run, test)
         );
-        CREATE INDEX results_run ON results (run);
+        CREATE INDEX results_scan ON results (test, at, run)
+          INCLUDE (status, flaky, duration_ms, attempts, failed_attempts, failed_ms, error_type, message, healing);
         CREATE TABLE attempts (
           duration_ms double precision,
           run integer NOT NULL,

@@ -2,10 +2,8 @@ import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { InternalError, StoreError } from '../../errors.js'
 import type { Attempt, HistoryEntry, Run, RunInfo, RunMeta, TestHistory, TestRef } from '../../model.js'
-import { clip, isoToMs, messageKey, statusCode, statusFromCode } from '../codes.js'
+import { isoToMs, statusFromCode } from '../codes.js'
 import {
-  attemptsToStore,
-  attemptSummary,
   auditFromRow,
   quarantineFromRow,
   runFromRow,
@@ -31,10 +29,18 @@ import type {
   StoreStats,
   TestFilter,
 } from '../store.js'
-import { copyChunks, copyRow } from './copy-text.js'
-import { loadPg, type PgClient, type PgDriver, type PgPool, type PgQueryable } from './driver.js'
+import { copyChunks } from './copy-text.js'
 import type { MigrationResultSet } from '../sqlite/migrations.js'
+import { loadPg, type PgClient, type PgDriver, type PgPool, type PgQueryable } from './driver.js'
 import { migratePostgres } from './migrations.js'
+import {
+  attemptCopyRows,
+  attemptCount,
+  prepareBatch,
+  resultCopyRows,
+  type PreparedBatch,
+  type PreparedRun,
+} from './prepare-batch.js'
 
 export interface PostgresStoreOptions {
   /** Connections kept by this store (default 10). The analysis scan holds one for its whole duration. */
@@ -125,36 +131,6 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions 
   return new PostgresStore(driver, pool, resolved.location, migrated.results)
 }
 
-/** A result ready for staging: everything that can reject bad input is computed before the transaction. */
-interface PreparedResult {
-  testId: string
-  status: number
-  flaky: boolean
-  durationMs: number | null
-  attempts: number
-  failedAttempts: number
-  failedMs: number
-  errorType: string | null
-  messageKey: string | null
-  healing: boolean
-  attemptRows: { retry: number; status: number; durationMs: number | null; message: string | null; stack: string | null }[]
-}
-
-interface PreparedRun {
-  index: number
-  run: RunMeta
-  /** Distinct tests of the run, as the report names them. */
-  tests: number
-  results: PreparedResult[]
-}
-
-interface PreparedBatch {
-  runs: PreparedRun[]
-  tests: Map<string, TestRef>
-  /** message key → clipped text */
-  messages: Map<string, string>
-}
-
 /** A run this transaction writes results for. */
 interface ActiveRun {
   prepared: PreparedRun
@@ -166,25 +142,28 @@ interface ActiveRun {
 
 type ResultRow = [
   test: number,
-  at: number,
   run: number,
-  status: number,
-  flaky: boolean,
+  flags: number,
   durationMs: number | null,
   attempts: number,
   failedAttempts: number,
   failedMs: number,
   errorType: string | null,
   message: number | null,
-  healing: boolean,
 ]
 
 /** In table order: what COPY and INSERT write. */
 const RESULT_INSERT_COLUMNS =
   'at, duration_ms, failed_ms, test, run, attempts, failed_attempts, message, status, flaky, healing, error_type'
 const ATTEMPT_COLUMNS = 'run, test, retry, status, duration_ms, message, stack'
-/** In scan order: what reads return, as `ResultRow`. */
-const RESULT_COLUMNS = 'test, at, run, status, flaky, duration_ms, attempts, failed_attempts, failed_ms, error_type, message, healing'
+/**
+ * What reads return, as `ResultRow`. Decoding fields dominates the client's side of the scan, so the row carries
+ * no `at` (its run has it) and status, flaky and healing travel as one small integer of bit flags.
+ */
+const RESULT_COLUMNS = `test, run, status | flaky::integer << 2 | healing::integer << 3, duration_ms, attempts,
+  failed_attempts, failed_ms, error_type, message`
+const FLAKY = 4
+const HEALING = 8
 const RUN_COLUMNS = `run_id, suite, branch, revision, pipeline_id, pipeline_url, job_id, job_url, artifacts_url, job_status,
   pipeline_status, runner_id, env, started_at, finished_at, duration_ms, status, uploaded_at, at`
 const STAGE_RESULTS = `CREATE TEMP TABLE fw_stage_results (at bigint, duration_ms double precision,
@@ -276,27 +255,9 @@ export class PostgresStore implements Store {
     }
     if (active.length === 0) return outcomes
 
-    const tests = new Map<string, TestRef>()
-    const keys = new Set<string>()
-    for (const a of active) {
-      for (const r of a.prepared.results) {
-        tests.set(r.testId, prepared.tests.get(r.testId)!)
-        if (r.messageKey) keys.add(r.messageKey)
-        for (const at of r.attemptRows) {
-          if (at.message) keys.add(at.message)
-          if (at.stack) keys.add(at.stack)
-        }
-      }
-    }
-    const testKeys = await this.resolveTests(client, [...tests.values()])
-    const messageKeys = await this.resolveMessages(
-      client,
-      [...keys].map((k) => [k, prepared.messages.get(k)!]),
-    )
-    const testKey = (id: string) => testKeys.get(id)!
-    const messageId = (k: string | null) => (k === null ? null : messageKeys.get(k)!)
-
-    const counts = await this.writeResults(client, onCommit, active, testKey, messageId)
+    const testKeys = await this.resolveTests(client, prepared.tests)
+    const messageIds = await this.resolveMessages(client, prepared.messages)
+    const counts = await this.writeResults(client, onCommit, active, testKeys, messageIds)
     for (const a of active) {
       const c = counts.get(a.key) ?? { results: 0, attempts: 0 }
       outcomes[a.prepared.index] = {
@@ -309,9 +270,9 @@ export class PostgresStore implements Store {
     }
     // Only committed keys may enter the caches: a rolled-back transaction's keys do not exist.
     onCommit(() => {
-      for (const [id, key] of testKeys) this.testKeys.set(id, key)
+      prepared.tests.forEach((t, i) => this.testKeys.set(t.testId, testKeys[i]!))
       if (this.messageKeys.size > 100_000) this.messageKeys.clear()
-      for (const [k, id] of messageKeys) this.messageKeys.set(k, id)
+      prepared.messages.forEach((m, i) => this.messageKeys.set(m.key, messageIds[i]!))
     })
     return outcomes
   }
@@ -378,79 +339,102 @@ export class PostgresStore implements Store {
   }
 
   /**
-   * The key of every test given. Uncached ones are selected first (so that known tests do not burn identity
-   * values), the rest inserted in sorted order, and those a concurrent transaction inserted first selected again.
+   * The key of every test given, in order. Uncached ones are selected first (so that known tests do not burn
+   * identity values), the rest inserted in sorted order, and those a concurrent transaction inserted first are
+   * selected again.
    */
-  private async resolveTests(client: PgClient, refs: TestRef[]): Promise<Map<string, number>> {
-    const found = new Map<string, number>()
+  private async resolveTests(client: PgClient, refs: TestRef[]): Promise<Int32Array> {
+    const keys = new Int32Array(refs.length)
     const missing: TestRef[] = []
-    for (const t of refs) {
+    const where = new Map<string, number>()
+    refs.forEach((t, i) => {
       const key = this.testKeys.get(t.testId)
-      if (key === undefined) missing.push(t)
-      else found.set(t.testId, key)
-    }
+      if (key === undefined) {
+        missing.push(t)
+        where.set(t.testId, i)
+      } else keys[i] = key
+    })
+    if (missing.length === 0) return keys
     missing.sort((a, b) => compare(a.testId, b.testId))
-    if (missing.length === 0) return found
-    const select = async (ids: string[]) => {
-      const { rows } = await client.query<{ id: number; test_id: string }>(
-        'SELECT id, test_id FROM tests WHERE test_id = ANY($1::text[])',
-        [ids],
-      )
-      for (const r of rows) found.set(r.test_id, r.id)
-    }
-    await select(missing.map((t) => t.testId))
-    const toInsert = missing.filter((t) => !found.has(t.testId))
-    if (toInsert.length === 0) return found
-    const { rows } = await client.query<{ id: number; test_id: string }>(
+    await this.upsertKeys(
+      client,
+      where,
+      keys,
+      'SELECT id, test_id AS k FROM tests WHERE test_id = ANY($1::text[])',
       `INSERT INTO tests (test_id, suite, module, name, file)
        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) ORDER BY 1
-       ON CONFLICT (test_id) DO NOTHING RETURNING id, test_id`,
-      [
-        toInsert.map((t) => t.testId),
-        toInsert.map((t) => t.suite),
-        toInsert.map((t) => t.module),
-        toInsert.map((t) => t.name),
-        toInsert.map((t) => t.file),
-      ],
+       ON CONFLICT (test_id) DO NOTHING RETURNING id, test_id AS k`,
+      missing.map((t) => t.testId),
+      (ids) => {
+        const rows = missing.filter((t) => ids.has(t.testId))
+        return [
+          rows.map((t) => t.testId),
+          rows.map((t) => t.suite),
+          rows.map((t) => t.module),
+          rows.map((t) => t.name),
+          rows.map((t) => t.file),
+        ]
+      },
     )
-    for (const r of rows) found.set(r.test_id, r.id)
-    const lost = toInsert.filter((t) => !found.has(t.testId)).map((t) => t.testId)
-    if (lost.length) await select(lost)
-    for (const t of missing) if (!found.has(t.testId)) throw new InternalError(`test ${t.testId} has no key`)
-    return found
+    return keys
   }
 
   /** Same pattern as tests: messages are deduplicated by the hash of their text. */
-  private async resolveMessages(client: PgClient, entries: [key: string, text: string][]): Promise<Map<string, number>> {
-    const found = new Map<string, number>()
-    const missing: [string, string][] = []
-    for (const e of entries) {
-      const id = this.messageKeys.get(e[0])
-      if (id === undefined) missing.push(e)
-      else found.set(e[0], id)
-    }
-    missing.sort((a, b) => compare(a[0], b[0]))
-    if (missing.length === 0) return found
-    const select = async (keys: string[]) => {
-      const { rows } = await client.query<{ id: number; key: string }>(
-        'SELECT id, key FROM messages WHERE key = ANY($1::text[])',
-        [keys],
-      )
-      for (const r of rows) found.set(r.key, r.id)
-    }
-    await select(missing.map(([k]) => k))
-    const toInsert = missing.filter(([k]) => !found.has(k))
-    if (toInsert.length === 0) return found
-    const { rows } = await client.query<{ id: number; key: string }>(
+  private async resolveMessages(client: PgClient, messages: { key: string; text: string }[]): Promise<Int32Array> {
+    const ids = new Int32Array(messages.length)
+    const missing: { key: string; text: string }[] = []
+    const where = new Map<string, number>()
+    messages.forEach((m, i) => {
+      const id = this.messageKeys.get(m.key)
+      if (id === undefined) {
+        missing.push(m)
+        where.set(m.key, i)
+      } else ids[i] = id
+    })
+    if (missing.length === 0) return ids
+    missing.sort((a, b) => compare(a.key, b.key))
+    await this.upsertKeys(
+      client,
+      where,
+      ids,
+      'SELECT id, key AS k FROM messages WHERE key = ANY($1::text[])',
       `INSERT INTO messages (key, text) SELECT * FROM unnest($1::text[], $2::text[]) ORDER BY 1
-       ON CONFLICT (key) DO NOTHING RETURNING id, key`,
-      [toInsert.map(([k]) => k), toInsert.map(([, t]) => t)],
+       ON CONFLICT (key) DO NOTHING RETURNING id, key AS k`,
+      missing.map((m) => m.key),
+      (keys) => {
+        const rows = missing.filter((m) => keys.has(m.key))
+        return [rows.map((m) => m.key), rows.map((m) => m.text)]
+      },
     )
-    for (const r of rows) found.set(r.key, r.id)
-    const lost = toInsert.filter(([k]) => !found.has(k)).map(([k]) => k)
-    if (lost.length) await select(lost)
-    for (const [k] of missing) if (!found.has(k)) throw new InternalError(`message ${k} has no key`)
-    return found
+    return ids
+  }
+
+  /**
+   * Select, insert what is still missing (ON CONFLICT DO NOTHING: a concurrent insert of the same key waits for
+   * that transaction, then yields nothing), and select again what the race took. Fills `out` at `where[key]`.
+   */
+  private async upsertKeys(
+    client: PgClient,
+    where: Map<string, number>,
+    out: Int32Array,
+    select: string,
+    insert: string,
+    sortedKeys: string[],
+    insertValues: (keys: Set<string>) => unknown[],
+  ): Promise<void> {
+    const pending = new Set(sortedKeys)
+    const take = (rows: { id: number; k: string }[]) => {
+      for (const r of rows) {
+        out[where.get(r.k)!] = r.id
+        pending.delete(r.k)
+      }
+    }
+    take((await client.query<{ id: number; k: string }>(select, [sortedKeys])).rows)
+    if (pending.size === 0) return
+    take((await client.query<{ id: number; k: string }>(insert, insertValues(pending))).rows)
+    if (pending.size === 0) return
+    take((await client.query<{ id: number; k: string }>(select, [[...pending]])).rows)
+    if (pending.size) throw new InternalError(`no key for ${[...pending][0]} after insert`)
   }
 
   /** Staging tables live for the connection; ON COMMIT DELETE ROWS empties them after every report. */
@@ -472,52 +456,25 @@ export class PostgresStore implements Store {
     client: PgClient,
     onCommit: OnCommit,
     active: ActiveRun[],
-    testKey: (id: string) => number,
-    messageId: (key: string | null) => number | null,
+    testKeys: Int32Array,
+    messageIds: Int32Array,
   ): Promise<Map<number, { results: number; attempts: number }>> {
     const counts = new Map<number, { results: number; attempts: number }>()
     const fresh = active.filter((a) => a.created)
     const merging = active.filter((a) => !a.created)
     const resultRows = function* (runs: ActiveRun[]) {
-      for (const a of runs) {
-        for (const r of a.prepared.results) {
-          yield copyRow([
-            a.at,
-            r.durationMs,
-            r.failedMs,
-            testKey(r.testId),
-            a.key,
-            r.attempts,
-            r.failedAttempts,
-            messageId(r.messageKey),
-            r.status,
-            r.flaky,
-            r.healing,
-            r.errorType,
-          ])
-        }
-      }
+      for (const a of runs) yield* resultCopyRows(a.prepared, a.at, a.key, testKeys, messageIds)
     }
     const attemptRows = function* (runs: ActiveRun[]) {
-      for (const a of runs) {
-        for (const r of a.prepared.results) {
-          const test = testKey(r.testId)
-          for (const at of r.attemptRows) {
-            yield copyRow([a.key, test, at.retry, at.status, at.durationMs, messageId(at.message), messageId(at.stack)])
-          }
-        }
-      }
+      for (const a of runs) yield* attemptCopyRows(a.prepared, a.key, testKeys, messageIds)
     }
-    const hasAttempts = (runs: ActiveRun[]) => runs.some((a) => a.prepared.results.some((r) => r.attemptRows.length))
+    const hasAttempts = (runs: ActiveRun[]) => runs.some((a) => a.prepared.attempts.length > 0)
 
     if (fresh.length) {
       await this.copy(client, `results (${RESULT_INSERT_COLUMNS})`, resultRows(fresh))
       if (hasAttempts(fresh)) await this.copy(client, `attempts (${ATTEMPT_COLUMNS})`, attemptRows(fresh))
       for (const a of fresh) {
-        counts.set(a.key, {
-          results: a.prepared.results.length,
-          attempts: a.prepared.results.reduce((n, r) => n + r.attempts, 0),
-        })
+        counts.set(a.key, { results: a.prepared.results.length, attempts: attemptCount(a.prepared) })
       }
     }
     if (merging.length === 0) return counts
@@ -530,7 +487,7 @@ export class PostgresStore implements Store {
     if (replacing.length) {
       await client.query(
         `DELETE FROM results r USING fw_stage_results s
-         WHERE s.run = ANY($1::integer[]) AND r.test = s.test AND r.at = s.at AND r.run = s.run`,
+         WHERE s.run = ANY($1::integer[]) AND r.run = s.run AND r.test = s.test`,
         [replacing],
       )
       await client.query(
@@ -631,15 +588,15 @@ export class PostgresStore implements Store {
   private entryFromRow(row: ResultRow, run: RunInfo): HistoryEntry {
     return {
       run,
-      status: statusFromCode(row[3]),
-      flakyOnRetry: row[4],
-      durationMs: row[5],
-      attempts: row[6],
-      failedAttempts: row[7],
-      failedAttemptsMs: row[8],
-      errorType: row[9],
-      message: row[10] === null ? null : (this.messageTexts.get(row[10]) ?? ''),
-      healingOccurred: row[11],
+      status: statusFromCode(row[2] & 3),
+      flakyOnRetry: (row[2] & FLAKY) !== 0,
+      durationMs: row[3],
+      attempts: row[4],
+      failedAttempts: row[5],
+      failedAttemptsMs: row[6],
+      errorType: row[7],
+      message: row[8] === null ? null : (this.messageTexts.get(row[8]) ?? ''),
+      healingOccurred: (row[2] & HEALING) !== 0,
     }
   }
 
@@ -656,18 +613,22 @@ export class PostgresStore implements Store {
       if (runs.size === 0) return
       const tests = await this.testsFor(client, filter.testIds)
       if (tests.size === 0) return
-      let minAt = Infinity
-      let maxAt = -Infinity
-      for (const r of runs.values()) {
-        minAt = Math.min(minAt, r.at)
-        maxAt = Math.max(maxAt, r.at)
-      }
       const p = new Params()
-      const where = [`at BETWEEN ${p.add(minAt)} AND ${p.add(maxAt)}`]
+      const where: string[] = []
+      if (narrowed(filter)) {
+        // Rows outside the selected runs are dropped below; the time bounds let the index skip most of them.
+        let minAt = Infinity
+        let maxAt = -Infinity
+        for (const r of runs.values()) {
+          minAt = Math.min(minAt, r.at)
+          maxAt = Math.max(maxAt, r.at)
+        }
+        where.push(`at BETWEEN ${p.add(minAt)} AND ${p.add(maxAt)}`)
+      }
       if (filter.testIds) where.push(`test = ANY(${p.add([...tests.keys()])}::integer[])`)
       await client.query(
-        `DECLARE fw_scan NO SCROLL CURSOR FOR SELECT ${RESULT_COLUMNS} FROM results WHERE ${where.join(' AND ')}
-         ORDER BY test, at, run`,
+        `DECLARE fw_scan NO SCROLL CURSOR FOR SELECT ${RESULT_COLUMNS} FROM results
+         ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY test, at, run`,
         p.values,
       )
       let current: TestHistory | null = null
@@ -677,7 +638,7 @@ export class PostgresStore implements Store {
         if (rows.length === 0) break
         await this.loadMessages(
           client,
-          rows.map((r) => r[10]),
+          rows.map((r) => r[8]),
         )
         for (const row of rows) {
           const testKey = row[0]
@@ -687,7 +648,7 @@ export class PostgresStore implements Store {
             const ref = tests.get(testKey)
             current = ref ? { test: ref, entries: [] } : null
           }
-          const run = current && runs.get(row[2])
+          const run = current && runs.get(row[1])
           if (run) current!.entries.push(this.entryFromRow(row, run))
         }
         if (rows.length < SCAN_PAGE) break
@@ -719,7 +680,7 @@ export class PostgresStore implements Store {
       values: [test.id, opts.limit ?? 1000],
       rowMode: 'array',
     })
-    const runKeys = [...new Set(rows.map((r) => r[2]))]
+    const runKeys = [...new Set(rows.map((r) => r[1]))]
     const runs = new Map<number, RunInfo>()
     if (runKeys.length) {
       const r = await this.pool.query<RunRow & { id: number }>(`SELECT id, ${RUN_COLUMNS} FROM runs WHERE id = ANY($1::integer[])`, [
@@ -729,11 +690,11 @@ export class PostgresStore implements Store {
     }
     await this.loadMessages(
       this.pool,
-      rows.map((r) => r[10]),
+      rows.map((r) => r[8]),
     )
     return {
       test: { testId: test.test_id, suite: test.suite, module: test.module, name: test.name, file: test.file },
-      entries: rows.reverse().map((row) => this.entryFromRow(row, runs.get(row[2])!)),
+      entries: rows.reverse().map((row) => this.entryFromRow(row, runs.get(row[1])!)),
     }
   }
 
@@ -766,7 +727,7 @@ export class PostgresStore implements Store {
     // A single passing attempt is implied by its result row.
     const res = await this.pool.query<{ status: number; duration_ms: number | null; message: number | null }>(
       `SELECT s.status, s.duration_ms, s.message FROM results s JOIN tests t ON t.id = s.test JOIN runs r ON r.id = s.run
-       WHERE t.test_id = $1 AND r.run_id = $2 AND s.at = r.at`,
+       WHERE t.test_id = $1 AND r.run_id = $2`,
       [testId, runId],
     )
     const one = res.rows[0]
@@ -1038,6 +999,11 @@ function runValues(run: RunMeta) {
   ]
 }
 
+/** Whether a history filter selects fewer runs than all. */
+function narrowed(filter: HistoryFilter): boolean {
+  return Boolean(filter.suite || filter.branch) || [filter.since, filter.until, filter.lastRuns].some((v) => v !== undefined)
+}
+
 function runWhere(filter: HistoryFilter | RunFilter, p: Params): string {
   const where: string[] = []
   if (filter.suite) where.push(`suite = ${p.add(filter.suite)}`)
@@ -1045,55 +1011,6 @@ function runWhere(filter: HistoryFilter | RunFilter, p: Params): string {
   if (filter.since !== undefined) where.push(`at >= ${p.add(filter.since)}`)
   if (filter.until !== undefined) where.push(`at <= ${p.add(filter.until)}`)
   return where.length ? `WHERE ${where.join(' AND ')}` : ''
-}
-
-/**
- * Everything that can reject bad input, before any connection is taken: status codes, message keys, and the
- * first-wins rule for a test named twice in one run (as SQLite's ON CONFLICT DO NOTHING does).
- */
-function prepareBatch(batch: ReportBatch): PreparedBatch {
-  const tests = new Map<string, TestRef>()
-  const messages = new Map<string, string>()
-  const keyOf = (text: string | null | undefined): string | null => {
-    const clipped = clip(text)
-    if (clipped === null) return null
-    const k = messageKey(clipped)
-    messages.set(k, clipped)
-    return k
-  }
-  const runs = batch.runs.map(({ run, results }, index): PreparedRun => {
-    const seen = new Set<string>()
-    const prepared: PreparedResult[] = []
-    for (const r of results) {
-      const status = statusCode(r.status)
-      const attemptRows = attemptsToStore(r).map((a) => ({
-        retry: a.retry,
-        status: statusCode(a.status),
-        durationMs: a.durationMs,
-        message: keyOf(a.message),
-        stack: keyOf(a.stack),
-      }))
-      if (seen.has(r.test.testId)) continue
-      seen.add(r.test.testId)
-      if (!tests.has(r.test.testId)) tests.set(r.test.testId, r.test)
-      const sum = attemptSummary(r)
-      prepared.push({
-        testId: r.test.testId,
-        status,
-        flaky: r.flakyOnRetry,
-        durationMs: r.durationMs,
-        attempts: sum.attempts,
-        failedAttempts: sum.failed,
-        failedMs: sum.failedMs,
-        errorType: r.errorType,
-        messageKey: keyOf(r.message),
-        healing: r.healingOccurred,
-        attemptRows,
-      })
-    }
-    return { index, run, tests: seen.size, results: prepared }
-  })
-  return { runs, tests, messages }
 }
 
 function compare(a: string, b: string): number {

@@ -60,10 +60,13 @@ export const MUTATIONS = {
   siblingsReordered: (h: string) => replace(h, `${CANCEL}\n        ${PAY}`, `${PAY}\n        ${CANCEL}`),
   testIdRemoved: (h: string) => replace(h, ' data-testid="pay"', ''),
   labelTweaked: (h: string) => replace(h, '<label for="email">Email</label>', '<label for="email">E-mail address</label>'),
-  /** The newsletter button becomes a look-alike of the pay button; the pay button loses its test id. */
+  /**
+   * The newsletter button becomes a look-alike of the pay button (same text, classes and type), and the pay
+   * button loses its id and test id: only its form, name and neighbours tell it apart.
+   */
   lookAlikeElsewhere: (h: string) =>
     replace(
-      replace(h, ' data-testid="pay"', ''),
+      replace(h, ' id="pay" name="pay" class="btn btn-primary" data-testid="pay"', ' name="pay" class="btn btn-primary"'),
       'class="btn btn-primary" onclick="mark(\'subscribe\')">Subscribe',
       'class="btn btn-primary" onclick="mark(\'subscribe\')">Place order',
     ),
@@ -76,20 +79,10 @@ export const MUTATIONS = {
     return bare.slice(0, start) + twin + '\n    ' + bare.slice(start)
   },
   removed: (h: string) => replace(h, PAY, ''),
+  /** A transparent layer over the page: the button is there, found and visible, but cannot be clicked. */
+  covered: (h: string) =>
+    replace(h, '<footer>', '<div style="position: fixed; inset: 0; background: transparent"></div>\n  <footer>'),
   hidden: (h: string) => replace(h, 'data-testid="pay"', 'data-testid="pay" hidden'),
-  hiddenAndRenamed: (h: string) => replace(h, 'id="pay" name="pay" class="btn btn-primary" data-testid="pay"', 'id="pay-v2" name="pay" class="btn btn-primary" hidden'),
+  hiddenAndRenamed: (h: string) =>
+    replace(h, 'id="pay" name="pay" class="btn btn-primary" data-testid="pay"', 'id="pay-v2" name="pay" class="btn btn-primary" hidden'),
 } satisfies Record<string, (html: string) => string>
-
-/** A page of `n` elements of mixed kinds, with one target button somewhere in the middle, for benchmarks. */
-export function bigPage(n: number): string {
-  const rows: string[] = []
-  let count = 0
-  for (let i = 0; count < n - 10; i++) {
-    rows.push(
-      `<div class="row r${i % 7}"><span class="label">Item ${i}</span><a href="#i${i}" class="link">Open item ${i}</a>` +
-        `<button type="button" class="btn b${i % 5}" data-row="${i}">Action ${i}</button><input name="q${i}" placeholder="Qty"></div>`,
-    )
-    count += 5
-  }
-  return `<!doctype html><html><head><title>Big</title></head><body><main>${rows.join('\n')}</main></body></html>`
-}

@@ -1,0 +1,137 @@
+import { createWriteStream, writeFileSync } from 'node:fs'
+import { rename, rm } from 'node:fs/promises'
+import { basename, dirname, join } from 'node:path'
+import { successRateMap } from '../../analysis/success-rate.js'
+import type { TestAnalysis } from '../../analysis/types.js'
+import { analysisOptions } from '../../config/load.js'
+import { InputError } from '../../errors.js'
+import { analysesToCsv } from '../../export/analysis-csv.js'
+import type { ClassificationMode } from '../../export/classify-bundle-test.js'
+import { writeBundle, type BundleExportOptions, type BundleSummary } from '../../export/write-bundle.js'
+import { analyzeStore } from '../../pipeline/analyze-store.js'
+import type { Store } from '../../store/store.js'
+import { emitJson, type Io } from '../output.js'
+import { withStore } from './quarantine.js'
+
+const DAY_MS = 86_400_000
+
+/** The flags that shape a bundle, shared by `export bundle` and `publish gitlab`. */
+export interface BundleFlags {
+  db?: string
+  config?: string
+  days?: string
+  suite?: string
+  contextKeys?: string
+  classification?: string
+}
+
+export interface ExportBundleCommandOptions extends BundleFlags {
+  output?: string
+  json?: boolean
+}
+
+export interface ExportBundleResult extends BundleSummary {
+  /** The file written, or null for stdout. */
+  file: string | null
+}
+
+export interface ExportTableCommandOptions {
+  db?: string
+  config?: string
+  suite?: string
+  branch?: string
+  days?: string
+  output?: string
+}
+
+function parseDays(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined
+  const days = /^\d+$/.test(value) ? Number(value) : NaN
+  if (!(days >= 1)) throw new InputError(`--days must be a whole number of days ≥ 1, got "${value}"`)
+  return days
+}
+
+/** Flags to library options; the library checks the values and names the flag in its errors. */
+export function bundleOptionsFromFlags(flags: BundleFlags): Omit<BundleExportOptions, 'analysis'> {
+  return {
+    days: parseDays(flags.days),
+    suite: flags.suite,
+    contextKeys: flags.contextKeys?.split(',').map((k) => k.trim()).filter(Boolean),
+    classification: flags.classification as ClassificationMode | undefined,
+  }
+}
+
+/** Writes the bundle of `store` to `out`, with the analysis settings of the config for `--classification verdict`. */
+export function writeBundleFromFlags(
+  store: Store,
+  config: Parameters<typeof analysisOptions>[0],
+  flags: BundleFlags,
+  out: NodeJS.WritableStream,
+  end: boolean,
+): Promise<BundleSummary> {
+  return writeBundle(store, out, { ...bundleOptionsFromFlags(flags), analysis: analysisOptions(config), end })
+}
+
+/**
+ * `flakewatch export bundle`: streams the GitLabViz flake-history bundle v1 to `--output` or stdout. A file is
+ * written beside its target and renamed into place, so that a failed export never leaves half a bundle where a
+ * publish step or a viewer would pick it up.
+ */
+export async function exportBundle(opts: ExportBundleCommandOptions, io: Io): Promise<ExportBundleResult> {
+  bundleOptionsFromFlags(opts)
+  return withStore(opts, io, async (store, config) => {
+    if (!opts.output) return { file: null, ...(await writeBundleFromFlags(store, config, opts, io.stdout, false)) }
+    const tmp = join(dirname(opts.output), `.${basename(opts.output)}.${process.pid}.tmp`)
+    try {
+      const summary = await writeBundleFromFlags(store, config, opts, createWriteStream(tmp), true)
+      await rename(tmp, opts.output)
+      return { file: opts.output, ...summary }
+    } catch (error) {
+      await rm(tmp, { force: true })
+      throw error
+    }
+  })
+}
+
+export function printExportBundle(r: ExportBundleResult, opts: ExportBundleCommandOptions, io: Io): void {
+  // Without --output the bundle itself is on stdout, so the summary can only go to stderr.
+  if (opts.json && r.file) return void io.stdout.write(`${JSON.stringify(r)}\n`)
+  io.stderr.write(`bundle: ${r.runs} runs, ${r.tests} tests, ${(r.bytes / 1024 / 1024).toFixed(2)} MB${r.file ? ` → ${r.file}` : ''}\n`)
+}
+
+async function analyses(opts: ExportTableCommandOptions, io: Io): Promise<TestAnalysis[]> {
+  const days = parseDays(opts.days)
+  return withStore(opts, io, (store, config) =>
+    analyzeStore(store, {
+      config: analysisOptions(config),
+      filter: { suite: opts.suite, branch: opts.branch, since: days === undefined ? undefined : Date.now() - days * DAY_MS },
+    }),
+  )
+}
+
+/** `flakewatch export csv`: every test's metrics, one row per test. */
+export async function exportCsv(opts: ExportTableCommandOptions, io: Io): Promise<TestAnalysis[]> {
+  return analyses(opts, io)
+}
+
+// Terminal escapes in a test name must not reach a terminal; CR, LF and tab are CSV data and stay.
+// eslint-disable-next-line no-control-regex
+const TERMINAL_CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/g
+
+export function printExportCsv(list: TestAnalysis[], opts: ExportTableCommandOptions, io: Io): void {
+  // Not `emit`: it strips every control character, and CSV needs its CRLF line ends and the cells as they are.
+  const csv = analysesToCsv(list)
+  if (opts.output) {
+    writeFileSync(opts.output, csv)
+    io.stderr.write(`wrote ${list.length} tests to ${opts.output}\n`)
+  } else io.stdout.write(io.stdout.isTTY ? csv.replace(TERMINAL_CONTROL, '') : csv)
+}
+
+/** `flakewatch export stats`: the quarantine blog's `{ "test id": success rate }`, for tests with relevant runs. */
+export async function exportStats(opts: ExportTableCommandOptions, io: Io): Promise<Record<string, number>> {
+  return successRateMap(await analyses(opts, io))
+}
+
+export function printExportStats(stats: Record<string, number>, opts: ExportTableCommandOptions, io: Io): void {
+  emitJson(io, stats, opts.output)
+}

@@ -1,0 +1,108 @@
+import type { AddressInfo } from 'node:net'
+import { loadConfig } from '../../config/load.js'
+import { InputError } from '../../errors.js'
+import { createApp } from '../../server/app.js'
+import { openStore } from '../../store/open.js'
+import type { Io } from '../output.js'
+
+export interface ServeOptions {
+  db?: string
+  host?: string
+  port?: string | number
+  config?: string
+  /** Days after which a run's CI artifacts are assumed gone (the heatmap dims them). Default 30. */
+  artifactDays?: string | number
+}
+
+export interface ServeHooks {
+  /** Stops the server, as a signal would (for tests and embedding). */
+  signal?: AbortSignal
+  onListening?: (url: string) => void
+}
+
+export interface ServeResult {
+  url: string
+  /** What stopped the server. */
+  stoppedBy: 'SIGINT' | 'SIGTERM' | 'abort'
+}
+
+function parsePort(value: string | number): number {
+  const port = Number(value)
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new InputError(`--port must be 0–65535, got "${value}"`)
+  return port
+}
+
+function parseDays(value: string | number | undefined): number {
+  if (value === undefined) return 30
+  const days = Number(value)
+  if (!Number.isFinite(days) || days <= 0) throw new InputError(`--artifact-days must be a positive number, got "${value}"`)
+  return days
+}
+
+const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost'])
+
+/**
+ * Serves the REST API and the dashboard until SIGINT or SIGTERM (or `hooks.signal`), then closes the server and
+ * the store cleanly. Prints the URL on stdout, notes on stderr, and request logs (JSON) on stderr.
+ * @example const { stoppedBy } = await serve({ port: 8080 }, processIo())
+ */
+export async function serve(opts: ServeOptions, io: Io, hooks: ServeHooks = {}): Promise<ServeResult> {
+  const config = loadConfig({ file: opts.config, env: io.env })
+  const db = opts.db ?? config.db
+  const host = opts.host ?? config.server.host
+  const port = parsePort(opts.port ?? config.server.port)
+  const artifactExpiryDays = parseDays(opts.artifactDays)
+  const store = await openStore({ db, env: {} })
+  // The analysis scan gets its own connection, so that it never holds the one other requests use.
+  const scanStore = db === ':memory:' ? undefined : await openStore({ db, env: {} })
+  const closeStores = async () => {
+    await scanStore?.close()
+    await store.close()
+  }
+  let app
+  try {
+    app = await createApp({
+      store,
+      scanStore,
+      config,
+      artifactExpiryDays,
+      logger: { level: io.env.FLAKEWATCH_LOG_LEVEL ?? 'info', stream: io.stderr },
+    })
+    await app.listen({ host, port })
+  } catch (error) {
+    await app?.close()
+    await closeStores()
+    throw new InputError(`cannot serve on ${host}:${port}: ${(error as Error).message}`)
+  }
+  const bound = (app.server.address() as AddressInfo).port
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${bound}/`
+  io.stdout.write(`${url}\n`)
+  io.stderr.write(`flakewatch: serving ${store.location} at ${url}\n`)
+  if (!config.server.writeToken) {
+    io.stderr.write('flakewatch: uploads and quarantine changes are refused: set server.writeToken or FLAKEWATCH_WRITE_TOKEN\n')
+  }
+  if (!config.server.readToken && !LOOPBACK.has(host)) {
+    io.stderr.write(`flakewatch: reads are open to anyone who can reach ${host}; set FLAKEWATCH_READ_TOKEN to restrict them\n`)
+  }
+  hooks.onListening?.(url)
+
+  const stoppedBy = await new Promise<ServeResult['stoppedBy']>((resolve) => {
+    const onInt = () => done('SIGINT')
+    const onTerm = () => done('SIGTERM')
+    const onAbort = () => done('abort')
+    function done(why: ServeResult['stoppedBy']) {
+      process.off('SIGINT', onInt)
+      process.off('SIGTERM', onTerm)
+      hooks.signal?.removeEventListener('abort', onAbort)
+      resolve(why)
+    }
+    process.once('SIGINT', onInt)
+    process.once('SIGTERM', onTerm)
+    if (hooks.signal?.aborted) done('abort')
+    else hooks.signal?.addEventListener('abort', onAbort)
+  })
+  io.stderr.write(`flakewatch: ${stoppedBy === 'abort' ? 'stopping' : `${stoppedBy}, stopping`}\n`)
+  await app.close()
+  await closeStores()
+  return { url, stoppedBy }
+}

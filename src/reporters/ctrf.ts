@@ -1,0 +1,84 @@
+import type { ResultStatus } from '../model.js'
+import type { RunContext } from '../pipeline/run-context.js'
+import type { RecordedReport } from './build-cases.js'
+
+type CtrfStatus = 'passed' | 'failed' | 'skipped'
+
+/** CTRF has no "error": an error is a failure whose `rawStatus` says what it was. */
+const CTRF_STATUS: Record<ResultStatus, CtrfStatus> = {
+  passed: 'passed',
+  failed: 'failed',
+  error: 'failed',
+  skipped: 'skipped',
+}
+
+const ms = (iso: string | null | undefined): number => (iso ? Date.parse(iso) : 0)
+
+/**
+ * A CTRF report (ctrf.io, spec 0.0.0) of recorded cases, written so that `flakewatch ingest` reads it back with the
+ * same test ids: `suite` is the module and every attempt is listed in `retryAttempts`. What CTRF has no field for
+ * (the Playwright project, annotations, healing) goes to `extra`.
+ * @example writeFileSync('ctrf.json', JSON.stringify(formatCtrf(report, context, { name: 'playwright' }), null, 2))
+ */
+export function formatCtrf(report: RecordedReport, context: RunContext, tool: { name: string; version?: string }) {
+  const start = ms(report.meta.startedAt)
+  const stop = ms(report.meta.finishedAt) || (start && report.meta.durationMs ? start + report.meta.durationMs : 0)
+  const tests = report.cases.map((c) => {
+    const extra: Record<string, unknown> = {}
+    if (c.env && Object.keys(c.env).length > 0) extra.env = c.env
+    if (c.healingOccurred) extra.healingOccurred = true
+    if (c.annotations.length > 0) extra.annotations = c.annotations
+    if (c.errorType) extra.errorType = c.errorType
+    return {
+      name: c.name,
+      status: CTRF_STATUS[c.status],
+      duration: Math.round(c.durationMs ?? 0),
+      ...(c.message ? { message: c.message } : {}),
+      ...(c.stack ? { trace: c.stack } : {}),
+      // The CTRF parser reads `timedOut` back as a timeout; `error` keeps the distinction CTRF's statuses lose.
+      ...(c.errorType === 'timeout' ? { rawStatus: 'timedOut' } : c.status === 'error' ? { rawStatus: 'error' } : {}),
+      suite: c.module,
+      ...(c.file ? { filePath: c.file } : {}),
+      tags: c.tags,
+      retries: Math.max(0, c.attempts.length - 1),
+      flaky: c.flakyOnRetry,
+      retryAttempts: c.attempts.map((a) => ({
+        attempt: a.retry,
+        status: CTRF_STATUS[a.status],
+        duration: Math.round(a.durationMs ?? 0),
+        ...(a.message ? { message: a.message } : {}),
+        ...(a.stack ? { trace: a.stack } : {}),
+      })),
+      ...(Object.keys(extra).length > 0 ? { extra } : {}),
+    }
+  })
+  const count = (s: CtrfStatus) => tests.filter((t) => t.status === s).length
+  const environment: Record<string, string> = {}
+  if (context.branch) environment.branchName = context.branch
+  if (context.revision) environment.commit = context.revision
+  if (context.pipelineId) environment.buildId = context.pipelineId
+  if (context.pipelineUrl) environment.buildUrl = context.pipelineUrl
+  return {
+    reportFormat: 'CTRF',
+    specVersion: '0.0.0',
+    timestamp: new Date(start || Date.now()).toISOString(),
+    generatedBy: 'flakewatch',
+    results: {
+      tool: { name: tool.name, ...(tool.version ? { version: tool.version } : {}) },
+      summary: {
+        tests: tests.length,
+        passed: count('passed'),
+        failed: count('failed'),
+        pending: 0,
+        skipped: count('skipped'),
+        other: 0,
+        flaky: tests.filter((t) => t.flaky).length,
+        start,
+        stop,
+      },
+      tests,
+      ...(Object.keys(environment).length > 0 ? { environment } : {}),
+      extra: { ...(context.runId ? { runId: context.runId } : {}), runStatus: report.meta.status ?? 'complete' },
+    },
+  }
+}

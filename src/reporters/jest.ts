@@ -1,0 +1,39 @@
+/**
+ * `flakewatch/jest`: records every Jest test with every attempt (`jest.retryTimes`) in the flakewatch store, or in
+ * a CTRF file. Jest loads it by path; its default export is the reporter class.
+ */
+import { prepareRecording } from './build-cases.js'
+import { jestReport, JEST_SOURCE, type JestAggregatedResult } from './jest-cases.js'
+import { resolveReporterOptions, type ReporterOptions, type ResolvedReporterOptions } from './options.js'
+import { errorMessage, processIo, say, writeRecording, type ReporterIo } from './writer.js'
+
+export type { ReporterOptions as JestReporterOptions } from './options.js'
+
+/**
+ * Writes once, when the run completes; it never fails the run and never changes its outcome.
+ * @example
+ * // jest.config.js
+ * export default { reporters: ['default', ['flakewatch/jest', { suite: 'unit' }]] }
+ */
+export default class FlakewatchJestReporter {
+  private readonly options: ResolvedReporterOptions | null
+  private readonly io: ReporterIo = processIo()
+
+  constructor(globalConfig: { rootDir?: string } = {}, options: ReporterOptions = {}) {
+    const resolved = resolveReporterOptions(options, globalConfig.rootDir ?? process.cwd(), this.io.env)
+    this.options = resolved.options
+    if (resolved.errors.length > 0) say(this.io, `reporter options ignored, nothing will be recorded: ${resolved.errors.join('; ')}`)
+  }
+
+  async onRunComplete(_contexts: unknown, results: JestAggregatedResult): Promise<void> {
+    if (!this.options) return
+    try {
+      const report = await jestReport(results)
+      if (report.cases.length === 0) return say(this.io, 'no test ran; nothing recorded')
+      const recording = prepareRecording(report, { suite: this.options.suite, env: this.io.env, source: JEST_SOURCE })
+      await writeRecording(recording, this.options.target, this.io, { name: 'jest' })
+    } catch (error) {
+      say(this.io, `reporter failed: ${errorMessage(error)}. The test run's outcome is unchanged.`)
+    }
+  }
+}

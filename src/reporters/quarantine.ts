@@ -1,0 +1,85 @@
+import type { Result } from '../model.js'
+import { readQuarantineFile } from '../quarantine/file.js'
+import { gate, isActive, type QuarantinedEntry } from '../quarantine/gate.js'
+import { openStore } from '../store/open.js'
+import type { QuarantineRecord } from '../store/store.js'
+import { errorMessage } from './writer.js'
+
+/**
+ * The quarantines in force for a run: from the reviewable file when one is named, else from the store. Never
+ * throws: when they cannot be read, nothing is forgiven.
+ * @example await loadQuarantines({ file: null }, '.flakewatch.db', process.env)
+ */
+export async function loadQuarantines(
+  source: { file: string | null },
+  db: string,
+  env: Record<string, string | undefined>,
+): Promise<{ records: QuarantineRecord[] } | { error: string }> {
+  try {
+    if (source.file) return { records: readQuarantineFile(source.file) }
+    const store = await openStore({ db, env })
+    try {
+      return { records: await store.listQuarantines() }
+    } finally {
+      await store.close().catch(() => undefined)
+    }
+  } catch (error) {
+    return { error: errorMessage(error) }
+  }
+}
+
+export interface QuarantineInput {
+  /** The runner's own verdict on the run. */
+  status: 'passed' | 'failed' | 'timedout' | 'interrupted'
+  /** Why the run may not be forgiven whatever the tests did (a global error, maxFailures reached), if any. */
+  incomplete: string | null
+  results: Result[]
+  quarantines: QuarantineRecord[]
+  /** The runner fails runs with flaky tests (`failOnFlakyTests`): those need a quarantine too. */
+  failOnFlaky: boolean
+  now: number
+}
+
+export interface QuarantineDecision {
+  /** True: report the run as passed. */
+  pass: boolean
+  /** The failures the quarantine forgave (or would have). */
+  forgiven: QuarantinedEntry[]
+  /** Why the outcome stays as it is, when it does and that is worth saying. */
+  note: string | null
+}
+
+/**
+ * Decides whether quarantine turns a failed run into a passed one: only when the runner failed it for its tests
+ * alone and every one of those failures is quarantined ({@link gate}). A crash, an interruption, a timed-out run
+ * or a run cut short keeps its status: quarantine forgives tests, not broken runs.
+ * @example decideQuarantine({ status: 'failed', incomplete: null, results, quarantines, failOnFlaky: false, now: Date.now() })
+ */
+export function decideQuarantine(input: QuarantineInput): QuarantineDecision {
+  const map = new Map(input.quarantines.map((q) => [q.testId, q]))
+  const decision = gate(input.results, map, { failOnFlaky: input.failOnFlaky, now: input.now })
+  const flakyForgiven: QuarantinedEntry[] = []
+  for (const f of input.failOnFlaky ? decision.flaky : []) {
+    const q = map.get(f.test_id)
+    if (q && isActive(q, input.now)) {
+      flakyForgiven.push({ ...f, reason: q.reason, owner: q.owner, issue_url: q.issueUrl, expires_at: q.expiresAt })
+    }
+  }
+  const forgiven = [...decision.quarantined, ...flakyForgiven]
+  if (input.status === 'passed') return { pass: false, forgiven: [], note: null }
+  const broken =
+    input.status === 'timedout' ? 'the run timed out' : input.status === 'interrupted' ? 'the run was interrupted' : input.incomplete
+  if (broken) return { pass: false, forgiven: [], note: forgiven.length > 0 ? `${broken}; quarantine does not apply` : null }
+  if (decision.verdict === 'fail') return { pass: false, forgiven, note: null }
+  // A failed run without a failing test to forgive failed for another reason, and that reason stands.
+  if (forgiven.length === 0) return { pass: false, forgiven: [], note: null }
+  return { pass: true, forgiven, note: null }
+}
+
+/** The stderr lines that list what quarantine forgave. */
+export function formatForgiven(forgiven: QuarantinedEntry[]): string[] {
+  return forgiven.map((f) => {
+    const details = [f.reason, f.owner && `owner ${f.owner}`, f.issue_url, f.expires_at && `until ${f.expires_at}`].filter(Boolean)
+    return `  ${f.status} ${f.test_id} (quarantined: ${details.join('; ')})`
+  })
+}

@@ -1,0 +1,181 @@
+import { truncateText } from '../ingest/bounded-text.js'
+import { mergeRepeatedCases } from '../ingest/index.js'
+import { stripAnsi } from '../ingest/strip-ansi.js'
+import type { Attempt, ResultStatus, RunStatus } from '../model.js'
+import type { RecordedCase, RecordedReport } from './build-cases.js'
+
+/*
+ * The subset of Vitest 4's reported tasks (`vitest/node`: TestModule, TestSuite, TestCase) the reporter reads.
+ * Declared here rather than imported so that flakewatch's types do not depend on one Vitest version.
+ */
+export interface VitestError {
+  message?: string
+  stack?: string
+  name?: string
+}
+
+export interface VitestTestResult {
+  state: 'passed' | 'failed' | 'skipped' | 'pending'
+  errors?: ReadonlyArray<VitestError>
+}
+
+export interface VitestDiagnostic {
+  duration: number
+  retryCount: number
+  flaky: boolean
+}
+
+export interface VitestParent {
+  type: 'suite' | 'module'
+  name?: string
+  parent?: VitestParent
+}
+
+export interface VitestTestCase {
+  type: 'test'
+  name: string
+  parent: VitestParent
+  tags?: ReadonlyArray<string>
+  project: { name: string }
+  result(): VitestTestResult
+  diagnostic(): VitestDiagnostic | undefined
+  annotations(): ReadonlyArray<{ type: string; message?: string }>
+}
+
+export interface VitestTestModule {
+  /** The file relative to the project root: the JUnit reporter's classname. */
+  relativeModuleId: string
+  project: { name: string }
+  children: { allTests(): Iterable<VitestTestCase> }
+  errors(): ReadonlyArray<VitestError>
+}
+
+const STATE: Record<Exclude<VitestTestResult['state'], 'pending'>, ResultStatus> = {
+  passed: 'passed',
+  failed: 'failed',
+  skipped: 'skipped',
+}
+
+/** Jest's and jest-junit's name for a file that failed before any test ran; Vitest gets the same, for one id. */
+export const SUITE_FAILED = 'Test suite failed to run'
+
+/** Vitest's own wording of a test timeout. */
+const TIMEOUT = /^Test timed out in \d+ms/
+
+/** Error classes that say nothing beyond "it failed". */
+const GENERIC_ERRORS = new Set(['Error', 'AssertionError'])
+
+/**
+ * A Vitest test's identity as Vitest's JUnit reporter writes it (and `flakewatch ingest` reads it): the module
+ * relative to the project root, and the describe titles and the test's name joined with ` > `.
+ * @example vitestName(testCase) // 'cart > adds an item'
+ */
+export function vitestName(test: Pick<VitestTestCase, 'name' | 'parent'>): string {
+  const titles = [test.name]
+  for (let p: VitestParent | undefined = test.parent; p && p.type === 'suite'; p = p.parent) titles.unshift(p.name ?? '')
+  return titles.join(' > ')
+}
+
+function text(e: VitestError | undefined): { message: string | null; stack: string | null } {
+  if (!e) return { message: null, stack: null }
+  const message = e.message ? truncateText(stripAnsi(e.message).trim()) : null
+  const stack = e.stack ? truncateText(stripAnsi(e.stack).trim()) : message
+  return { message, stack }
+}
+
+function errorType(e: VitestError | undefined): string | null {
+  if (!e) return null
+  if (e.message && TIMEOUT.test(e.message)) return 'timeout'
+  return e.name && !GENERIC_ERRORS.has(e.name) ? e.name : null
+}
+
+/**
+ * One Vitest test as a case, or null if it never finished (the run was cut short). Vitest runs retries within
+ * one task and reports their count (`diagnostic().retryCount`) and every error of every try, so each retry is a
+ * failed attempt before the final one. Errors are matched to tries one to one when their numbers agree; else only
+ * the final failure gets one. Vitest times the tries together: the case has the total, the attempts have none.
+ * @example vitestCase(testCase, testModule)?.attempts.length // 2 for a test that passed on its first retry
+ */
+export function vitestCase(test: VitestTestCase, module: Pick<VitestTestModule, 'relativeModuleId'>): RecordedCase | null {
+  const result = test.result()
+  if (result.state === 'pending') return null
+  const status = STATE[result.state]
+  const diag = test.diagnostic()
+  const retries = status === 'skipped' ? 0 : (diag?.retryCount ?? 0)
+  const errors = result.errors ?? []
+  const failedTries = status === 'failed' ? retries + 1 : retries
+  const matched = errors.length === failedTries
+  const attempts: Attempt[] = []
+  for (let i = 0; i < retries; i++) {
+    attempts.push({ retry: i, status: 'failed', durationMs: null, ...text(matched ? errors[i] : undefined) })
+  }
+  const finalError = status === 'failed' ? errors.at(-1) : undefined
+  attempts.push({ retry: retries, status, durationMs: retries === 0 ? (diag?.duration ?? null) : null, ...text(finalError) })
+  const flakyOnRetry = status === 'passed' && retries > 0
+  const shown = status === 'failed' ? finalError : flakyOnRetry ? errors.at(-1) : undefined
+  const { message, stack } = text(shown)
+  return {
+    module: module.relativeModuleId,
+    name: vitestName(test),
+    file: module.relativeModuleId,
+    status,
+    flakyOnRetry,
+    durationMs: diag?.duration ?? null,
+    errorType: errorType(shown),
+    message,
+    stack,
+    healingOccurred: false,
+    attempts,
+    ...(test.project.name ? { env: { project: test.project.name } } : {}),
+    tags: [...(test.tags ?? [])],
+    annotations: test.annotations().map((a) => ({ type: a.type, ...(a.message ? { description: a.message } : {}) })),
+  }
+}
+
+/**
+ * Every finished test of a Vitest run as a report; a module that failed to load (no tests, errors) is one
+ * errored case, as ingest records a Jest file that failed to run. Repeated identities fold into attempts, as in
+ * ingest.
+ * @example vitestReport(testModules, { startTime, status: 'complete' })
+ */
+export function vitestReport(modules: ReadonlyArray<VitestTestModule>, run: { startTime: Date; endTime: Date; status: RunStatus }): RecordedReport {
+  const cases: RecordedCase[] = []
+  for (const m of modules) {
+    let count = 0
+    for (const t of m.children.allTests()) {
+      const c = vitestCase(t, m)
+      if (c) cases.push(c)
+      count++
+    }
+    const failure = m.errors()[0]
+    if (count === 0 && failure) {
+      const { message, stack } = text(failure)
+      cases.push({
+        module: m.relativeModuleId,
+        name: SUITE_FAILED,
+        file: m.relativeModuleId,
+        status: 'error',
+        flakyOnRetry: false,
+        durationMs: null,
+        errorType: errorType(failure),
+        message,
+        stack,
+        healingOccurred: false,
+        attempts: [{ retry: 0, status: 'error', durationMs: null, message, stack }],
+        ...(m.project.name ? { env: { project: m.project.name } } : {}),
+        tags: [],
+        annotations: [],
+      })
+    }
+  }
+  return {
+    format: 'vitest',
+    cases: mergeRepeatedCases(cases) as RecordedCase[],
+    meta: {
+      startedAt: run.startTime.toISOString(),
+      finishedAt: run.endTime.toISOString(),
+      durationMs: run.endTime.getTime() - run.startTime.getTime(),
+      status: run.status,
+    },
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * `flakewatch/vitest`: records every Vitest test with every attempt (`retry`) in the flakewatch store, or in a
+ * CTRF file. Its default export is the reporter class, which Vitest instantiates with the options.
+ */
+import { prepareRecording } from './build-cases.js'
+import { resolveReporterOptions, type ReporterOptions, type ResolvedReporterOptions } from './options.js'
+import { vitestReport, type VitestTestModule } from './vitest-cases.js'
+import { errorMessage, processIo, say, writeRecording, type ReporterIo } from './writer.js'
+
+export type { ReporterOptions as VitestReporterOptions } from './options.js'
+
+/** The source name of the batches this reporter writes. */
+const VITEST_SOURCE = 'flakewatch/vitest'
+
+/**
+ * Writes once per test run (`onTestRunEnd`); it never fails the run and never changes its outcome.
+ * @example
+ * // vitest.config.ts
+ * export default defineConfig({ test: { retry: 2, reporters: ['default', ['flakewatch/vitest', { suite: 'unit' }]] } })
+ */
+export default class FlakewatchVitestReporter {
+  private options: ResolvedReporterOptions | null = null
+  private readonly io: ReporterIo = processIo()
+  private startTime = new Date()
+  private version: string | undefined
+
+  constructor(private readonly raw: ReporterOptions = {}) {}
+
+  onInit(vitest: { config: { root: string }; version?: string }): void {
+    this.version = vitest.version
+    const resolved = resolveReporterOptions(this.raw, vitest.config.root, this.io.env)
+    this.options = resolved.options
+    if (resolved.errors.length > 0) say(this.io, `reporter options ignored, nothing will be recorded: ${resolved.errors.join('; ')}`)
+  }
+
+  onTestRunStart(): void {
+    this.startTime = new Date()
+  }
+
+  async onTestRunEnd(
+    testModules: ReadonlyArray<VitestTestModule>,
+    _unhandledErrors: ReadonlyArray<unknown>,
+    reason: 'passed' | 'interrupted' | 'failed',
+  ): Promise<void> {
+    if (!this.options) return
+    try {
+      const report = vitestReport(testModules, {
+        startTime: this.startTime,
+        endTime: new Date(),
+        status: reason === 'interrupted' ? 'interrupted' : 'complete',
+      })
+      if (report.cases.length === 0) return say(this.io, 'no test ran; nothing recorded')
+      const recording = prepareRecording(report, { suite: this.options.suite, env: this.io.env, source: VITEST_SOURCE })
+      await writeRecording(recording, this.options.target, this.io, { name: 'vitest', version: this.version })
+    } catch (error) {
+      say(this.io, `reporter failed: ${errorMessage(error)}. The test run's outcome is unchanged.`)
+    }
+  }
+}

@@ -1,0 +1,162 @@
+import type { Result, RunMeta, TestRef } from '../../model.js'
+import { clip, messageKey, STATUS_CODE, statusCode } from '../codes.js'
+import { attemptsToStore, attemptSummary } from '../rows.js'
+import { copyField, copyRow } from './copy-text.js'
+
+/** An attempt row to store; `result`, `message` and `stack` index into the run's results and the batch's messages. */
+export interface PreparedAttempt {
+  result: number
+  retry: number
+  status: number
+  durationMs: number | null
+  message: number
+  stack: number
+}
+
+export interface PreparedRun {
+  /** Position in the report, so that outcomes come back in report order. */
+  index: number
+  run: RunMeta
+  /** Distinct tests the run names. */
+  tests: number
+  /** The first result of each test (a later one for the same test is dropped, as SQLite's ON CONFLICT does). */
+  results: Result[]
+  /** Per result: index into `PreparedBatch.tests`. */
+  test: Int32Array
+  /** Per result: index into `PreparedBatch.messages`, or -1. */
+  message: Int32Array
+  attempts: PreparedAttempt[]
+}
+
+/**
+ * A report reduced to what the PostgreSQL store writes: distinct tests and messages once per batch, and per-result
+ * indexes into them, so that the transaction resolves each key once and renders rows without further lookups.
+ */
+export interface PreparedBatch {
+  runs: PreparedRun[]
+  tests: TestRef[]
+  messages: { key: string; text: string }[]
+}
+
+/**
+ * Everything that can reject bad input, done before a connection is taken: status codes are checked here, so that
+ * a bad value fails the report without touching the database.
+ * @example prepareBatch(batch).runs[0].results.length // results to store for the first run
+ */
+export function prepareBatch(batch: { runs: { run: RunMeta; results: Result[] }[] }): PreparedBatch {
+  const tests: TestRef[] = []
+  const testIndex = new Map<string, number>()
+  const messages: { key: string; text: string }[] = []
+  const messageIndex = new Map<string, number>()
+  const byText = new Map<string, number>()
+  const messageOf = (text: string | null | undefined): number => {
+    if (text == null || text === '') return -1
+    let i = byText.get(text)
+    if (i !== undefined) return i
+    const clipped = clip(text)!
+    const key = messageKey(clipped)
+    i = messageIndex.get(key)
+    if (i === undefined) {
+      i = messages.length
+      messages.push({ key, text: clipped })
+      messageIndex.set(key, i)
+    }
+    byText.set(text, i)
+    return i
+  }
+  // Which run last used each test: a repeat within one run is found without another hash lookup.
+  const lastRun: number[] = []
+  const runs = batch.runs.map(({ run, results }, index): PreparedRun => {
+    const kept: Result[] = []
+    const test: number[] = []
+    const message: number[] = []
+    const attempts: PreparedAttempt[] = []
+    let distinct = 0
+    for (const r of results) {
+      statusCode(r.status)
+      let ti = testIndex.get(r.test.testId)
+      if (ti === undefined) {
+        ti = tests.length
+        tests.push(r.test)
+        testIndex.set(r.test.testId, ti)
+      } else if (lastRun[ti] === index) {
+        continue
+      }
+      lastRun[ti] = index
+      distinct++
+      const at = kept.length
+      kept.push(r)
+      test.push(ti)
+      message.push(messageOf(r.message))
+      for (const a of attemptsToStore(r)) {
+        attempts.push({
+          result: at,
+          retry: a.retry,
+          status: statusCode(a.status),
+          durationMs: a.durationMs,
+          message: messageOf(a.message),
+          stack: messageOf(a.stack),
+        })
+      }
+    }
+    return {
+      index,
+      run,
+      tests: distinct,
+      results: kept,
+      test: Int32Array.from(test),
+      message: Int32Array.from(message),
+      attempts,
+    }
+  })
+  return { runs, tests, messages }
+}
+
+/** The attempt count each result contributes to its run's outcome. */
+export function attemptCount(run: PreparedRun): number {
+  let n = 0
+  for (const r of run.results) n += r.attempts.length || 1
+  return n
+}
+
+/**
+ * COPY rows for `results`, in `RESULT_INSERT_COLUMNS` order. Written out by hand rather than through `copyRow`:
+ * this is the one loop that runs for every result, and most of its fields are numbers that need no escaping.
+ */
+export function* resultCopyRows(
+  run: PreparedRun,
+  at: number,
+  runKey: number,
+  testKeys: ArrayLike<number>,
+  messageIds: ArrayLike<number>,
+): Generator<string> {
+  const { results, test, message } = run
+  for (let i = 0; i < results.length; i++) {
+    const r = results[i]!
+    const sum = attemptSummary(r)
+    const m = message[i]!
+    yield `${at}\t${r.durationMs ?? '\\N'}\t${sum.failedMs}\t${testKeys[test[i]!]}\t${runKey}\t${sum.attempts}\t${sum.failed}\t${
+      m < 0 ? '\\N' : messageIds[m]
+    }\t${STATUS_CODE[r.status]}\t${r.flakyOnRetry ? 't' : 'f'}\t${r.healingOccurred ? 't' : 'f'}\t${copyField(r.errorType)}\n`
+  }
+}
+
+/** COPY rows for `attempts`, in `ATTEMPT_COLUMNS` order. */
+export function* attemptCopyRows(
+  run: PreparedRun,
+  runKey: number,
+  testKeys: ArrayLike<number>,
+  messageIds: ArrayLike<number>,
+): Generator<string> {
+  for (const a of run.attempts) {
+    yield copyRow([
+      runKey,
+      testKeys[run.test[a.result]!]!,
+      a.retry,
+      a.status,
+      a.durationMs,
+      a.message < 0 ? null : messageIds[a.message]!,
+      a.stack < 0 ? null : messageIds[a.stack]!,
+    ])
+  }
+}

@@ -1,0 +1,63 @@
+import { API_PREFIX, type ErrorBody } from '../server/api-types.js'
+
+/** A failed API call, with the server's error code and message. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message)
+  }
+}
+
+const READ_TOKEN_KEY = 'flakewatch.readToken'
+const WRITE_TOKEN_KEY = 'flakewatch.writeToken'
+
+/** Tokens live in sessionStorage at most: gone when the tab closes, never in localStorage or cookies. */
+export const tokens = {
+  read: () => sessionStorage.getItem(READ_TOKEN_KEY),
+  setRead: (t: string | null) => (t ? sessionStorage.setItem(READ_TOKEN_KEY, t) : sessionStorage.removeItem(READ_TOKEN_KEY)),
+  write: () => sessionStorage.getItem(WRITE_TOKEN_KEY),
+  setWrite: (t: string | null) => (t ? sessionStorage.setItem(WRITE_TOKEN_KEY, t) : sessionStorage.removeItem(WRITE_TOKEN_KEY)),
+}
+
+export type Params = Record<string, string | number | boolean | string[] | undefined | null>
+
+export function query(params: Params = {}): string {
+  const q = new URLSearchParams()
+  for (const [k, v] of Object.entries(params)) {
+    if (v === undefined || v === null || v === '') continue
+    if (Array.isArray(v)) for (const item of v) q.append(k, item)
+    else q.set(k, String(v))
+  }
+  const s = q.toString()
+  return s ? `?${s}` : ''
+}
+
+async function call<T>(method: string, path: string, opts: { params?: Params; body?: unknown; token?: string | null }): Promise<T> {
+  const headers: Record<string, string> = { accept: 'application/json' }
+  const token = opts.token ?? tokens.read()
+  if (token) headers.authorization = `Bearer ${token}`
+  if (opts.body !== undefined) headers['content-type'] = 'application/json'
+  const res = await fetch(`${API_PREFIX}${path}${query(opts.params)}`, {
+    method,
+    headers,
+    body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+  })
+  const data = (await res.json().catch(() => null)) as unknown
+  if (!res.ok) {
+    const err = (data as ErrorBody | null)?.error
+    throw new ApiError(res.status, err?.code ?? 'FW_HTTP', err?.message ?? `${res.status} ${res.statusText}`)
+  }
+  return data as T
+}
+
+export const get = <T>(path: string, params?: Params) => call<T>('GET', path, { params })
+
+/** A write: the token is the one the user typed, not the read token. */
+export const write = <T>(method: 'PUT' | 'DELETE' | 'POST', path: string, body: unknown, token: string) =>
+  call<T>(method, path, { body, token })
+
+/** Test ids carry any character, `/` included: one path segment, fully encoded. */
+export const testPath = (testId: string) => `/tests/${encodeURIComponent(testId)}`

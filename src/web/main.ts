@@ -1,0 +1,112 @@
+import { h } from './dom.js'
+import { loadFacets } from './filters.js'
+import { ago } from './format.js'
+import { heatmapPage } from './heatmap.js'
+import { kioskPage } from './kiosk.js'
+import { leaderboardPage } from './leaderboard.js'
+import { navigate } from './nav.js'
+import type { Page } from './page.js'
+import { quarantinePage } from './quarantine-page.js'
+import { filterQuery } from './state.js'
+import { testPage } from './test-page.js'
+import { trendsPage } from './trends.js'
+import './base.css'
+
+interface Route {
+  page: Page
+  title: string
+  nav?: string
+  chrome: boolean
+}
+
+const NAV = [
+  { path: '/', label: 'Leaderboard' },
+  { path: '/heatmap', label: 'Heatmap' },
+  { path: '/trends', label: 'Trends' },
+  { path: '/quarantine', label: 'Quarantine' },
+  { path: '/kiosk', label: 'Kiosk' },
+]
+
+const notFound: Page = (root) => {
+  root.append(h('div', { class: 'panel empty' }, 'No such page. ', h('a', { href: '/' }, 'Back to the leaderboard')))
+}
+
+function route(pathname: string): Route {
+  switch (pathname.replace(/\/+$/, '') || '/') {
+    case '/':
+      return { page: leaderboardPage, title: 'Leaderboard', nav: '/', chrome: true }
+    case '/heatmap':
+      return { page: heatmapPage, title: 'Heatmap', nav: '/heatmap', chrome: true }
+    case '/trends':
+      return { page: trendsPage, title: 'Trends', nav: '/trends', chrome: true }
+    case '/quarantine':
+      return { page: quarantinePage, title: 'Quarantine', nav: '/quarantine', chrome: true }
+    case '/kiosk':
+      return { page: kioskPage, title: 'Kiosk', chrome: false }
+  }
+  const test = /^\/tests\/(.+)$/.exec(pathname)
+  if (test) {
+    let id: string
+    try {
+      id = decodeURIComponent(test[1]!)
+    } catch {
+      return { page: notFound, title: 'Not found', chrome: true }
+    }
+    return { page: testPage(id), title: id.split('::').pop() ?? id, chrome: true }
+  }
+  return { page: notFound, title: 'Not found', chrome: true }
+}
+
+function topbar(current: string | undefined): HTMLElement {
+  const age = h('span', { class: 'age' })
+  loadFacets()
+    .then((f) => (age.textContent = `${f.runs} runs · newest ${ago(f.newest_run_at)}`))
+    .catch(() => undefined)
+  const logo = h('span', { class: 'logo', 'aria-hidden': 'true' })
+  for (const color of ['#4fae7b', '#e0a43a', '#d65a4f', '#4fae7b']) {
+    const cell = h('i')
+    cell.style.background = color
+    logo.append(cell)
+  }
+  const keep = filterQuery()
+  return h(
+    'header',
+    { class: 'topbar' },
+    h('a', { href: '/', class: 'brand' }, logo, 'flakewatch'),
+    h(
+      'nav',
+      { class: 'nav' },
+      ...NAV.map((n) => h('a', { href: n.path === '/quarantine' || n.path === '/kiosk' ? n.path : `${n.path}${keep}`, 'aria-current': n.path === current ? 'page' : undefined }, n.label)),
+    ),
+    h('span', { class: 'spacer' }),
+    age,
+  )
+}
+
+const app = document.getElementById('app')!
+let cleanup: (() => void) | void
+
+function render(): void {
+  cleanup?.()
+  cleanup = undefined
+  const r = route(location.pathname)
+  document.title = `${r.title} · flakewatch`
+  const main = h('main')
+  app.replaceChildren(...(r.chrome ? [topbar(r.nav), main] : [main]))
+  cleanup = r.page(main)
+  window.scrollTo(0, 0)
+}
+
+// Same-origin links navigate in place; new tabs, modified clicks and external links behave as usual.
+document.addEventListener('click', (e) => {
+  if (e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return
+  const a = (e.target as Element | null)?.closest('a')
+  if (!a || a.target || !a.href) return
+  const url = new URL(a.href)
+  if (url.origin !== location.origin || url.pathname.startsWith('/api/')) return
+  e.preventDefault()
+  navigate(url.pathname + url.search)
+})
+window.addEventListener('popstate', render)
+window.addEventListener('fw:navigate', render)
+render()

@@ -1,0 +1,118 @@
+import { spawn } from 'node:child_process'
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { afterAll, beforeAll, expect, test } from 'vitest'
+import { servePages } from './helpers/browser.js'
+import type { PageServer } from './helpers/browser.js'
+import { CHECKOUT, MUTATIONS } from './helpers/pages.js'
+
+// The fixture runs where it is meant to: inside the real Playwright runner, in two runs that share a store file.
+const root = resolve(import.meta.dirname, '../..')
+const dir = join(root, 'test/.tmp', `heal-fixture-${process.pid}`)
+const storeFile = join(dir, 'store.json')
+let server: PageServer
+
+const CONFIG = `
+export default {
+  testDir: '.',
+  testMatch: '*.spec.mjs',
+  outputDir: './results',
+  workers: 1,
+  retries: 0,
+  reporter: [['json', { outputFile: process.env.FW_REPORT }]],
+  projects: [{
+    name: 'chromium',
+    use: {
+      browserName: 'chromium',
+      launchOptions: {
+        executablePath: '/usr/bin/chromium',
+        args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+          '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      },
+    },
+  }],
+}
+`
+
+// A store in a JSON file: enough to carry fingerprints from the first run to the second.
+const SPEC = `
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { test as base, expect } from ${JSON.stringify(join(root, 'src/playwright/fixture.ts'))}
+
+const file = process.env.FW_STORE_FILE
+const load = () => (existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : { fingerprints: {}, heals: [] })
+const save = (data) => writeFileSync(file, JSON.stringify(data))
+const fileStore = {
+  async putFingerprint(fp) { const d = load(); d.fingerprints[fp.testId + '|' + fp.locator] = fp; save(d) },
+  async getFingerprint(testId, locator) { return load().fingerprints[testId + '|' + locator] ?? null },
+  async appendHeal(h) { const d = load(); d.heals.push(h); save(d) },
+  async listHeals() { return load().heals.slice().reverse() },
+}
+
+const test = base.extend({ flakewatchStore: [async ({}, use) => { await use(fileStore) }, { scope: 'worker' }] })
+test.use({ flakewatchHeal: { probeTimeout: 500, logger: { warn: (m) => console.log(m) } } })
+
+test.describe('checkout', () => {
+  test('pays', async ({ page }) => {
+    page.setDefaultTimeout(3000)
+    await page.goto(process.env.FW_URL)
+    await page.locator('#pay').click()
+    await expect(page.locator('body')).toHaveAttribute('data-clicked', 'pay')
+    await expect(page.getByRole('button', { name: 'Cancel' })).toBeVisible()
+  })
+})
+`
+
+beforeAll(async () => {
+  server = await servePages()
+  rmSync(dir, { recursive: true, force: true })
+  mkdirSync(dir, { recursive: true })
+  writeFileSync(join(dir, 'playwright.config.mjs'), CONFIG)
+  writeFileSync(join(dir, 'heal.spec.mjs'), SPEC)
+})
+
+afterAll(async () => {
+  await server?.close()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+interface JsonReport {
+  suites: Array<{ suites: Array<{ specs: Array<{ tests: Array<{ status: string; annotations: unknown[] }> }> }> }>
+}
+
+type ReportedTest = JsonReport['suites'][0]['suites'][0]['specs'][0]['tests'][0]
+
+/** Runs the Playwright CLI without blocking: the page server lives in this process. */
+async function runPlaywright(url: string, report: string): Promise<{ code: number | null; output: string; test: ReportedTest }> {
+  const child = spawn(
+    process.execPath,
+    [join(root, 'node_modules/@playwright/test/cli.js'), 'test', '-c', join(dir, 'playwright.config.mjs')],
+    { cwd: dir, env: { ...process.env, FW_URL: url, FW_STORE_FILE: storeFile, FW_REPORT: join(dir, report), CI: '1' } },
+  )
+  let output = ''
+  child.stdout.on('data', (d: Buffer) => (output += d.toString()))
+  child.stderr.on('data', (d: Buffer) => (output += d.toString()))
+  const code = await new Promise<number | null>((done) => child.on('close', done))
+  const json = JSON.parse(readFileSync(join(dir, report), 'utf8')) as JsonReport
+  return { code, output, test: json.suites[0]!.suites[0]!.specs[0]!.tests[0]! }
+}
+
+test('the @playwright/test fixture learns in one run, heals in the next and annotates the test', { timeout: 180_000 }, async () => {
+  const first = await runPlaywright(server.set('/checkout', CHECKOUT), 'first.json')
+  expect(first.code, first.output).toBe(0)
+  expect(first.test.annotations).toEqual([])
+  const learned = JSON.parse(readFileSync(storeFile, 'utf8')) as { fingerprints: Record<string, unknown> }
+  expect(Object.keys(learned.fingerprints)).toContain("chromium::heal.spec.mjs::checkout › pays|locator('#pay')")
+
+  const second = await runPlaywright(server.set('/checkout', MUTATIONS.idRenamed(CHECKOUT)), 'second.json')
+  expect(second.code, second.output).toBe(0)
+  expect(second.test.status).toBe('expected')
+  expect(second.test.annotations).toEqual([
+    { type: 'flakewatch-healed', description: expect.stringMatching(/^locator\('#pay'\) → getByTestId\('pay'\) \(score 0\.\d\d\)$/) },
+  ])
+  expect(second.output).toContain("flakewatch: healed locator('#pay') → getByTestId('pay')")
+  const stored = JSON.parse(readFileSync(storeFile, 'utf8')) as { heals: unknown[] }
+  expect(stored.heals).toEqual([
+    expect.objectContaining({ testId: 'chromium::heal.spec.mjs::checkout › pays', newLocator: "getByTestId('pay')" }),
+  ])
+})

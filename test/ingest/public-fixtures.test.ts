@@ -1,0 +1,367 @@
+import { existsSync, readdirSync } from 'node:fs'
+import { join, relative } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { ReportParseError } from '../../src/errors.js'
+import { parseReport, sourceFromFile } from '../../src/ingest/index.js'
+import { parseJunit } from '../../src/ingest/junit.js'
+import type { ParsedReport } from '../../src/ingest/types.js'
+import { caseNamed, countByStatus, summarize } from './helpers.js'
+
+/** Beside the repository in CI (`<repo>/../shared/fixtures/public`), or wherever FLAKEWATCH_FIXTURES says. */
+const FIXTURES =
+  process.env.FLAKEWATCH_FIXTURES ?? join(import.meta.dirname, '..', '..', '..', 'shared', 'fixtures', 'public')
+const present = existsSync(FIXTURES)
+if (!present && process.env.CI === 'true') {
+  throw new Error(`public fixtures not found at ${FIXTURES} (set FLAKEWATCH_FIXTURES)`)
+}
+
+const statuses = (r: ParsedReport) => countByStatus(r.cases)
+
+/**
+ * What each public fixture must give. Every file in the fixtures folder needs an entry, so a fixture added
+ * later fails this test until someone writes down what it should yield.
+ */
+const FACTS: Record<string, (r: ParsedReport) => void | Promise<void>> = {
+  'bazel/suite-logs-test.xml': (r) => {
+    expect(r.format).toBe('junit')
+    expect(r.cases).toHaveLength(1)
+    // status="run" decides nothing; the <error> child does. No classname or file: the suite names the module.
+    expect(r.cases[0]).toMatchObject({
+      module: 'bazel/failing_absl_test',
+      name: 'bazel/failing_absl_test',
+      status: 'error',
+      message: 'exited with error code 1',
+      durationMs: 0,
+    })
+  },
+  'cargo-nextest/basic.xml': (r) => {
+    expect(statuses(r)).toEqual({ passed: 2, failed: 1 })
+    const failure = caseNamed(r, 'test_failure')
+    expect(failure.module).toBe('oxidized_navigation::parry3d')
+    expect(failure.message).toMatch(/^thread 'test_failure' panicked at tests\/parry3d.rs:154:5:/)
+    expect(failure.errorType).toBeNull()
+    expect(r.meta).toMatchObject({ startedAt: '2024-12-02T20:06:10.512Z', durationMs: 946 })
+  },
+  'ctrf/jest-ctrf-github-test-reporter.json': (r) => {
+    expect(r.format).toBe('ctrf')
+    expect(statuses(r)).toEqual({ passed: 65 })
+    expect(r.meta).toMatchObject({
+      branch: 'chore/add-previous-tests',
+      pipelineId: '16604526985',
+      pipelineUrl: 'https://github.com/ctrf-io/github-test-reporter/actions/runs/16604526985#summary',
+      startedAt: '2025-07-29T18:38:21.032Z',
+      durationMs: 12677,
+    })
+    const c = caseNamed(r, 'String Helpers splitLines should split lines correctly for multiline strings')
+    expect(c.module).toBe('string.test.ts > String Helpers > splitLines')
+    // The GitHub Actions checkout root is dropped, so ids do not depend on the runner's workspace path.
+    expect(c.file).toBe('__tests__/handlebars/string.test.ts')
+  },
+  'ctrf/playwright-ctrf-flaky-project.json': (r) => {
+    expect(statuses(r)).toEqual({ passed: 5, failed: 5 })
+    const timedOut = caseNamed(r, 'flaky test - state dependency issues')
+    expect(timedOut).toMatchObject({
+      status: 'failed',
+      errorType: 'timeout',
+      message: 'Test timeout of 30000ms exceeded.',
+    })
+    expect(r.cases.filter((c) => c.errorType === 'timeout')).toHaveLength(1)
+  },
+  'ctrf/playwright-ctrf-repeat-same-name.json': (r) => {
+    // Ten entries with one identity (repeat-each): one result with ten failed attempts.
+    expect(r.cases).toHaveLength(1)
+    const [c] = r.cases
+    expect(c).toMatchObject({ status: 'failed', flakyOnRetry: false })
+    expect(c!.name).toBe('Should complete full coffee purchase flow with validation')
+    expect(c!.attempts.map((a) => a.retry)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
+    expect(c!.attempts.every((a) => a.status === 'failed')).toBe(true)
+    expect(c!.attempts[0]!.durationMs).toBe(11225)
+  },
+  'cypress/mocha-junit-results.xml': (r) => {
+    expect(statuses(r)).toEqual({ passed: 4, failed: 2 })
+    // mocha-junit-reporter: "Root Suite" carries the file for the describe suites after it; classname is the title.
+    expect(caseNamed(r, 'free crm app login')).toMatchObject({
+      module: 'cypress/integration/tests/login.spec.js',
+      status: 'failed',
+      errorType: 'CypressError',
+    })
+    expect(caseNamed(r, 'verify the title').module).toBe('cypress/integration/tests/crossorigin.spec.js')
+    expect(caseNamed(r, 'different commands of get and find verify the tittle for google').errorType).toBe('TypeError')
+  },
+  'dotnet-junit-logger/TestResults.xml': (r) => {
+    // Starts with a UTF-8 BOM.
+    expect(statuses(r)).toEqual({ passed: 32, failed: 14, skipped: 6 })
+    expect(r.meta.runnerId).toBeUndefined() // hostname="REDACTED" identifies nothing
+    const c = caseNamed(r, 'TestData(2,"A")', 'JUnit.Xml.TestLogger.NetFull.Tests.ParametrizedTestCases')
+    expect(c.status).toBe('failed')
+    expect(c.message).toBe('failing for second case\n  Expected: not equal to 2\n  But was:  2')
+    expect(caseNamed(r, 'TestD', 'JUnit.Xml.TestLogger.NetFull.Tests.FailingOneTimeTearDown').durationMs).toBe(2.195)
+  },
+  'dotnet-trx/xunit-dotnet.trx': (r) => {
+    expect(r.format).toBe('trx')
+    expect(statuses(r)).toEqual({ passed: 5, failed: 5, skipped: 1 })
+    expect(caseNamed(r, 'Skipped_Test').status).toBe('skipped') // NotExecuted
+    expect(caseNamed(r, 'Should be even number(i: 3)')).toMatchObject({
+      module: 'DotnetTests.XUnitTests.CalculatorTests',
+      status: 'failed',
+      message: 'Assert.True() Failure\nExpected: True\nActual:   False',
+      durationMs: 0.654,
+    })
+    expect(caseNamed(r, 'Exception_In_TargetTest').stack).toMatch(/^at DotnetTests\.Unit\.Calculator\.Div/)
+    expect(r.meta).toMatchObject({ runnerId: 'DORNY-PC', startedAt: '2021-04-20T06:31:31.986Z', durationMs: 1116 })
+  },
+  'dotnet-trx/xunit-v3.trx': (r) => {
+    expect(statuses(r)).toEqual({ passed: 1, failed: 3 })
+    expect(caseNamed(r, 'Failing_Test').module).toBe('DotnetTests.XUnitV3Tests.FixtureTests')
+    // No class on cleanup failures: they belong to the test assembly.
+    const cleanup = caseNamed(r, '[Test Class Cleanup Failure (DotnetTests.XUnitV3Tests.FixtureTests.Passing_Test)]')
+    expect(cleanup.module).toBe('DotnetTests.XUnitV3Tests')
+    expect(r.meta.startedAt).toBe('2025-06-22T14:17:11.756Z')
+  },
+  'ginkgo/ginkgo-junit-report.xml': (r) => {
+    expect(statuses(r)).toEqual({ passed: 2, failed: 1 })
+    expect(r.cases.filter((c) => c.name === '[It] Should succeed').map((c) => c.module)).toEqual(['Suite1', 'Suite2'])
+    const failed = caseNamed(r, '[It] Should succeed, but errors')
+    expect(failed.message).toMatch(/^Expected success, but got an error:/)
+    expect(failed.errorType).toBeNull() // type="failed" names no error class
+  },
+  'go-junit-report/go-junit-report.xml': (r) => {
+    expect(statuses(r)).toEqual({ passed: 2, failed: 2, skipped: 1 })
+    expect(caseNamed(r, 'TestPackage3-1')).toMatchObject({ message: 'Failed', stack: 'Just error here' })
+    expect(caseNamed(r, 'TestPackage3-3')).toMatchObject({ status: 'skipped', message: 'Skipped' })
+    expect(r.meta).toMatchObject({ runnerId: 'MBP.local', startedAt: '2022-10-13T21:53:32.000Z' })
+  },
+  'gotestsum/junitxml-report.xml': (r) => {
+    expect(r.cases).toHaveLength(60)
+    expect(statuses(r)).toEqual({ passed: 42, failed: 13, skipped: 5 })
+    // The same test name in three packages is three tests, not three attempts.
+    expect(r.cases.filter((c) => c.name === 'TestWithStderr')).toHaveLength(3)
+    expect(r.cases.every((c) => c.attempts.length === 1)).toBe(true)
+    // classname="" on TestMain: the package (suite) is the module.
+    expect(caseNamed(r, 'TestMain')).toMatchObject({
+      module: 'gotest.tools/gotestsum/testjson/internal/badmain',
+      status: 'failed',
+    })
+    expect(r.meta.startedAt).toBeUndefined() // 0001-01-01 is a placeholder
+  },
+  'gradle/TEST-com.github.guenhter.junit.CalculatorTest.xml': (r) => {
+    expect(statuses(r)).toEqual({ passed: 24 })
+    expect(caseNamed(r, '[1] 1, 2, 3').module).toBe('com.github.guenhter.junit.CalculatorTest')
+    expect(r.meta).toMatchObject({ runnerId: 'pcs', startedAt: '2023-01-11T08:51:38.000Z', durationMs: 65 })
+  },
+  'gradle/TEST-com.github.guenhter.junit.TwoExtensionsTest1.xml': (r) => {
+    expect(r.cases).toHaveLength(1)
+    expect(r.cases[0]).toMatchObject({ name: 'it is true()', status: 'passed', message: null, stack: null })
+  },
+  'jest-json/payfave-jest-results.json': (r) => {
+    expect(r.format).toBe('jest-json')
+    expect(statuses(r)).toEqual({ passed: 1, failed: 3, skipped: 9 })
+    const failed = r.cases.filter((c) => c.status === 'failed')
+    // /home/vsts/work/1/s/ is an Azure Pipelines checkout: ids must not change with the agent's work folder.
+    expect(new Set(r.cases.map((c) => c.module))).toContain('src/ws/winktoken.route.spec.ts')
+    expect(failed[0]!.name).toMatch(/^Route \/ws_winktoken › Positive Test Cases › WS wss:.* › Should return type 10 /)
+    expect(failed[0]!.message).toMatch(/^Error: expect\(received\)\.toBe\(expected\)/)
+    expect(r.cases.filter((c) => c.status === 'skipped').every((c) => c.durationMs === null)).toBe(true)
+    expect(r.meta.startedAt).toBe('2022-07-06T19:03:46.792Z')
+  },
+  'jest-junit/jest-junit-nested-describe.xml': (r) => {
+    expect(statuses(r)).toEqual({ passed: 1, failed: 4, skipped: 1 })
+    // jest-junit: the suite is the file, classname the describe path.
+    expect(caseNamed(r, 'Test 1 › Test 1.1 › Failing test')).toMatchObject({
+      module: '__tests__\\main.test.js',
+      message: 'Error: expect(received).toBeTruthy()\n\nReceived: false',
+    })
+    expect(caseNamed(r, 'Timeout test').module).toBe('__tests__\\second.test.js')
+  },
+  'jest-junit/jest-repo-4239-tests.xml': async (r) => {
+    const raw = await parseJunit(sourceFromFile(join(FIXTURES, 'jest-junit/jest-repo-4239-tests.xml')))
+    expect(raw.cases).toHaveLength(4239)
+    expect(countByStatus(raw.cases)).toEqual({ passed: 4207, failed: 2, skipped: 30 })
+    // 97 cases share an identity with another in the same file (test.each titles, repeated describes): they
+    // become attempts, so every attempt is kept and every test id is unique.
+    expect(r.cases).toHaveLength(4142)
+    expect(r.cases.reduce((n, c) => n + c.attempts.length, 0)).toBe(4239)
+    const repeated = caseNamed(r, 'concurrent › should add 1 to number')
+    expect(repeated.attempts.map((a) => a.status)).toEqual(['passed', 'passed', 'passed'])
+    expect(repeated).toMatchObject({ status: 'passed', flakyOnRetry: false })
+    expect(r.cases.filter((c) => c.status === 'failed')).toHaveLength(2)
+  },
+  'maven-surefire/TEST-action.surefire.report.email.EmailAddressTest.xml': (r) => {
+    expect(statuses(r)).toEqual({ passed: 2, failed: 2, error: 5 })
+    expect(caseNamed(r, 'shouldNotContainInternationalizedHostNames')).toMatchObject({
+      status: 'error',
+      errorType: 'action.surefire.report.email.InvalidEmailAddressException',
+      message: "Invalid email address 'user@ñandú.com.ar'",
+    })
+    expect(caseNamed(r, 'shouldBeStricterThanRfc2821').message).toBe("Invalid email address 😋 'Abc\\@def@example.com'")
+  },
+  'maven-surefire/TEST-io.olamy.AlwaysFailTest.xml': (r) => {
+    // <failure> plus three <rerunFailure>: four attempts, every one failed, and no pass-on-retry.
+    expect(r.cases).toHaveLength(1)
+    const [c] = r.cases
+    expect(c).toMatchObject({ module: 'io.olamy.AlwaysFailTest', status: 'failed', flakyOnRetry: false })
+    expect(c!.attempts.map((a) => [a.retry, a.status])).toEqual([
+      [0, 'failed'],
+      [1, 'failed'],
+      [2, 'failed'],
+      [3, 'failed'],
+    ])
+    expect(c!.attempts.every((a) => a.message === 'built to fail')).toBe(true)
+    expect(c!.attempts[3]!.stack).toMatch(/^junit\.framework\.AssertionFailedError: built to fail/)
+  },
+  'maven-surefire/TEST-io.olamy.FlakyTest.xml': (r) => {
+    // Two <flakyFailure> then the passing run: three attempts, passed on retry.
+    expect(r.cases).toHaveLength(1)
+    const [c] = r.cases
+    expect(c).toMatchObject({ status: 'passed', flakyOnRetry: true, message: 'try one more time maybe' })
+    expect(c!.attempts.map((a) => [a.status, a.message])).toEqual([
+      ['failed', 'obvious fail'],
+      ['failed', 'try one more time maybe'],
+      ['passed', null],
+    ])
+    expect(c!.attempts[0]!.stack).toMatch(/^junit\.framework\.AssertionFailedError: obvious fail\n\tat /)
+  },
+  'mocha-xunit/latex-utensils.xml': async (r) => {
+    // No XML declaration, no <testsuites>, an RFC 1123 timestamp, repeated names.
+    const raw = await parseJunit(sourceFromFile(join(FIXTURES, 'mocha-xunit/latex-utensils.xml')))
+    expect(raw.cases).toHaveLength(109)
+    expect(r.cases).toHaveLength(101)
+    expect(caseNamed(r, 'parse entry with command').attempts).toHaveLength(2)
+    expect(statuses(r)).toEqual({ passed: 101 })
+    expect(r.meta).toMatchObject({ startedAt: '2022-12-03T23:10:07.000Z', durationMs: 290 })
+  },
+  'nosetests/nosetests-27449.xml': (r) => {
+    expect(r.cases).toEqual([
+      expect.objectContaining({
+        module: 'TestConsultationAcceptance.ConsultationCreationAcceptance',
+        name: 'testConsultationAcceptance',
+        status: 'passed',
+        durationMs: 157980,
+      }),
+    ])
+  },
+  'phpunit/phpunit-nested-suites.xml': (r) => {
+    expect(statuses(r)).toEqual({ passed: 10, failed: 2 })
+    const nested = caseNamed(r, 'testCollectsDispatchedEventsUntilFlushed')
+    expect(nested.module).toBe('PHPUnit.Event.CollectingDispatcherTest')
+    expect(nested.file).toBe('/home/matteo/OSS/phpunit/tests/unit/Event/Dispatcher/CollectingDispatcherTest.php')
+    // .phpt cases have no classname: the file is the module.
+    const phpt = caseNamed(r, 'targeting-traits-with-coversclass-attribute-is-deprecated.phpt')
+    expect(phpt.module).toBe(phpt.file)
+    expect(phpt.module).toMatch(/\/tests\/end-to-end\/metadata\/targeting-traits-with-coversclass-[\w-]+\.phpt$/)
+    expect(phpt.errorType).toBe('PHPUnit\\Framework\\PhptAssertionFailedError')
+  },
+  'playwright-json/aerchain-results.json': (r) => {
+    expect(r.format).toBe('playwright-json')
+    expect(statuses(r)).toEqual({ passed: 1, failed: 1 })
+    expect(caseNamed(r, 'Login and save session')).toMatchObject({ module: 'auth.setup.js', env: { project: 'setup' } })
+    const timedOut = caseNamed(r, 'Aerchain - NSE › Intake Create @Positive')
+    expect(timedOut).toMatchObject({
+      module: 'testSuiteNSE.spec.js',
+      env: { project: 'tests' },
+      status: 'failed',
+      errorType: 'timeout',
+      message: 'Test timeout of 30000ms exceeded.',
+    })
+    expect(timedOut.stack).toContain("waiting for locator('//button[text()=\\'Submitt\\']')")
+    expect(timedOut.stack).not.toContain('\u001b')
+    expect(r.meta).toMatchObject({ startedAt: '2026-03-26T11:37:17.616Z', durationMs: 38736 })
+  },
+  'playwright-junit/playwright-report.xml': (r) => {
+    expect(statuses(r)).toEqual({ passed: 36, failed: 4, skipped: 20 })
+    // The project is in hostname: an env facet, and no runner id.
+    expect(r.cases.filter((c) => c.env?.project === 'setup')).toHaveLength(6)
+    expect(r.cases.filter((c) => c.env?.project === 'chrome')).toHaveLength(54)
+    expect(r.meta.runnerId).toBeUndefined()
+    const name = 'Grid › Data Entry › should open select dropdown options when pressing Spacebar in grid cell'
+    const failed = caseNamed(r, name)
+    expect(failed).toMatchObject({ module: 'tests/grid.spec.ts', errorType: 'timeout' })
+    // message= holds "file:line:col title" in this Playwright version; the body says what went wrong.
+    expect(failed.message).toMatch(/^Test timeout of 10000ms exceeded\.\n\nError: locator\.dblclick: Target closed/)
+  },
+  'pytest/horovod-gloo-standalone.xml': (r) => {
+    expect(statuses(r)).toEqual({ passed: 80, skipped: 17 })
+    expect(caseNamed(r, 'test_get_available_devices')).toMatchObject({
+      module: 'test.test_spark.SparkTests',
+      file: 'test/test_spark.py',
+      status: 'skipped',
+      message: 'get_available_devices only supported in Spark 3.0 and above',
+    })
+    expect(r.meta).toMatchObject({
+      runnerId: '5528853fbe73',
+      startedAt: '2020-08-31T09:24:41.605Z',
+      durationMs: 205094,
+    })
+  },
+  'pytest/pytest-properties-skips.xml': (r) => {
+    expect(statuses(r)).toEqual({ passed: 6, failed: 2, skipped: 2 })
+    expect(caseNamed(r, 'test_with_record_xml_attribute').module).toBe('custom_classname')
+    expect(caseNamed(r, 'test_expected_failure').status).toBe('skipped') // pytest.xfail
+    expect(caseNamed(r, 'test_always_fail').message).toBe('assert False')
+    expect(r.meta.env).toBeUndefined() // custom_prop is not a run property
+    expect(r.meta.startedAt).toBe('2025-11-15T16:51:49.548Z')
+  },
+}
+
+/** Files in the fixtures folder that are not reports, and what parsing them must say. */
+const REJECTED: Record<string, RegExp> = {
+  'SOURCES.md': /: unknown report format; use --format <junit\|trx\|ctrf\|playwright-json\|jest-json\|simple-json>$/,
+}
+
+function listFiles(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => relative(dir, join(e.parentPath, e.name)))
+    .sort()
+}
+
+/** What must hold for every report, whatever its format. */
+function checkInvariants(r: ParsedReport): void {
+  const ids = new Set<string>()
+  for (const c of r.cases) {
+    const id = JSON.stringify([c.module, c.name, c.env ?? {}])
+    expect(ids.has(id), `duplicate identity ${id}`).toBe(false)
+    ids.add(id)
+    expect(c.attempts.length).toBeGreaterThanOrEqual(1)
+    expect(c.attempts.map((a) => a.retry)).toEqual(c.attempts.map((_, i) => i))
+    if (c.flakyOnRetry) {
+      expect(c.status).toBe('passed')
+      expect(c.attempts.slice(0, -1).some((a) => a.status === 'failed' || a.status === 'error')).toBe(true)
+    }
+    expect(c.message ?? '').not.toContain('\u001b')
+  }
+  for (const t of [r.meta.startedAt, r.meta.finishedAt]) {
+    if (t) expect(t).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
+  }
+}
+
+describe('public report fixtures', () => {
+  if (!present) {
+    it.skip(`public fixtures not found at ${FIXTURES}: set FLAKEWATCH_FIXTURES to run these`, () => {})
+    return
+  }
+  const files = listFiles(FIXTURES)
+
+  it('has facts for every file in the folder', () => {
+    expect(files.filter((f) => !(f in FACTS) && !(f in REJECTED))).toEqual([])
+    expect(files.length).toBeGreaterThanOrEqual(28)
+  })
+
+  for (const file of files.filter((f) => f in FACTS)) {
+    it(file, async () => {
+      const report = await parseReport(sourceFromFile(join(FIXTURES, file)))
+      await FACTS[file]!(report)
+      checkInvariants(report)
+      expect(summarize(report)).toMatchSnapshot()
+    })
+  }
+
+  for (const [file, message] of Object.entries(REJECTED)) {
+    it(`${file} is not a report`, async () => {
+      const error: unknown = await parseReport(sourceFromFile(join(FIXTURES, file))).catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(ReportParseError)
+      expect((error as ReportParseError).file).toBe(join(FIXTURES, file))
+      expect((error as ReportParseError).message).toMatch(message)
+    })
+  }
+})
