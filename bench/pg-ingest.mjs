@@ -6,7 +6,7 @@
 //     [--tests 5000] [--rounds 3] [--keep]
 import { fork } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { existsSync, statSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import pg from 'pg'
 import copyStreams from 'pg-copy-streams'
@@ -32,8 +32,11 @@ const BASE_URL = process.env.FLAKEWATCH_TEST_PG ?? 'postgres://postgres@127.0.0.
 
 const MESSAGES = Array.from({ length: 40 }, (_, i) => `AssertionError: expected ${i} to equal ${i + 1}\n    at step ${i}`)
 
-/** Report `k` of writer `w`: one run of the shared suite, ~5% failing with a pooled message, ~2% flaky. */
-function report(w, k) {
+/**
+ * Report `k` of writer `w`: one run of the shared suite, ~5% failing with a pooled message, ~2% flaky. `refs`, when
+ * given, supplies shared test objects, so that a process holding every report stays small.
+ */
+function report(w, k, refs) {
   const seq = k * WRITERS + w
   const run = {
     runId: `bench-${w}-${k}`,
@@ -61,7 +64,7 @@ function report(w, k) {
     const flaky = !failing && h % 100 < 7
     const module = `src/module-${t % 97}.test.ts`
     results.push({
-      test: { testId: `bench::${module}::case ${t}`, suite: 'bench', module, name: `case ${t}`, file: module },
+      test: refs?.[t] ?? { testId: `bench::${module}::case ${t}`, suite: 'bench', module, name: `case ${t}`, file: module },
       status: failing ? 'failed' : 'passed',
       flakyOnRetry: flaky,
       durationMs: (h % 2000) / 10,
@@ -137,23 +140,36 @@ async function freshSchema() {
 }
 
 try {
-  // The machine is shared and noisy, so the baseline and the store alternate, round after round, each round on a
+  // The machine is shared and noisy, so the baselines and the store alternate, round after round, each round on a
   // fresh schema: raw COPY of the same number of rows by as many connections straight into `results` (same
-  // indexes), emptied, then the store's ingest from WRITERS processes. The ratio per round is what holds.
+  // indexes), first in one transaction per connection, then in one per report; each emptied again; then the
+  // store's ingest from WRITERS processes; emptied; then WRITERS concurrent ingests in this one process. The
+  // ratio per round is what holds. The last round's data stays for the disk and scan figures.
   const ratios = []
+  const reportRatios = []
   const rates = []
+  const serverRates = []
   const copyRates = []
   for (let round = 1; round <= ROUNDS; round++) {
     await freshSchema()
-    const baseline = await rawCopy(total)
+    const bulk = await measured(() => rawCopy(total, false))
     await admin.query('TRUNCATE results')
     await admin.query('CHECKPOINT')
-    const ingest = await ingestAll()
-    const copyRate = total / baseline.s
+    const perReport = await measured(() => rawCopy(total, true))
+    await admin.query('TRUNCATE results')
+    await admin.query('CHECKPOINT')
+    const ingest = await measured(() => ingestProcesses())
+    await admin.query('TRUNCATE results, attempts, runs, reports, tests, messages')
+    await admin.query('CHECKPOINT')
+    const server = await measured(() => ingestInProcess())
+    const copyRate = total / bulk.s
+    const reportCopyRate = total / perReport.s
     const rate = ingest.results / ingest.s
     rates.push(rate)
+    serverRates.push(server.results / server.s)
     copyRates.push(copyRate)
     ratios.push(rate / copyRate)
+    reportRatios.push(rate / reportCopyRate)
     emit({
       phase: 'ingest',
       round,
@@ -165,15 +181,25 @@ try {
       resultsPerSec: Math.round(rate),
       rawCopyRowsPerSec: Math.round(copyRate),
       ratioToRawCopy: round2(rate / copyRate),
+      rawCopyPerReportTxRowsPerSec: Math.round(reportCopyRate),
+      ratioToRawCopyPerReportTx: round2(rate / reportCopyRate),
       writerCpuSecPer100kResults: round2((ingest.cpuMs / 1000) * (1e5 / ingest.results)),
+      oneProcessResultsPerSec: Math.round(server.results / server.s),
+      oneProcessRatioToRawCopy: round2(server.results / server.s / copyRate),
+      oneProcessCpuSecPer100kResults: round2((server.cpuMs / 1000) * (1e5 / server.results)),
+      postgresCpuSecPer100kResults: ingest.pgCpuS === null ? null : round2(ingest.pgCpuS * (1e5 / ingest.results)),
+      postgresCpuSecPer100kRawCopy: bulk.pgCpuS === null ? null : round2(bulk.pgCpuS * (1e5 / total)),
+      postgresCpuSecPer100kRawCopyPerReportTx: perReport.pgCpuS === null ? null : round2(perReport.pgCpuS * (1e5 / total)),
     })
   }
   emit({
     phase: 'ingest-summary',
     rounds: ROUNDS,
     medianResultsPerSec: Math.round(median(rates)),
+    medianOneProcessResultsPerSec: Math.round(median(serverRates)),
     medianRawCopyRowsPerSec: Math.round(median(copyRates)),
     medianRatioToRawCopy: round2(median(ratios)),
+    medianRatioToRawCopyPerReportTx: round2(median(reportRatios)),
   })
 
   // Disk, measured on the last round before maintenance, so that it is what a live server carries.
@@ -236,7 +262,32 @@ try {
   }
 }
 
-async function ingestAll() {
+/**
+ * The serve case: WRITERS concurrent ingests through one store (one process, one pool), as one `flakewatch serve`
+ * instance receiving that many uploads at once. Reports are built before the clock starts.
+ */
+async function ingestInProcess() {
+  const writerStore = await openPostgresStore(url, { poolSize: WRITERS })
+  const refs = report(0, 0).runs[0].results.map((r) => r.test)
+  const reports = Array.from({ length: WRITERS }, (_, w) => Array.from({ length: REPORTS }, (_, k) => report(w, k, refs)))
+  global.gc?.()
+  const t0 = performance.now()
+  const cpu0 = process.cpuUsage()
+  const counts = await Promise.all(
+    reports.map(async (mine) => {
+      let n = 0
+      for (const r of mine) for (const o of await writerStore.ingestReport(r)) n += o.results
+      return n
+    }),
+  )
+  const s = (performance.now() - t0) / 1000
+  const cpu = process.cpuUsage(cpu0)
+  await writerStore.close()
+  return { s, results: counts.reduce((a, b) => a + b, 0), cpuMs: (cpu.user + cpu.system) / 1000 }
+}
+
+/** The CI case: WRITERS processes (cold, as CLI uploads are), each with its own store, all starting together. */
+async function ingestProcesses() {
   const children = Array.from({ length: WRITERS }, (_, w) =>
     fork(new URL(import.meta.url), ['--worker', String(w), '--writers', String(WRITERS), '--reports', String(REPORTS), '--tests', String(TESTS)], {
       env: { ...process.env, FW_BENCH_URL: url },
@@ -256,11 +307,16 @@ async function ingestAll() {
   return { s, results: outs.reduce((n, o) => n + o.results, 0), cpuMs: outs.reduce((n, o) => n + o.cpuMs, 0) }
 }
 
-async function rawCopy(total) {
+/**
+ * The bare-insert baseline: `total` rows COPYed by WRITERS connections straight into `results`. `perReport` splits
+ * each connection's rows into one transaction per report, as the store must; otherwise one transaction each.
+ */
+async function rawCopy(total, perReport) {
   const per = Math.ceil(total / WRITERS)
   // Rows are rendered before the clock starts: the baseline is the database's insert path, not string building.
   const payloads = Array.from({ length: WRITERS }, (_, w) => {
-    const chunks = []
+    const txs = []
+    let chunks = []
     let chunk = ''
     for (let i = 0; i < per; i++) {
       const t = i % TESTS
@@ -268,9 +324,11 @@ async function rawCopy(total) {
       const failing = (t + run) % 20 === 0
       chunk += `${1767225600000 + run * 1000}\t${t % 200}\t0\t${t + 1}\t${run}\t1\t0\t${failing ? 1 : '\\N'}\t${failing ? 1 : 0}\tf\tf\t${failing ? 'AssertionError' : '\\N'}\n`
       if (chunk.length > 65536) chunks.push(chunk), (chunk = '')
+      if (perReport && (i + 1) % TESTS === 0) chunks.push(chunk), (chunk = ''), txs.push(chunks), (chunks = [])
     }
-    chunks.push(chunk)
-    return chunks
+    if (chunk) chunks.push(chunk)
+    if (chunks.length) txs.push(chunks)
+    return txs
   })
   const clients = await Promise.all(
     payloads.map(async () => {
@@ -282,16 +340,18 @@ async function rawCopy(total) {
   const t0 = performance.now()
   await Promise.all(
     clients.map(async (c, w) => {
-      await c.query('BEGIN')
-      const stream = c.query(
-        copyStreams.from(
-          'COPY results (at, duration_ms, failed_ms, test, run, attempts, failed_attempts, message, status, flaky, healing, error_type) FROM STDIN',
-        ),
-      )
-      for (const chunk of payloads[w]) if (!stream.write(chunk)) await new Promise((r) => stream.once('drain', r))
-      stream.end()
-      await new Promise((resolve, reject) => (stream.on('finish', resolve), stream.on('error', reject)))
-      await c.query('COMMIT')
+      for (const tx of payloads[w]) {
+        await c.query('BEGIN')
+        const stream = c.query(
+          copyStreams.from(
+            'COPY results (at, duration_ms, failed_ms, test, run, attempts, failed_attempts, message, status, flaky, healing, error_type) FROM STDIN',
+          ),
+        )
+        for (const chunk of tx) if (!stream.write(chunk)) await new Promise((r) => stream.once('drain', r))
+        stream.end()
+        await new Promise((resolve, reject) => (stream.on('finish', resolve), stream.on('error', reject)))
+        await c.query('COMMIT')
+      }
     }),
   )
   const s = (performance.now() - t0) / 1000
@@ -314,13 +374,13 @@ async function storeScan() {
   return { s: (performance.now() - t0) / 1000, rows, tests, heapGrowth: peak - heap0 }
 }
 
-/** The same cursor and pages as the store's scan, without building history objects. */
+/** The same query, cursor and pages as the store's scan, without building history objects. */
 async function bareScan() {
   const t0 = performance.now()
   await admin.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY')
   await admin.query(
-    `DECLARE bare NO SCROLL CURSOR FOR SELECT test, at, run, status, flaky, duration_ms, attempts, failed_attempts,
-     failed_ms, error_type, message, healing FROM results ORDER BY test, at, run`,
+    `DECLARE bare NO SCROLL CURSOR FOR SELECT test, run, status | flaky::integer << 2 | healing::integer << 3,
+     duration_ms, attempts, failed_attempts, failed_ms, error_type, message FROM results ORDER BY test, at, run`,
   )
   let rows = 0
   for (;;) {
@@ -330,6 +390,41 @@ async function bareScan() {
   }
   await admin.query('COMMIT')
   return { s: (performance.now() - t0) / 1000, rows }
+}
+
+/**
+ * CPU seconds used so far by every local `postgres` process (Linux /proc; null elsewhere). Sampled around each
+ * phase, it splits the cost between the database and its clients independently of how busy the machine is.
+ */
+function postgresCpuSeconds() {
+  try {
+    const tick = 100 // USER_HZ on Linux
+    let total = 0
+    for (const pid of readdirSync('/proc')) {
+      if (!/^\d+$/.test(pid)) continue
+      let stat
+      try {
+        stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      } catch {
+        continue
+      }
+      const close = stat.lastIndexOf(')')
+      if (stat.slice(stat.indexOf('(') + 1, close) !== 'postgres') continue
+      const f = stat.slice(close + 2).split(' ')
+      // utime, stime, cutime, cstime: fields 14-17 of stat, 12-15 after the command
+      total += (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / tick
+    }
+    return total
+  } catch {
+    return null
+  }
+}
+
+async function measured(fn) {
+  const pg0 = postgresCpuSeconds()
+  const out = await fn()
+  const pg1 = postgresCpuSeconds()
+  return { ...out, pgCpuS: pg0 === null || pg1 === null ? null : pg1 - pg0 }
 }
 
 function round2(n) {

@@ -25,7 +25,8 @@ export async function runCli(argv: string[], io: Io = processIo()): Promise<numb
       if (verbose && error.stack) io.stderr.write(`${error.stack}\n`)
       return 2
     }
-    const e = error as Error
+    const e = error as NodeJS.ErrnoException
+    if (e?.code === 'EPIPE') return 0
     io.stderr.write(`flakewatch: internal error: ${e?.message ?? String(error)}\n`)
     io.stderr.write(verbose ? `${e?.stack}\n` : 'This is a bug in flakewatch. Re-run with --verbose and report the output.\n')
     return 2
@@ -34,7 +35,14 @@ export async function runCli(argv: string[], io: Io = processIo()): Promise<numb
 
 const isMain = process.argv[1] && import.meta.url === new URL(`file://${(await import('node:fs')).realpathSync(process.argv[1])}`).href
 if (isMain) {
-  process.on('SIGINT', () => process.exit(130))
+  // `flakewatch export bundle | head` closes the pipe early: that is the reader's choice, not an error.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(0)
+  })
+  // A command that handles SIGINT itself (serve) closes cleanly; anything else ends at once with 130.
+  process.on('SIGINT', () => {
+    if (process.listenerCount('SIGINT') === 1) process.exit(130)
+  })
   const code = await runCli(process.argv.slice(2))
   process.exitCode = code
 }

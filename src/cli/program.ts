@@ -235,5 +235,182 @@ Examples:
       else io.stderr.write(`pruned ${res.runs} run(s) and ${res.results} result(s)\n`)
     })
 
+  const bundleFlags = (cmd: Command) =>
+    cmd
+      .option('--db <path|url>', 'store (default: FLAKEWATCH_DB or .flakewatch.db)')
+      .option('--config <file>', 'config file (analysis settings for --classification verdict)')
+      .option('--days <n>', 'days of history in the bundle, by run start time', '14')
+      .option('--suite <name>', 'only runs of this suite')
+      .option('--context-keys <keys>', 'env facets that make a context (comma-separated)', 'gfx_api,quality,custom_profile_hash')
+      .addOption(
+        new Option('--classification <mode>', 'flake_classification from GitLabViz pass-rate thresholds, or from flakewatch verdicts')
+          .choices(['thresholds', 'verdict'])
+          .default('thresholds'),
+      )
+
+  const exportCmd = program.command('export').description('write data for other tools: GitLabViz bundle, CSV, success-rate stats')
+
+  bundleFlags(exportCmd.command('bundle'))
+    .description('write the GitLabViz flake-history bundle v1 (compact JSON) to stdout or a file')
+    .option('-o, --output <file>', 'write to this file (atomically) instead of stdout')
+    .option('--json', 'with --output, print a JSON summary on stdout')
+    .addHelpText(
+      'after',
+      `
+The bundle validates against schema/flake-history-bundle.v1.schema.json. Runs carry every field flakewatch knows
+(null when unknown); each test has one results_by_context entry per combination of the context keys.
+
+Examples:
+  $ flakewatch export bundle -o flake-history.json
+  $ flakewatch export bundle --days 30 --suite nightly --classification verdict -o bundle.json
+  $ flakewatch export bundle --context-keys browser,os | gzip > bundle.json.gz`,
+    )
+    .action(async (opts) => {
+      const { exportBundle, printExportBundle } = await import('./commands/export.js')
+      printExportBundle(await exportBundle(opts, io), opts, io)
+    })
+
+  const tableFlags = (cmd: Command) =>
+    cmd
+      .option('--db <path|url>', 'store (default: FLAKEWATCH_DB or .flakewatch.db)')
+      .option('--config <file>', 'config file')
+      .option('--suite <name>', 'only runs of this suite')
+      .option('--branch <name>', 'only runs on this branch')
+      .option('--days <n>', 'only runs of the last N days (default: the analysis lookback)')
+      .option('-o, --output <file>', 'write to a file instead of stdout')
+
+  tableFlags(exportCmd.command('csv'))
+    .description('one CSV row per test with its metrics (runs, pass rate, flip rate, score, verdict, …)')
+    .addHelpText(
+      'after',
+      `
+Cells that a spreadsheet would run as a formula (starting with = + - @) are prefixed with a quote.
+
+Examples:
+  $ flakewatch export csv -o flaky-tests.csv
+  $ flakewatch export csv --suite e2e --days 14 > e2e.csv`,
+    )
+    .action(async (opts) => {
+      const { exportCsv, printExportCsv } = await import('./commands/export.js')
+      printExportCsv(await exportCsv(opts, io), opts, io)
+    })
+
+  tableFlags(exportCmd.command('stats'))
+    .description('per-test success rates as JSON: { "test id": 0.97 } (successRate.days, relevant runs only)')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ flakewatch export stats -o success-rates.json
+  $ flakewatch export stats --suite unit | jq 'to_entries | map(select(.value < 0.9))'`,
+    )
+    .action(async (opts) => {
+      const { exportStats, printExportStats } = await import('./commands/export.js')
+      printExportStats(await exportStats(opts, io), opts, io)
+    })
+
+  program
+    .command('import')
+    .description('load data from other tools into the store')
+    .command('bundle')
+    .description('store a GitLabViz flake-history bundle v1: its runs, and each test’s pass/fail per run')
+    .argument('<file>', 'bundle JSON file')
+    .option('--db <path|url>', 'store (default: FLAKEWATCH_DB or .flakewatch.db)')
+    .option('--config <file>', 'config file')
+    .option('--context-keys <keys>', 'bundle context fields that become env facets (comma-separated)', 'gfx_api,quality,custom_profile_hash')
+    .option('--replace', 'overwrite runs that are already stored')
+    .option('--json', 'print a JSON summary')
+    .option('-o, --output <file>', 'write the summary to a file')
+    .addHelpText(
+      'after',
+      `
+Bundles with a schema_version other than 1 are refused.
+
+Examples:
+  $ flakewatch import bundle flake-history.json
+  $ flakewatch import bundle bundle.json --db postgres://ci@db/flakewatch --json`,
+    )
+    .action(async (file: string, opts) => {
+      const { importBundleFile, printImport } = await import('./commands/import.js')
+      printImport(await importBundleFile(file, opts, io), opts, io)
+    })
+
+  bundleFlags(
+    program
+      .command('publish')
+      .description('publish data where other tools read it')
+      .command('gitlab')
+      .description('upload the flake-history bundle as a new GitLab generic package version, then prune old versions'),
+  )
+    .option('--url <url>', 'GitLab URL (default: CI_SERVER_URL)')
+    .option('--project <id|path>', 'project id or path (default: CI_PROJECT_ID)')
+    .option('--package <name>', 'generic package name', 'flake-history')
+    .option('--token <token>', 'access token sent as PRIVATE-TOKEN (default: CI_JOB_TOKEN, sent as JOB-TOKEN)')
+    .option('--file <bundle.json>', 'publish this bundle instead of exporting one from the store')
+    .option('--keep-days <n>', 'delete package versions older than this (at least 7 days are always kept)', '14')
+    .option('--strict', 'exit 2 when publishing fails (default: warn and exit 0)')
+    .option('--json', 'print the outcome as JSON')
+    .addHelpText(
+      'after',
+      `
+A publishing error never fails the build unless --strict: the dashboard is not worth a red pipeline.
+
+Examples:
+  $ flakewatch publish gitlab                      # in GitLab CI: URL, project and token from CI variables
+  $ flakewatch publish gitlab --days 30 --classification verdict --keep-days 30
+  $ flakewatch publish gitlab --url https://gitlab.example.com --project group/app --token "$FLAKE_TOKEN" --file bundle.json`,
+    )
+    .action(async (opts) => {
+      const { publish, printPublish } = await import('./commands/publish.js')
+      const result = await publish(opts, io)
+      printPublish(result, opts, io)
+      if (!result.ok && opts.strict) throw new ExitError(2, 'publish failed')
+    })
+
+  program
+    .command('serve')
+    .description('serve the REST API and the web dashboard')
+    .option('--db <path|url>', 'SQLite file or postgres:// URL (default: FLAKEWATCH_DB or .flakewatch.db)')
+    .option('--host <host>', 'address to listen on (default: server.host, 127.0.0.1)')
+    .option('--port <port>', 'port to listen on; 0 picks a free one (default: server.port, 8080)')
+    .option('--config <file>', 'config file')
+    .option('--artifact-days <days>', 'runs older than this have probably lost their CI artifacts; the heatmap dims them', '30')
+    .addHelpText(
+      'after',
+      `
+Uploads and quarantine changes need the write token (server.writeToken or FLAKEWATCH_WRITE_TOKEN); without
+one they are refused. Reads are open unless a read token is set (server.readToken or FLAKEWATCH_READ_TOKEN).
+Request logs go to stderr as JSON lines (FLAKEWATCH_LOG_LEVEL, default info).
+
+Examples:
+  $ flakewatch serve
+  $ FLAKEWATCH_WRITE_TOKEN=s3cret-token flakewatch serve --host 0.0.0.0 --port 8080
+  $ curl -H "Authorization: Bearer $FLAKEWATCH_WRITE_TOKEN" -H 'content-type: application/xml' \\
+      --data-binary @junit.xml 'http://127.0.0.1:8080/api/v1/reports?suite=unit&branch=main&env=os=linux'`,
+    )
+    .action(async (opts: { db?: string; host?: string; port?: string; config?: string; artifactDays?: string }) => {
+      const { serve } = await import('./commands/serve.js')
+      const { stoppedBy } = await serve(opts, io)
+      if (stoppedBy === 'SIGINT') throw new ExitError(130)
+    })
+
+  program
+    .command('heals')
+    .description('list self-healed Playwright locators with the locator to put in the test instead')
+    .option('--db <path|url>', 'store (default: FLAKEWATCH_DB or .flakewatch.db)')
+    .option('--test <test-id>', 'only heals of this test')
+    .option('--json', 'print JSON')
+    .addHelpText('after', `\nExamples:\n  $ flakewatch heals\n  $ flakewatch heals --json > heals.json`)
+    .action(async (opts: { db?: string; test?: string; json?: boolean }) => {
+      const { heals, printHeals } = await import('./commands/heals.js')
+      const { openStore } = await import('../store/open.js')
+      const store = await openStore({ db: opts.db, env: io.env })
+      try {
+        printHeals(await heals({ store, json: opts.json, testId: opts.test }), opts, io.stdout)
+      } finally {
+        await store.close()
+      }
+    })
+
   return program
 }

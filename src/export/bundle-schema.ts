@@ -7,7 +7,9 @@ import addFormats from 'ajv-formats'
  * Where the v1 schema ships: `schema/` at the package root, one level above both `src/` and `dist/`, so the
  * same relative URL works from the sources and from the build.
  */
-export const BUNDLE_SCHEMA_FILE = fileURLToPath(new URL('../../schema/flake-history-bundle.v1.schema.json', import.meta.url))
+export const BUNDLE_SCHEMA_FILE = fileURLToPath(
+  new URL('../../schema/flake-history-bundle.v1.schema.json', import.meta.url),
+)
 
 let compiled: ValidateFunction | undefined
 
@@ -34,6 +36,7 @@ export function bundleSchemaErrors(data: unknown, max = 5): string[] {
 }
 
 export function formatAjvError(e: ErrorObject): string {
-  const allowed = e.keyword === 'enum' ? ` (${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')})` : ''
+  const values = e.keyword === 'enum' ? (e.params as { allowedValues: unknown[] }).allowedValues : null
+  const allowed = values ? ` (${values.map((v) => JSON.stringify(v)).join(', ')})` : ''
   return `${e.instancePath || '(root)'}: ${e.message ?? e.keyword}${allowed}`
 }

@@ -11,7 +11,11 @@ export interface BundleTestOptions {
    * Decides `overall.is_flaky` and `flake_classification` from the counted results (default: GitLabViz's
    * thresholds). May add fields to `overall` through `extra`.
    */
-  classify?: (history: TestHistory, pass: number, fail: number) => BundleClassification & { extra?: Record<string, unknown> }
+  classify?: (
+    history: TestHistory,
+    pass: number,
+    fail: number,
+  ) => BundleClassification & { extra?: Record<string, unknown> }
 }
 
 /**
@@ -108,7 +112,13 @@ export function createBundleTest(opts: BundleTestOptions): (history: TestHistory
       name: t.name,
       module: t.module || null,
       results_by_context,
-      overall: { pass_count: pass, fail_count: fail, pass_rate: roundRate(pass / (pass + fail)), ...classification, ...extra },
+      overall: {
+        pass_count: pass,
+        fail_count: fail,
+        pass_rate: roundRate(pass / (pass + fail)),
+        ...classification,
+        ...extra,
+      },
     }
   }
 }

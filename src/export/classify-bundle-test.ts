@@ -19,7 +19,8 @@ export interface BundleClassification {
  */
 export function classifyByThresholds(pass: number, fail: number): BundleClassification {
   const flake_classification = passRateClass(pass, fail)
-  return { flake_classification, is_flaky: flake_classification === 'intermittent' || flake_classification === 'actively_flaky' }
+  const is_flaky = flake_classification === 'intermittent' || flake_classification === 'actively_flaky'
+  return { flake_classification, is_flaky }
 }
 
 /**

@@ -4,9 +4,15 @@ import { InputError } from '../errors.js'
 import type { EnvFacets, Result, RunMeta, RunStatus, TestRef } from '../model.js'
 import type { ReportBatch, Store } from '../store/store.js'
 import { bundleSchemaErrors } from './bundle-schema.js'
-import { BUNDLE_SCHEMA_VERSION, DEFAULT_CONTEXT_KEYS, type Bundle, type BundleRun, type BundleTest } from './bundle-types.js'
+import {
+  BUNDLE_SCHEMA_VERSION,
+  DEFAULT_CONTEXT_KEYS,
+  type Bundle,
+  type BundleRun,
+  type BundleTest,
+} from './bundle-types.js'
 
-/** Results per stored batch: big enough for fast inserts, small enough that a year of runs never sits in memory twice. */
+/** Results per stored batch: big enough for fast inserts, small enough that a year of runs is never in memory twice. */
 const RESULTS_PER_BATCH = 50_000
 const MAX_EXAMPLES = 5
 
@@ -50,13 +56,16 @@ export function parseBundle(text: string, file: string): Bundle {
   } catch (error) {
     throw new InputError(`${file}: not JSON: ${(error as Error).message}`, { cause: error })
   }
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) throw new InputError(`${file}: not a flake-history bundle (expected a JSON object)`)
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) {
+    throw new InputError(`${file}: not a flake-history bundle (expected a JSON object)`)
+  }
   const version = (data as { schema_version?: unknown }).schema_version
   if (version !== BUNDLE_SCHEMA_VERSION) {
     throw new InputError(
       version === undefined
         ? `${file}: not a flake-history bundle (no schema_version)`
-        : `${file}: flake-history bundle schema_version ${JSON.stringify(version)} is not supported; flakewatch reads version ${BUNDLE_SCHEMA_VERSION}`,
+        : `${file}: flake-history bundle schema_version ${JSON.stringify(version)} is not supported; ` +
+            `flakewatch reads version ${BUNDLE_SCHEMA_VERSION}`,
     )
   }
   const errors = bundleSchemaErrors(data)
@@ -83,7 +92,9 @@ function checkReferences(bundle: Bundle, file: string): void {
         [cell.failing_run_ids, 'fail'],
       ] as const) {
         for (const id of ids) {
-          if (!runs.has(id)) throw new InputError(`${file}: tests[${i}].results_by_context[${j}]: run "${id}" is not in runs[]`)
+          if (!runs.has(id)) {
+            throw new InputError(`${file}: tests[${i}].results_by_context[${j}]: run "${id}" is not in runs[]`)
+          }
           const seen = status.get(id)
           if (seen !== undefined && seen !== s) {
             throw new InputError(`${file}: tests[${i}] ("${t.test_id}") both passed and failed in run "${id}"`)
@@ -100,7 +111,7 @@ const str = (v: unknown): string | null => (typeof v === 'string' ? v : null)
 /**
  * A bundle run as flakewatch's `RunMeta`: context keys and any additive `env` object become env facets, and the
  * additive fields flakewatch itself writes (`job_id`, `job_url`, statuses, `pipeline_ref`) come back.
- * @example runMetaFromBundle({ run_id: 'r1', status: 'complete', gfx_api: 'dx12' }, ['gfx_api']).env // { gfx_api: 'dx12' }
+ * @example runMetaFromBundle({ run_id: 'r1', status: 'complete', gfx_api: 'dx12' }, ['gfx_api']).env // { gfx_api: … }
  */
 export function runMetaFromBundle(r: BundleRun, contextKeys: readonly string[]): RunMeta {
   const env: EnvFacets = {}
@@ -152,7 +163,12 @@ function contextValues(source: Record<string, unknown>, keys: readonly string[])
  */
 export function* bundleBatches(
   bundle: Bundle,
-  opts: { file: string; contentHash: string; contextKeys?: readonly string[]; onMismatch?: (m: ContextMismatch) => void },
+  opts: {
+    file: string
+    contentHash: string
+    contextKeys?: readonly string[]
+    onMismatch?: (m: ContextMismatch) => void
+  },
 ): Generator<ReportBatch> {
   const keys = opts.contextKeys ?? DEFAULT_CONTEXT_KEYS
   const tests = bundle.tests.map(testRefFromBundle)
@@ -217,7 +233,8 @@ export async function importBundle(store: Store, file: string, opts: ImportBundl
   try {
     bytes = await readFile(file)
   } catch (error) {
-    throw new InputError(`${file}: cannot read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { cause: error })
+    const why = (error as NodeJS.ErrnoException).code ?? (error as Error).message
+    throw new InputError(`${file}: cannot read: ${why}`, { cause: error })
   }
   const bundle = parseBundle(bytes.toString('utf8'), file)
   const contentHash = createHash('sha256').update(bytes).digest('hex')

@@ -98,31 +98,41 @@ export async function publishToGitlab(opts: PublishGitlabOptions): Promise<Publi
   try {
     base = apiBase(opts.url)
   } catch (error) {
-    return { ...result, error: (error as Error).message.startsWith('--url') ? (error as Error).message : `--url is not a URL: "${opts.url}"` }
+    const message = (error as Error).message
+    return { ...result, error: message.startsWith('--url') ? message : `--url is not a URL: "${opts.url}"` }
   }
   if (!opts.token.value) return { ...result, error: 'no GitLab token: pass --token or run in GitLab CI (CI_JOB_TOKEN)' }
-  if (!/^[0-9A-Za-z._-]+$/.test(pkg)) return { ...result, error: `--package "${pkg}" is not a valid generic package name` }
+  if (!/^[0-9A-Za-z._-]+$/.test(pkg)) {
+    return { ...result, error: `--package "${pkg}" is not a valid generic package name` }
+  }
   const project = `${base}/projects/${encodeURIComponent(opts.project)}`
   const headers = { [opts.token.kind === 'job' ? 'JOB-TOKEN' : 'PRIVATE-TOKEN']: opts.token.value }
   const retries = opts.retries ?? 3
   const backoff = opts.backoffMs ?? 500
   const timeoutMs = opts.timeoutMs ?? 120_000
 
-  const request = async (what: string, url: string, init: { method: string; body?: string | Uint8Array<ArrayBuffer>; contentType?: string }): Promise<Outcome> => {
+  const request = async (
+    what: string,
+    url: string,
+    init: { method: string; body?: string | Uint8Array<ArrayBuffer>; contentType?: string },
+  ): Promise<Outcome> => {
     const h = init.contentType ? { ...headers, 'Content-Type': init.contentType } : headers
     for (let attempt = 0; ; attempt++) {
       let reason: string
       try {
-        const res = await fetch(url, { method: init.method, body: init.body, headers: h, signal: AbortSignal.timeout(timeoutMs) })
+        const signal = AbortSignal.timeout(timeoutMs)
+        const res = await fetch(url, { method: init.method, body: init.body, headers: h, signal })
         if (res.ok) return { ok: true, res }
         if (res.status < 500 && res.status !== 429) {
-          return { ok: false, status: res.status, error: explain(res.status, what, opts.project, opts.token) + (await snippet(res)) }
+          const error = explain(res.status, what, opts.project, opts.token) + (await snippet(res))
+          return { ok: false, status: res.status, error }
         }
         reason = `HTTP ${res.status}${await snippet(res)}`
       } catch (error) {
         // fetch's own message is just "fetch failed"; the socket error (ECONNREFUSED, ENOTFOUND) is in `cause`.
         const e = error as Error & { cause?: { code?: string; message?: string } }
-        reason = e.name === 'TimeoutError' ? `timed out after ${timeoutMs} ms` : (e.cause?.code ?? e.cause?.message ?? e.message)
+        const cause = e.cause?.code ?? e.cause?.message ?? e.message
+        reason = e.name === 'TimeoutError' ? `timed out after ${timeoutMs} ms` : cause
       }
       if (attempt >= retries) return { ok: false, error: `${what}: ${reason} (gave up after ${attempt + 1} attempts)` }
       opts.onRetry?.(what, attempt + 1, reason)
@@ -161,18 +171,23 @@ export async function publishToGitlab(opts: PublishGitlabOptions): Promise<Publi
     }
     for (const p of packages) {
       // GitLab's package_name filter matches substrings: `flake-history-old` must not be pruned with `flake-history`.
-      if (p.name !== pkg || p.version === version || (p.package_type !== undefined && p.package_type !== 'generic')) continue
+      if (p.name !== pkg || p.version === version) continue
+      if (p.package_type !== undefined && p.package_type !== 'generic') continue
       const created = packageTime(p)
       if (created !== null && created < cutoff) old.push(p)
     }
     const next = list.res.headers.get('x-next-page')
     if (!next || packages.length === 0) break
-    if (page === MAX_PAGES) result.warnings.push(`more than ${MAX_PAGES * 100} package versions; pruned the oldest only`)
+    if (page === MAX_PAGES) {
+      result.warnings.push(`more than ${MAX_PAGES * 100} package versions; pruned the oldest only`)
+    }
   }
   for (const p of old) {
     const del = await request(`delete version ${p.version}`, `${project}/packages/${p.id}`, { method: 'DELETE' })
     // Already gone (another job pruned it first) is what we wanted.
-    if (!del.ok && del.status !== 404) return { ...result, error: `uploaded version ${version}, but pruning failed: ${del.error}` }
+    if (!del.ok && del.status !== 404) {
+      return { ...result, error: `uploaded version ${version}, but pruning failed: ${del.error}` }
+    }
     if (del.ok) await del.res.arrayBuffer().catch(() => undefined)
     result.pruned.push(p.version)
   }

@@ -60,20 +60,30 @@ const RESERVED_KEYS = new Set([
  */
 export function resolveBundleExport(opts: BundleExportOptions = {}): ResolvedBundleExport {
   const days = opts.days ?? 14
-  if (!Number.isInteger(days) || days < 1) throw new InputError(`--days must be a whole number of days ≥ 1, got ${days}`)
+  if (!Number.isInteger(days) || days < 1) {
+    throw new InputError(`--days must be a whole number of days ≥ 1, got ${days}`)
+  }
   const contextKeys = [...(opts.contextKeys ?? DEFAULT_CONTEXT_KEYS)]
   for (const k of contextKeys) {
-    if (!/^[A-Za-z0-9_.-]+$/.test(k) || RESERVED_KEYS.has(k)) throw new InputError(`--context-keys: "${k}" cannot be a context key`)
+    if (!/^[A-Za-z0-9_.-]+$/.test(k) || RESERVED_KEYS.has(k)) {
+      throw new InputError(`--context-keys: "${k}" cannot be a context key`)
+    }
   }
   if (new Set(contextKeys).size !== contextKeys.length) throw new InputError('--context-keys: a key is listed twice')
   const classification = opts.classification ?? 'thresholds'
   if (!CLASSIFICATION_MODES.includes(classification)) {
-    throw new InputError(`--classification must be one of ${CLASSIFICATION_MODES.join(', ')}, got "${String(classification)}"`)
+    const modes = CLASSIFICATION_MODES.join(', ')
+    throw new InputError(`--classification must be one of ${modes}, got "${String(classification)}"`)
   }
-  return { days, suite: opts.suite, contextKeys, classification, analysis: opts.analysis ?? {}, now: opts.now ?? Date.now() }
+  const now = opts.now ?? Date.now()
+  return { days, suite: opts.suite, contextKeys, classification, analysis: opts.analysis ?? {}, now }
 }
 
-async function classifierFor(store: Store, r: ResolvedBundleExport, since: number): Promise<BundleTestOptions['classify']> {
+async function classifierFor(
+  store: Store,
+  r: ResolvedBundleExport,
+  since: number,
+): Promise<BundleTestOptions['classify']> {
   if (r.classification === 'thresholds') return undefined
   const cfg = resolveAnalysisConfig(r.analysis)
   // The same infrastructure guard as `flakewatch analyze`, so that the bundle and the CLI agree on verdicts.
@@ -120,7 +130,11 @@ export async function* bundleChunks(
     schema_version: BUNDLE_SCHEMA_VERSION,
     generated_at: bundleTime(r.now),
     generator: { name: 'flakewatch', version: VERSION },
-    window: { retention_days: r.days, oldest_run_uploaded_at: bundleTime(oldest), newest_run_uploaded_at: bundleTime(newest) },
+    window: {
+      retention_days: r.days,
+      oldest_run_uploaded_at: bundleTime(oldest),
+      newest_run_uploaded_at: bundleTime(newest),
+    },
   }
   buf = `${JSON.stringify(head).slice(0, -1)},"runs":[`
   runs.forEach((run, i) => {
@@ -132,7 +146,7 @@ export async function* bundleChunks(
   const toTest = createBundleTest({ contextKeys: r.contextKeys, runIds, classify })
   let first = true
   if (runs.length > 0) {
-    // `until` as well as `since`: a run stored while we scan must not be referenced, as it is not in runs[].
+    // runs[] is already written: `runIds` keeps out any run stored since, so every reference resolves.
     for await (const history of store.scanHistory({ suite: r.suite, since, until: r.now })) {
       const test = toTest(history)
       if (test === null) continue
@@ -156,6 +170,7 @@ export async function writeBundle(
   opts: BundleExportOptions & { end?: boolean } = {},
 ): Promise<BundleSummary> {
   const summary: BundleSummary = { runs: 0, tests: 0, bytes: 0 }
-  await pipeline(Readable.from(bundleChunks(store, opts, summary), { objectMode: false }), out, { end: opts.end ?? true })
+  const source = Readable.from(bundleChunks(store, opts, summary), { objectMode: false })
+  await pipeline(source, out, { end: opts.end ?? true })
   return summary
 }

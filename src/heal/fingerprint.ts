@@ -5,14 +5,15 @@
  */
 import { InternalError } from '../errors.js'
 import {
+  addTreeScore,
+  completeScore,
+  identityScore,
   jaccard,
   lcsLength,
   levenshtein,
   positionSimilarity,
-  completeScore,
   scoreCeiling,
   sequenceSimilarity,
-  structuralScore,
   textSimilarity,
   toSignals,
 } from './similarity.js'
@@ -70,7 +71,8 @@ export interface RankResult {
 /** The scoring functions `rankElements` reaches through its `lib` argument. */
 interface ScoringLib {
   toSignals: typeof toSignals
-  structuralScore: typeof structuralScore
+  identityScore: typeof identityScore
+  addTreeScore: typeof addTreeScore
   scoreCeiling: typeof scoreCeiling
   completeScore: typeof completeScore
 }
@@ -160,13 +162,8 @@ export function boxOf(el: Element): ElementFingerprint['box'] {
   return { x, y, width: r.width, height: r.height }
 }
 
-/** Describes an element. `measure: false` leaves the box out, for a ranking that measures only the contenders. */
-export function describeElement(
-  el: Element,
-  o: DescribeOptions,
-  cache: Map<Element, string[]> | null,
-  measure: boolean,
-): ElementFingerprint {
+/** Describes an element without the tree walk: no path, no siblings, no box. */
+export function describeIdentity(el: Element, o: DescribeOptions): ElementFingerprint {
   const attrs: Record<string, string> = {}
   const list = el.attributes
   for (let i = 0; i < list.length; i++) {
@@ -181,11 +178,25 @@ export function describeElement(
     text: elementText(el, o.textMax),
     classes,
     attrs,
-    path: ancestorPath(el, cache),
-    siblings: siblingTags(el, o.siblingWindow),
-    box: measure ? boxOf(el) : null,
+    path: [],
+    siblings: [],
+    box: null,
     testId: el.getAttribute(o.testIdAttribute),
   }
+}
+
+/** Describes an element fully. `cache` shares ancestor paths between siblings during a scan. */
+export function describeElement(
+  el: Element,
+  o: DescribeOptions,
+  cache: Map<Element, string[]> | null,
+  measure: boolean,
+): ElementFingerprint {
+  const fp = describeIdentity(el, o)
+  fp.path = ancestorPath(el, cache)
+  fp.siblings = siblingTags(el, o.siblingWindow)
+  if (measure) fp.box = boxOf(el)
+  return fp
 }
 
 /** Playwright's notion of visible: a non-empty box and not `visibility: hidden` (opacity does not count). */
@@ -341,14 +352,20 @@ export function rankElements(arg: RankArgs, lib: HelperLib): RankResult {
   for (const el of document.querySelectorAll('*')) {
     if (skip.includes(el.localName)) continue
     scanned++
-    const raw = describeElement(el, arg.options, cache, false)
+    // Cheapest first; each step stops elements that can no longer beat the candidates already held.
+    const raw = describeIdentity(el, arg.options)
     const signals = scoring.toSignals(raw)
-    const structural = scoring.structuralScore(fp, signals, arg.weights)
+    const acc = scoring.identityScore(fp, signals, arg.weights)
     const full = top.length === arg.limit
-    if (full && scoring.scoreCeiling(fp, signals, arg.weights, structural) <= top[top.length - 1]!.score) continue
+    const floor = full ? top[top.length - 1]!.score : -1
+    if (full && scoring.scoreCeiling(fp, signals, arg.weights, acc, true) <= floor) continue
+    signals.path = ancestorPath(el, cache)
+    signals.siblings = siblingTags(el, arg.options.siblingWindow)
+    scoring.addTreeScore(fp, signals, arg.weights, acc)
+    if (full && scoring.scoreCeiling(fp, signals, arg.weights, acc, false) <= floor) continue
     signals.box = boxOf(el)
-    const scored = scoring.completeScore(fp, signals, arg.weights, structural)
-    if (full && scored.score <= top[top.length - 1]!.score) continue
+    const scored = scoring.completeScore(fp, signals, arg.weights, acc)
+    if (full && scored.score <= floor) continue
     let at = top.length
     while (at > 0 && top[at - 1]!.score < scored.score) at--
     top.splice(at, 0, { el, score: scored.score, breakdown: scored.breakdown, text: raw.text })
@@ -366,7 +383,17 @@ export function rankElements(arg: RankArgs, lib: HelperLib): RankResult {
   return { candidates, suggestions, scanned, elapsedMs: performance.now() - started }
 }
 
-const DESCRIBE_HELPERS = [elementText, pathToken, ancestorPath, siblingTags, boxOf, describeElement, cssPathOf]
+/** The helpers an in-page function needs to call `describeElement` (pass to `inPage`). */
+export const DESCRIBE_HELPERS = [
+  elementText,
+  pathToken,
+  ancestorPath,
+  siblingTags,
+  boxOf,
+  describeIdentity,
+  describeElement,
+  cssPathOf,
+]
 
 const SCORING_HELPERS = [
   levenshtein,
@@ -376,7 +403,8 @@ const SCORING_HELPERS = [
   sequenceSimilarity,
   positionSimilarity,
   toSignals,
-  structuralScore,
+  identityScore,
+  addTreeScore,
   scoreCeiling,
   completeScore,
 ]

@@ -226,8 +226,8 @@ export interface ScoreSum {
   breakdown: Breakdown
 }
 
-/** The cheap signals: all but text and position. */
-export function structuralScore(fp: ElementSignals, c: ElementSignals, w: Weights): ScoreSum {
+/** The identity signals that cost next to nothing: tag, id, classes, attributes. */
+export function identityScore(fp: ElementSignals, c: ElementSignals, w: Weights): ScoreSum {
   const b: Breakdown = {}
   let sum = 0
   let total = 0
@@ -249,25 +249,41 @@ export function structuralScore(fp: ElementSignals, c: ElementSignals, w: Weight
     sum += w.attributes * b.attributes
     total += w.attributes
   }
-  b.path = sequenceSimilarity(fp.path, c.path)
-  sum += w.path * b.path
-  total += w.path
-  b.siblings = sequenceSimilarity(fp.siblings, c.siblings)
-  sum += w.siblings * b.siblings
-  total += w.siblings
   return { sum, total, breakdown: b }
 }
 
+/** Adds the tree signals, DOM path and siblings, to `acc`. */
+export function addTreeScore(fp: ElementSignals, c: ElementSignals, w: Weights, acc: ScoreSum): ScoreSum {
+  acc.breakdown.path = sequenceSimilarity(fp.path, c.path)
+  acc.sum += w.path * acc.breakdown.path
+  acc.total += w.path
+  acc.breakdown.siblings = sequenceSimilarity(fp.siblings, c.siblings)
+  acc.sum += w.siblings * acc.breakdown.siblings
+  acc.total += w.siblings
+  return acc
+}
+
 /**
- * The highest score `c` could reach whatever its position, with text similarity bounded by the lengths alone
- * (an edit distance is at least the length difference). A ranking skips the costly signals, Levenshtein and the
- * layout box, for every element whose ceiling cannot beat the candidates it already holds. Adding a perfect
- * position can only raise a mean, so the ceiling holds whether or not the candidate turns out to have a box.
- * @example scoreCeiling(fp, c, w, structuralScore(fp, c, w)) >= scoreCandidate(fp, c, w).score // always
+ * The highest score `c` could reach given the signals in `acc`: the signals still to come count as perfect,
+ * except text, bounded by the lengths alone (an edit distance is at least the length difference). A ranking
+ * skips the costly steps, tree signals, Levenshtein and the layout box, for every element whose ceiling cannot
+ * beat the candidates it already holds. Adding a perfect signal can only raise a mean, so the ceiling holds even
+ * when a signal counted here turns out not to apply (no box).
+ * @example scoreCeiling(fp, c, w, identityScore(fp, c, w), true) >= scoreCandidate(fp, c, w).score // always
  */
-export function scoreCeiling(fp: ElementSignals, c: ElementSignals, w: Weights, structural: ScoreSum): number {
-  let sum = structural.sum
-  let total = structural.total
+export function scoreCeiling(
+  fp: ElementSignals,
+  c: ElementSignals,
+  w: Weights,
+  acc: ScoreSum,
+  treeToCome: boolean,
+): number {
+  let sum = acc.sum
+  let total = acc.total
+  if (treeToCome) {
+    sum += w.path + w.siblings
+    total += w.path + w.siblings
+  }
   if (fp.text !== '' || c.text !== '') {
     const la = fp.text.length
     const lb = c.text.length
@@ -281,11 +297,11 @@ export function scoreCeiling(fp: ElementSignals, c: ElementSignals, w: Weights, 
   return total > 0 ? sum / total : 0
 }
 
-/** Adds text and position to the structural signals and gives the final score. */
-export function completeScore(fp: ElementSignals, c: ElementSignals, w: Weights, structural: ScoreSum): Scored {
-  const breakdown = structural.breakdown
-  let sum = structural.sum
-  let total = structural.total
+/** Adds text and position to `acc` and gives the final score. */
+export function completeScore(fp: ElementSignals, c: ElementSignals, w: Weights, acc: ScoreSum): Scored {
+  const breakdown = acc.breakdown
+  let sum = acc.sum
+  let total = acc.total
   if (fp.text !== '' || c.text !== '') {
     breakdown.text = textSimilarity(fp.text, c.text)
     sum += w.text * breakdown.text
@@ -306,7 +322,7 @@ export function completeScore(fp: ElementSignals, c: ElementSignals, w: Weights,
  * @example scoreCandidate(toSignals(learned), toSignals(candidate), DEFAULT_WEIGHTS).score // 0.93
  */
 export function scoreCandidate(fp: ElementSignals, c: ElementSignals, w: Weights): Scored {
-  return completeScore(fp, c, w, structuralScore(fp, c, w))
+  return completeScore(fp, c, w, addTreeScore(fp, c, w, identityScore(fp, c, w)))
 }
 
 /** A scored element as the heal decision sees it. */

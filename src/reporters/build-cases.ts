@@ -58,10 +58,10 @@ export function describeCases(cases: ParsedCase[]): string {
     if (isFailure(c.status)) failed++
     else if (c.flakyOnRetry) flaky++
   }
-  return `${cases.length} tests (${failed} failed, ${flaky} flaky)`
+  return `${cases.length} test${cases.length === 1 ? '' : 's'} (${failed} failed, ${flaky} flaky)`
 }
 
-/** Adds reporter-only detail to parsed cases; the key is the identity ingest folds repeats by. */
+/** A case's identity within one report (module, name, project): the one ingest folds repeated cases by. */
 export function caseKey(module: string, name: string, project: string | undefined): string {
   return `${module}\u0000${name}\u0000${project ?? ''}`
 }

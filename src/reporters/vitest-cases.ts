@@ -56,14 +56,14 @@ const STATE: Record<Exclude<VitestTestResult['state'], 'pending'>, ResultStatus>
   skipped: 'skipped',
 }
 
-/** Jest's and jest-junit's name for a file that failed before any test ran; Vitest gets the same, for one id. */
-export const SUITE_FAILED = 'Test suite failed to run'
-
 /** Vitest's own wording of a test timeout. */
 const TIMEOUT = /^Test timed out in \d+ms/
 
-/** Error classes that say nothing beyond "it failed". */
-const GENERIC_ERRORS = new Set(['Error', 'AssertionError'])
+/** An error class that says nothing beyond "it failed" (the JUnit parser drops the same `type`). */
+const GENERIC_ERROR = /^error$/i
+
+/** Vitest's JUnit reporter writes times in seconds with three decimals; the same precision gives the same data. */
+const roundMs = (ms: number | undefined): number | null => (ms === undefined ? null : Math.round(ms * 1000) / 1000)
 
 /**
  * A Vitest test's identity as Vitest's JUnit reporter writes it (and `flakewatch ingest` reads it): the module
@@ -86,7 +86,7 @@ function text(e: VitestError | undefined): { message: string | null; stack: stri
 function errorType(e: VitestError | undefined): string | null {
   if (!e) return null
   if (e.message && TIMEOUT.test(e.message)) return 'timeout'
-  return e.name && !GENERIC_ERRORS.has(e.name) ? e.name : null
+  return e.name && !GENERIC_ERROR.test(e.name) ? e.name : null
 }
 
 /**
@@ -110,7 +110,7 @@ export function vitestCase(test: VitestTestCase, module: Pick<VitestTestModule, 
     attempts.push({ retry: i, status: 'failed', durationMs: null, ...text(matched ? errors[i] : undefined) })
   }
   const finalError = status === 'failed' ? errors.at(-1) : undefined
-  attempts.push({ retry: retries, status, durationMs: retries === 0 ? (diag?.duration ?? null) : null, ...text(finalError) })
+  attempts.push({ retry: retries, status, durationMs: retries === 0 ? roundMs(diag?.duration) : null, ...text(finalError) })
   const flakyOnRetry = status === 'passed' && retries > 0
   const shown = status === 'failed' ? finalError : flakyOnRetry ? errors.at(-1) : undefined
   const { message, stack } = text(shown)
@@ -120,7 +120,7 @@ export function vitestCase(test: VitestTestCase, module: Pick<VitestTestModule, 
     file: module.relativeModuleId,
     status,
     flakyOnRetry,
-    durationMs: diag?.duration ?? null,
+    durationMs: roundMs(diag?.duration),
     errorType: errorType(shown),
     message,
     stack,
@@ -133,8 +133,8 @@ export function vitestCase(test: VitestTestCase, module: Pick<VitestTestModule, 
 }
 
 /**
- * Every finished test of a Vitest run as a report; a module that failed to load (no tests, errors) is one
- * errored case, as ingest records a Jest file that failed to run. Repeated identities fold into attempts, as in
+ * Every finished test of a Vitest run as a report. A module that failed to load (no tests, errors) is one errored
+ * case named after its file, the id Vitest's JUnit report gives it. Repeated identities fold into attempts, as in
  * ingest.
  * @example vitestReport(testModules, { startTime, status: 'complete' })
  */
@@ -152,7 +152,7 @@ export function vitestReport(modules: ReadonlyArray<VitestTestModule>, run: { st
       const { message, stack } = text(failure)
       cases.push({
         module: m.relativeModuleId,
-        name: SUITE_FAILED,
+        name: m.relativeModuleId,
         file: m.relativeModuleId,
         status: 'error',
         flakyOnRetry: false,
@@ -170,6 +170,7 @@ export function vitestReport(modules: ReadonlyArray<VitestTestModule>, run: { st
   }
   return {
     format: 'vitest',
+    // The fold keeps the first case's own fields, tags and annotations among them.
     cases: mergeRepeatedCases(cases) as RecordedCase[],
     meta: {
       startedAt: run.startTime.toISOString(),

@@ -5,7 +5,7 @@ import { NotFoundError } from '../errors.js'
 import { createQuarantineManager } from '../quarantine/manager.js'
 import type { Store } from '../store/store.js'
 import { API_PREFIX } from './api-types.js'
-import { requireRead } from './auth.js'
+import { readHook } from './auth.js'
 import type { ServerContext } from './context.js'
 import { dashboardRoutes, findWebRoot } from './dashboard.js'
 import { handleError } from './error-handler.js'
@@ -102,9 +102,7 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
   healthRoutes(app, ctx)
   await app.register(
     async (api) => {
-      api.addHook('onRequest', async (request) => {
-        if (request.method === 'GET' || request.method === 'HEAD') requireRead(request, ctx.tokens)
-      })
+      api.addHook('onRequest', readHook(ctx.tokens))
       leaderboardRoutes(api, ctx)
       heatmapRoutes(api, ctx)
       trendRoutes(api, ctx)

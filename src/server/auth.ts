@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
-import type { FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import { HttpError } from './http-error.js'
 
 export interface AuthTokens {
@@ -48,5 +48,31 @@ export function requireRead(request: FastifyRequest, tokens: AuthTokens): void {
   if (presented === null) throw new HttpError(401, { code: 'FW_AUTH', message: 'this server needs a read token: Authorization: Bearer <token>' })
   if (!tokenMatches(presented, tokens.readToken) && !tokenMatches(presented, tokens.writeToken)) {
     throw new HttpError(401, { code: 'FW_AUTH', message: 'wrong token' })
+  }
+}
+
+type Hook = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void
+
+/** An `onRequest` hook for a write route: it runs before the body is read, so refused uploads cost nothing. */
+export function writeHook(tokens: AuthTokens): Hook {
+  return (request, _reply, done) => {
+    try {
+      requireWrite(request, tokens)
+      done()
+    } catch (error) {
+      done(error as Error)
+    }
+  }
+}
+
+/** An `onRequest` hook for the API: reads need the read token when one is configured; write routes check their own. */
+export function readHook(tokens: AuthTokens): Hook {
+  return (request, _reply, done) => {
+    try {
+      if (request.method === 'GET' || request.method === 'HEAD') requireRead(request, tokens)
+      done()
+    } catch (error) {
+      done(error as Error)
+    }
   }
 }

@@ -75,7 +75,7 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, props?: Props |
         if (href) el.setAttribute('href', href)
       } else if (key === 'checked' || key === 'disabled' || key === 'required') (el as unknown as Record<string, boolean>)[key] = true
       else if (key === 'value') (el as unknown as { value: string }).value = value as string
-      else el.setAttribute(key, String(value))
+      else el.setAttribute(key, (value as string | number).toString())
     }
   }
   append(el, ...children)

@@ -47,7 +47,6 @@ function palette() {
   }
 }
 
-type Palette = ReturnType<typeof palette>
 const CELL_KEYS = ['P', 'R', 'F', 'E', 'S', '.'] as const
 
 /** The link a cell opens: the artifacts while they probably exist, else the pipeline; http(s) only. */

@@ -3,8 +3,9 @@ import { analyzeHistories, infraRunIds, resolveAnalysisConfig } from '../../src/
 import { isFailure } from '../../src/model.js'
 import { generateSuite } from './generate.js'
 
-// FLAKEWATCH_PERF=1 runs the full 10,000 tests × 100 runs (1M entries) and holds it to the 1.5 s budget; the
-// default is a tenth of that with a loose bound, because these machines are shared and noisy.
+// FLAKEWATCH_PERF=1 runs the full 10,000 tests × 100 runs (1M entries) and holds it to the 1.5 s budget. The
+// default is a tenth of that with a bound that only catches a blow-up (say, a quadratic loop): these machines
+// are shared, and a timing test must not be flaky itself.
 const full = process.env.FLAKEWATCH_PERF === '1'
 
 it(`analyses ${full ? '1M' : '100k'} entries in one pass`, async () => {
@@ -29,5 +30,5 @@ it(`analyses ${full ? '1M' : '100k'} entries in one pass`, async () => {
     const ratio = (ms / baseline).toFixed(1)
     console.log(`analysis ${ms.toFixed(0)} ms, bare scan ${baseline.toFixed(1)} ms, ratio ${ratio}`)
   }
-  expect(ms).toBeLessThan(1500)
+  expect(ms).toBeLessThan(full ? 1500 : 10_000)
 }, 120_000)

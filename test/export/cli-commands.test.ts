@@ -76,6 +76,8 @@ describe('export commands', () => {
     await expect(exportBundle({ db, output: file, contextKeys: 'run_id' }, fakeIo().io)).rejects.toThrow(/--context-keys/)
     await expect(exportBundle({ db, output: file, classification: 'x' }, fakeIo().io)).rejects.toThrow(/--classification/)
     expect(existsSync(file)).toBe(false)
+    const nowhere = join(tmp.dir, 'no-such-dir', 'b.json')
+    await expect(exportBundle({ db, output: nowhere }, fakeIo().io)).rejects.toThrow(`${nowhere}: cannot write: ENOENT`)
   })
 
   it('export csv: a row per test, formula cells defused', async () => {

@@ -185,6 +185,21 @@ describe('import bundle: flakewatch’s own bundles round-trip without loss', ()
   })
 })
 
+describe('import bundle: sparse bundles', () => {
+  it('a bundle with only the required fields imports, and unknowns come back out as null', async () => {
+    const store = await newStore()
+    const file = join(FIXTURES, 'valid/required-only.json')
+    expect(await importBundle(store, file)).toMatchObject({ runs: 1, tests: 1, results: 1 })
+    // The run has no start time, so the store dates it at import: the window has to reach now.
+    const { bundle } = await exportBundle(store, { now: Date.now() + 1000 })
+    expect(validate(bundle)).toEqual([])
+    expect(bundle.runs[0]).toMatchObject({ run_id: 'r1', suite: null, pipeline_id: null, started_at: null, status: 'unknown' })
+    expect(bundle.tests[0]).toMatchObject({ test_id: 't', name: 't', suite: null, module: null })
+    expect(bundle.tests[0]!.overall).toMatchObject({ pass_count: 0, fail_count: 1, flake_classification: 'broken' })
+    await store.close()
+  })
+})
+
 describe('import bundle: refusals', () => {
   const write = (name: string, data: unknown) => {
     const file = join(tmp.dir, name)

@@ -83,7 +83,13 @@ interface JsonReport {
 type ReportedTest = JsonReport['suites'][0]['suites'][0]['specs'][0]['tests'][0]
 
 /** Runs the Playwright CLI without blocking: the page server lives in this process. */
-async function runPlaywright(url: string, report: string): Promise<{ code: number | null; output: string; test: ReportedTest }> {
+interface PlaywrightRun {
+  code: number | null
+  output: string
+  test: ReportedTest
+}
+
+async function runPlaywright(url: string, report: string): Promise<PlaywrightRun> {
   const child = spawn(
     process.execPath,
     [join(root, 'node_modules/@playwright/test/cli.js'), 'test', '-c', join(dir, 'playwright.config.mjs')],
@@ -97,7 +103,9 @@ async function runPlaywright(url: string, report: string): Promise<{ code: numbe
   return { code, output, test: json.suites[0]!.suites[0]!.specs[0]!.tests[0]! }
 }
 
-test('the @playwright/test fixture learns in one run, heals in the next and annotates the test', { timeout: 180_000 }, async () => {
+const name = 'the @playwright/test fixture learns in one run, heals in the next and annotates the test'
+
+test(name, { timeout: 180_000 }, async () => {
   const first = await runPlaywright(server.set('/checkout', CHECKOUT), 'first.json')
   expect(first.code, first.output).toBe(0)
   expect(first.test.annotations).toEqual([])
@@ -108,7 +116,10 @@ test('the @playwright/test fixture learns in one run, heals in the next and anno
   expect(second.code, second.output).toBe(0)
   expect(second.test.status).toBe('expected')
   expect(second.test.annotations).toEqual([
-    { type: 'flakewatch-healed', description: expect.stringMatching(/^locator\('#pay'\) → getByTestId\('pay'\) \(score 0\.\d\d\)$/) },
+    {
+      type: 'flakewatch-healed',
+      description: expect.stringMatching(/^locator\('#pay'\) → getByTestId\('pay'\) \(score 0\.\d\d\)$/),
+    },
   ])
   expect(second.output).toContain("flakewatch: healed locator('#pay') → getByTestId('pay')")
   const stored = JSON.parse(readFileSync(storeFile, 'utf8')) as { heals: unknown[] }

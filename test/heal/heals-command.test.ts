@@ -54,7 +54,9 @@ test('printHeals writes a table, then each heal with the locator to use instead'
   printHeals(await heals({ store: await seeded() }), {}, out)
   const lines = text().split('\n')
   expect(lines[0]).toMatch(/^at\s+score\s+test\s+broken locator$/)
-  expect(text()).toContain("  was:   locator('#pay')\n  use:   getByTestId('pay')\n  score: 0.82 (tag 1.00, id 0.00, text 1.00)")
+  expect(text()).toContain(
+    "  was:   locator('#pay')\n  use:   getByTestId('pay')\n  score: 0.82 (tag 1.00, id 0.00, text 1.00)",
+  )
   expect(text()).toContain('  run:   run-1')
   expect(text()).toContain('2025-11-21 09:30:00Z')
 })

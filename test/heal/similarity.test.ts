@@ -13,7 +13,8 @@ import {
   scoreCeiling,
   scoreWithout,
   sequenceSimilarity,
-  structuralScore,
+  addTreeScore,
+  identityScore,
   textSimilarity,
   toSignals,
 } from '../../src/heal/similarity.js'
@@ -134,7 +135,8 @@ describe('scoreCandidate', () => {
   })
 
   test('text is compared without case, style is not an attribute', () => {
-    const s = score(payButton(), payButton({ text: 'PLACE ORDER', attrs: { ...payButton().attrs, style: 'color: red' } }))
+    const restyled = payButton({ text: 'PLACE ORDER', attrs: { ...payButton().attrs, style: 'color: red' } })
+    const s = score(payButton(), restyled)
     expect(s.breakdown.text).toBe(1)
     expect(s.breakdown.attributes).toBe(1)
   })
@@ -180,13 +182,18 @@ describe('scoreCandidate', () => {
           classes: pick([[], ['btn'], ['btn', 'btn-primary']]),
           attrs: pick<Record<string, string>>([{}, { type: 'submit' }, { type: 'submit', name: 'pay' }]),
           box: pick([null, { x: 0, y: 0, width: 5, height: 5 }, { x: 100, y: 300, width: 90, height: 30 }]),
+          path: pick([['html', 'body'], ['html', 'body', 'main', 'form#checkout', 'div'], []]),
+          siblings: pick([['*'], ['button', '*'], ['*', 'a', 'a', 'a']]),
         }),
       )
-      const structural = structuralScore(fp, c, DEFAULT_WEIGHTS)
-      const ceiling = scoreCeiling(fp, c, DEFAULT_WEIGHTS, structural)
-      const final = completeScore(fp, c, DEFAULT_WEIGHTS, structuralScore(fp, c, DEFAULT_WEIGHTS)).score
-      expect(ceiling).toBeGreaterThanOrEqual(final - 1e-12)
-      expect(final).toBeCloseTo(scoreCandidate(fp, c, DEFAULT_WEIGHTS).score, 12)
+      const w = DEFAULT_WEIGHTS
+      const identity = identityScore(fp, c, w)
+      const beforeTree = scoreCeiling(fp, c, w, identity, true)
+      const afterTree = scoreCeiling(fp, c, w, addTreeScore(fp, c, w, identity), false)
+      const final = completeScore(fp, c, w, identity).score
+      expect(beforeTree).toBeGreaterThanOrEqual(afterTree - 1e-12)
+      expect(afterTree).toBeGreaterThanOrEqual(final - 1e-12)
+      expect(final).toBeCloseTo(scoreCandidate(fp, c, w).score, 12)
     }
   })
 })
@@ -212,8 +219,10 @@ describe('decideHeal', () => {
   test('refuses an empty page, a weak best, a hidden or disabled best', () => {
     expect(decideHeal([], rules)).toMatchObject({ heal: false, reason: 'no-candidates' })
     expect(decideHeal([cand(0.49), cand(0.1)], rules)).toMatchObject({ heal: false, reason: 'below-threshold' })
-    expect(decideHeal([cand(0.9, { visible: false }), cand(0.6)], rules)).toMatchObject({ heal: false, reason: 'hidden' })
-    expect(decideHeal([cand(0.9, { enabled: false }), cand(0.3)], rules)).toMatchObject({ heal: false, reason: 'disabled' })
+    const hidden = cand(0.9, { visible: false })
+    const disabled = cand(0.9, { enabled: false })
+    expect(decideHeal([hidden, cand(0.6)], rules)).toMatchObject({ heal: false, reason: 'hidden' })
+    expect(decideHeal([disabled, cand(0.3)], rules)).toMatchObject({ heal: false, reason: 'disabled' })
   })
 
   test('refuses when the runner-up is within the margin, and the margin is configurable', () => {

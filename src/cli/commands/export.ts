@@ -88,6 +88,11 @@ export async function exportBundle(opts: ExportBundleCommandOptions, io: Io): Pr
       return { file: opts.output, ...summary }
     } catch (error) {
       await rm(tmp, { force: true })
+      const code = (error as NodeJS.ErrnoException).code
+      // A file-system error (missing folder, no permission) is the user's to fix, not a flakewatch bug.
+      if (typeof code === 'string' && code.startsWith('E')) {
+        throw new InputError(`${opts.output}: cannot write: ${code}`, { cause: error })
+      }
       throw error
     }
   })
@@ -96,15 +101,17 @@ export async function exportBundle(opts: ExportBundleCommandOptions, io: Io): Pr
 export function printExportBundle(r: ExportBundleResult, opts: ExportBundleCommandOptions, io: Io): void {
   // Without --output the bundle itself is on stdout, so the summary can only go to stderr.
   if (opts.json && r.file) return void io.stdout.write(`${JSON.stringify(r)}\n`)
-  io.stderr.write(`bundle: ${r.runs} runs, ${r.tests} tests, ${(r.bytes / 1024 / 1024).toFixed(2)} MB${r.file ? ` → ${r.file}` : ''}\n`)
+  const mb = (r.bytes / 1024 / 1024).toFixed(2)
+  io.stderr.write(`bundle: ${r.runs} runs, ${r.tests} tests, ${mb} MB${r.file ? ` → ${r.file}` : ''}\n`)
 }
 
 async function analyses(opts: ExportTableCommandOptions, io: Io): Promise<TestAnalysis[]> {
   const days = parseDays(opts.days)
+  const since = days === undefined ? undefined : Date.now() - days * DAY_MS
   return withStore(opts, io, (store, config) =>
     analyzeStore(store, {
       config: analysisOptions(config),
-      filter: { suite: opts.suite, branch: opts.branch, since: days === undefined ? undefined : Date.now() - days * DAY_MS },
+      filter: { suite: opts.suite, branch: opts.branch, since },
     }),
   )
 }

@@ -27,8 +27,9 @@ export function printImport(s: ImportSummary, opts: ImportCommandOptions, io: Io
   if (s.contextMismatches) {
     const e = s.mismatchExamples[0]!
     io.stderr.write(
-      `warning: ${s.contextMismatches} result(s) sit in a context that differs from their run's; flakewatch files them ` +
-        `under the run's (e.g. ${e.testId} in run ${e.runId}: cell ${JSON.stringify(e.cell)}, run ${JSON.stringify(e.run)})\n`,
+      `warning: ${s.contextMismatches} result(s) sit in a context that differs from their run's; ` +
+        `flakewatch files them under the run's (e.g. ${e.testId} in run ${e.runId}: ` +
+        `cell ${JSON.stringify(e.cell)}, run ${JSON.stringify(e.run)})\n`,
     )
   }
 }

@@ -63,7 +63,9 @@ export async function publish(opts: PublishCommandOptions, io: Io): Promise<Publ
     if (!project) return { ok: false, error: 'no project: pass --project or run in GitLab CI (CI_PROJECT_ID)' }
     if (!token) return { ok: false, error: 'no GitLab token: pass --token or run in GitLab CI (CI_JOB_TOKEN)' }
     const keepDays = opts.keepDays === undefined ? undefined : Number(opts.keepDays)
-    if (keepDays !== undefined && !Number.isInteger(keepDays)) return { ok: false, error: `--keep-days must be a whole number, got "${opts.keepDays}"` }
+    if (keepDays !== undefined && !Number.isInteger(keepDays)) {
+      return { ok: false, error: `--keep-days must be a whole number, got "${opts.keepDays}"` }
+    }
     bundleOptionsFromFlags(opts)
     const { body, summary } = await bundleBytes(opts, io)
     const result = await publishToGitlab({
@@ -86,7 +88,8 @@ export function printPublish(r: PublishCommandResult, opts: PublishCommandOption
   for (const w of r.publish?.warnings ?? []) io.stderr.write(`warning: ${w}\n`)
   if (r.ok && r.publish) {
     const p = r.publish
-    const size = r.bundle ? ` (${r.bundle.runs} runs, ${r.bundle.tests} tests, ${(r.bundle.bytes / 1024 / 1024).toFixed(2)} MB)` : ''
+    const b = r.bundle
+    const size = b ? ` (${b.runs} runs, ${b.tests} tests, ${(b.bytes / 1024 / 1024).toFixed(2)} MB)` : ''
     io.stderr.write(`published ${opts.package ?? DEFAULT_PACKAGE_NAME} version ${p.version}${size}: ${p.fileUrl}\n`)
     if (p.pruned.length) io.stderr.write(`pruned ${p.pruned.length} old version(s)\n`)
     return

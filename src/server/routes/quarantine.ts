@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import { NotFoundError } from '../../errors.js'
 import type { AuditResponse, QuarantineJson, QuarantineListResponse } from '../api-types.js'
-import { requireWrite } from '../auth.js'
+import { writeHook } from '../auth.js'
 import type { ServerContext } from '../context.js'
 import { parseInput } from '../selection.js'
 import { auditToJson, quarantineToJson } from '../to-json.js'
@@ -32,7 +32,7 @@ type TestParams = { Params: { testId: string } }
 
 /** `GET /quarantine`, `GET /quarantine/audit`, `PUT /quarantine/:testId`, `DELETE /quarantine/:testId`. */
 export function quarantineRoutes(api: FastifyInstance, ctx: ServerContext): void {
-  const writeAuth = { bodyLimit: BODY_LIMIT, onRequest: async (request: Parameters<typeof requireWrite>[0]) => requireWrite(request, ctx.tokens) }
+  const writeAuth = { bodyLimit: BODY_LIMIT, onRequest: writeHook(ctx.tokens) }
 
   api.get('/quarantine', async (): Promise<QuarantineListResponse> => {
     const now = ctx.now()

@@ -4,7 +4,7 @@ import { z } from 'zod'
 import { InputError } from '../../errors.js'
 import { mergeContexts, parseEnvPairs, type RunContext } from '../../pipeline/run-context.js'
 import type { UploadResponse } from '../api-types.js'
-import { requireWrite } from '../auth.js'
+import { writeHook } from '../auth.js'
 import type { ServerContext } from '../context.js'
 import { HttpError } from '../http-error.js'
 import { parseInput } from '../selection.js'
@@ -88,7 +88,7 @@ export async function reportRoutes(scope: FastifyInstance, ctx: ServerContext): 
 
   scope.post(
     '/reports',
-    { bodyLimit: ctx.bodyLimit, onRequest: async (request) => requireWrite(request, ctx.tokens) },
+    { bodyLimit: ctx.bodyLimit, onRequest: writeHook(ctx.tokens) },
     async (request, reply) => {
       const files: { name: string; content: Buffer }[] = []
       const fields: Record<string, string | string[]> = {}

@@ -24,14 +24,16 @@ export const CHECKOUT = `<!doctype html>
       <input id="card" name="card" type="text" autocomplete="cc-number">
       <div class="actions">
         <button type="button" id="cancel" class="btn btn-secondary" onclick="mark('cancel')">Cancel</button>
-        <button type="submit" id="pay" name="pay" class="btn btn-primary" data-testid="pay" onclick="mark('pay')">Place order</button>
+        <button type="submit" id="pay" name="pay" class="btn btn-primary" data-testid="pay"
+          onclick="mark('pay')">Place order</button>
       </div>
     </form>
     <form id="newsletter" class="card" onsubmit="return false">
       <label for="news-email">Newsletter</label>
       <input id="news-email" name="news-email" type="email" placeholder="you@example.com">
       <div class="actions">
-        <button type="submit" id="subscribe" name="subscribe" class="btn btn-primary" onclick="mark('subscribe')">Subscribe</button>
+        <button type="submit" id="subscribe" name="subscribe" class="btn btn-primary"
+          onclick="mark('subscribe')">Subscribe</button>
       </div>
     </form>
   </main>
@@ -40,8 +42,8 @@ export const CHECKOUT = `<!doctype html>
 </body>
 </html>`
 
-const PAY =
-  '<button type="submit" id="pay" name="pay" class="btn btn-primary" data-testid="pay" onclick="mark(\'pay\')">Place order</button>'
+const PAY = `<button type="submit" id="pay" name="pay" class="btn btn-primary" data-testid="pay"
+          onclick="mark('pay')">Place order</button>`
 const CANCEL = '<button type="button" id="cancel" class="btn btn-secondary" onclick="mark(\'cancel\')">Cancel</button>'
 
 function replace(html: string, from: string, to: string): string {
@@ -52,23 +54,25 @@ function replace(html: string, from: string, to: string): string {
 /** The mutations of the test matrix, each applied to the learned page. */
 export const MUTATIONS = {
   idRenamed: (h: string) => replace(h, 'id="pay"', 'id="submit-order"'),
-  classesChanged: (h: string) => replace(h, 'class="btn btn-primary" data-testid', 'class="button button--cta" data-testid'),
-  textTweaked: (h: string) => replace(h, "mark('pay')\">Place order", "mark('pay')\">Place your order"),
+  classesChanged: (h: string) =>
+    replace(h, 'class="btn btn-primary" data-testid', 'class="button button--cta" data-testid'),
+  textTweaked: (h: string) => replace(h, '>Place order</button>', '>Place your order</button>'),
   wrapperAdded: (h: string) => replace(h, PAY, `<span class="tooltip" title="Pays now">${PAY}</span>`),
   moved: (h: string) =>
     replace(replace(h, PAY, ''), '<label for="email">Email</label>', `${PAY}\n      <label for="email">Email</label>`),
   siblingsReordered: (h: string) => replace(h, `${CANCEL}\n        ${PAY}`, `${PAY}\n        ${CANCEL}`),
   testIdRemoved: (h: string) => replace(h, ' data-testid="pay"', ''),
-  labelTweaked: (h: string) => replace(h, '<label for="email">Email</label>', '<label for="email">E-mail address</label>'),
+  labelTweaked: (h: string) =>
+    replace(h, '<label for="email">Email</label>', '<label for="email">E-mail address</label>'),
   /**
    * The newsletter button becomes a look-alike of the pay button (same text, classes and type), and the pay
    * button loses its id and test id: only its form, name and neighbours tell it apart.
    */
   lookAlikeElsewhere: (h: string) =>
     replace(
-      replace(h, ' id="pay" name="pay" class="btn btn-primary" data-testid="pay"', ' name="pay" class="btn btn-primary"'),
-      'class="btn btn-primary" onclick="mark(\'subscribe\')">Subscribe',
-      'class="btn btn-primary" onclick="mark(\'subscribe\')">Place order',
+      replace(h, 'id="pay" name="pay" class="btn btn-primary" data-testid="pay"', 'name="pay" class="btn btn-primary"'),
+      '>Subscribe</button>',
+      '>Place order</button>',
     ),
   /** A second, identical checkout form: nothing but position tells the two pay buttons apart. */
   identicalTwin: (h: string) => {
@@ -84,5 +88,9 @@ export const MUTATIONS = {
     replace(h, '<footer>', '<div style="position: fixed; inset: 0; background: transparent"></div>\n  <footer>'),
   hidden: (h: string) => replace(h, 'data-testid="pay"', 'data-testid="pay" hidden'),
   hiddenAndRenamed: (h: string) =>
-    replace(h, 'id="pay" name="pay" class="btn btn-primary" data-testid="pay"', 'id="pay-v2" name="pay" class="btn btn-primary" hidden'),
+    replace(
+      h,
+      'id="pay" name="pay" class="btn btn-primary" data-testid="pay"',
+      'id="pay-v2" name="pay" class="btn btn-primary" hidden',
+    ),
 } satisfies Record<string, (html: string) => string>

@@ -1,0 +1,104 @@
+// Shared by the server and heatmap benchmarks: a store of `tests` × `runs` results written straight through
+// store.ingestReport (the real write path, one report per run), with a realistic mix: most tests pass, ~3% are
+// flaky (random failures, some passing on retry), ~1% broke recently, with env facets, revisions and CI URLs.
+// Not a benchmark itself: bench/run.mjs skips it because it prints no JSON lines.
+import { createHash } from 'node:crypto'
+import { existsSync, mkdirSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
+
+const HOUR = 3_600_000
+
+/** A small deterministic PRNG, so that every run of a benchmark sees the same data. */
+function rng(seed) {
+  let s = seed >>> 0
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0
+    let t = s
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+/**
+ * Opens (or reuses, when it already holds the expected results) a SQLite store of the given size. Runs are spread
+ * over the last `spanHours` before `now`, newest last, so that they fall inside the analysis lookback window.
+ */
+export async function benchStore({ dist, name, tests, runs, now = Date.now(), spanHours = runs * 4, log = () => {} }) {
+  const { openSqliteStore } = await import(join(dist, 'store/sqlite/sqlite-store.js'))
+  const dir = join(import.meta.dirname, '.tmp', name)
+  const file = join(dir, 'store.db')
+  if (existsSync(file)) {
+    const store = await openSqliteStore(file)
+    const stats = await store.stats()
+    if (stats.results === tests * runs && stats.newestRunAt > now - 7 * 24 * HOUR) return { store, file, reused: true }
+    await store.close()
+  }
+  rmSync(dir, { recursive: true, force: true })
+  mkdirSync(dir, { recursive: true })
+  const store = await openSqliteStore(file)
+  const random = rng(42)
+  const kinds = Array.from({ length: tests }, (_, i) => (i % 100 < 3 ? 'flaky' : i % 100 === 3 ? 'broken' : 'stable'))
+  const refs = Array.from({ length: tests }, (_, i) => {
+    const module = `src/area_${i % 50}/feature_${i % 400}.test.ts`
+    const name = `test-${String(i).padStart(5, '0')} renders case ${i % 13}`
+    return { testId: `web::${module}::${name}`, suite: 'web', module, name, file: module }
+  })
+  const started = Date.now()
+  for (let r = 0; r < runs; r++) {
+    const at = now - (runs - r) * (spanHours / runs) * HOUR
+    const revision = createHash('sha1').update(`rev-${Math.floor(r / 2)}`).digest('hex')
+    const run = {
+      runId: `gitlab-${9_000_000 + r}`,
+      suite: 'web',
+      branch: r % 5 === 0 ? 'feature/x' : 'main',
+      revision,
+      pipelineId: String(500_000 + Math.floor(r / 2)),
+      pipelineUrl: `https://gitlab.example.com/group/app/-/pipelines/${500_000 + Math.floor(r / 2)}`,
+      jobId: String(9_000_000 + r),
+      jobUrl: `https://gitlab.example.com/group/app/-/jobs/${9_000_000 + r}`,
+      artifactsUrl: `https://gitlab.example.com/group/app/-/jobs/${9_000_000 + r}/artifacts/browse`,
+      jobStatus: 'success',
+      pipelineStatus: 'success',
+      runnerId: `runner-${r % 4}`,
+      env: { browser: r % 2 ? 'chromium' : 'firefox', os: 'linux' },
+      startedAt: new Date(at).toISOString(),
+      finishedAt: new Date(at + 600_000).toISOString(),
+      durationMs: 600_000,
+      status: r % 37 === 36 ? 'interrupted' : 'complete',
+    }
+    const results = refs.map((test, i) => {
+      const kind = kinds[i]
+      const fails = kind === 'flaky' ? random() < 0.2 : kind === 'broken' ? r >= runs - 6 : random() < 0.002
+      const retried = kind === 'flaky' && !fails && random() < 0.1
+      const message = fails ? `Error: expected element to be visible (timeout ${1000 + (i % 5) * 1000} ms) in ${test.name}` : null
+      return {
+        test,
+        status: fails ? 'failed' : 'passed',
+        flakyOnRetry: retried,
+        durationMs: 50 + (i % 200),
+        errorType: fails ? 'AssertionError' : null,
+        message,
+        healingOccurred: false,
+        attempts: retried
+          ? [
+              { retry: 0, status: 'failed', durationMs: 80, message: 'Error: timeout', stack: null },
+              { retry: 1, status: 'passed', durationMs: 60, message: null, stack: null },
+            ]
+          : [],
+      }
+    })
+    const hash = createHash('sha256').update(`${name}-${r}`).digest('hex')
+    await store.ingestReport({ file: `junit-${r}.xml`, contentHash: hash, runs: [{ run, results }] })
+    if (r % 10 === 9) log(`  generated ${r + 1}/${runs} runs (${((Date.now() - started) / 1000).toFixed(0)} s)`)
+  }
+  return { store, file, reused: false }
+}
+
+/** Percentiles of a list of durations (ms), rounded to 0.01 ms. */
+export function percentiles(samples) {
+  const s = [...samples].sort((a, b) => a - b)
+  const at = (q) => s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)]
+  const r = (x) => Math.round(x * 100) / 100
+  return { n: s.length, p50: r(at(0.5)), p95: r(at(0.95)), p99: r(at(0.99)), max: r(s[s.length - 1]) }
+}

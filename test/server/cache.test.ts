@@ -1,0 +1,132 @@
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import type { LeaderboardResponse } from '../../src/server/api-types.js'
+import { createApp, type AppDeps } from '../../src/server/app.js'
+import type { Store } from '../../src/store/store.js'
+import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js'
+import { batch, result, runMeta } from '../helpers/builders.js'
+import { auth, config, NOW, seed, tempDir } from './helpers.js'
+
+/** The store, counting analysis scans: a wrapper, not a mock; every call reaches the real SQLite file. */
+function counting(store: Store): { store: Store; scans: () => number } {
+  let scans = 0
+  const wrapped = new Proxy(store, {
+    get(target, prop) {
+      const value = Reflect.get(target, prop, target) as unknown
+      if (prop === 'scanHistory') {
+        return (...args: Parameters<Store['scanHistory']>) => {
+          scans++
+          return target.scanHistory(...args)
+        }
+      }
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value
+    },
+  })
+  return { store: wrapped, scans: () => scans }
+}
+
+const cleanups: (() => Promise<void> | void)[] = []
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c()
+})
+
+async function setup(deps: Partial<AppDeps> = {}) {
+  const tmp = tempDir()
+  cleanups.push(tmp.cleanup)
+  const file = join(tmp.dir, 'fw.db')
+  const raw = await openSqliteStore(file)
+  cleanups.push(() => raw.close())
+  await seed(raw)
+  const c = counting(raw)
+  const app = await createApp({ store: c.store, config: config(), now: () => NOW, webRoot: null, ...deps })
+  cleanups.push(() => app.close())
+  const board = async (q = '') => (await app.inject({ method: 'GET', url: `/api/v1/leaderboard${q}` })).json<LeaderboardResponse>()
+  return { app, file, raw, scans: c.scans, board }
+}
+
+async function until(check: () => Promise<boolean> | boolean, ms = 5000): Promise<void> {
+  const end = Date.now() + ms
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error('timed out')
+    await new Promise((r) => setTimeout(r, 20))
+  }
+}
+
+function newcomerBatch(runId: string) {
+  return batch(runMeta(runId, new Date(NOW - 3_600_000).toISOString()), [result('newcomer', 'passed')])
+}
+
+describe('analysis cache', () => {
+  it('answers every view of one selection from one scan, even when asked at once', async () => {
+    const { app, scans } = await setup()
+    const urls = ['/api/v1/leaderboard', '/api/v1/heatmap', '/api/v1/trends', '/api/v1/kiosk', '/api/v1/leaderboard?sort=name']
+    const answers = await Promise.all(urls.map((url) => app.inject({ method: 'GET', url })))
+    expect(answers.map((a) => a.statusCode)).toEqual([200, 200, 200, 200, 200])
+    expect(scans()).toBe(1)
+    await app.inject({ method: 'GET', url: '/api/v1/leaderboard?last=5' })
+    expect(scans()).toBe(2)
+    await app.inject({ method: 'GET', url: '/api/v1/heatmap?last=5' })
+    expect(scans()).toBe(2)
+  })
+
+  it('sees a write through this process at once', async () => {
+    const { app, scans, board } = await setup()
+    const before = await board()
+    const body = `<testsuite name="s"><testcase classname="m" name="uploaded"/></testsuite>`
+    const up = await app.inject({ method: 'POST', url: '/api/v1/reports?suite=unit&run_id=up-1', headers: { ...auth(), 'content-type': 'application/xml' }, payload: body })
+    expect(up.statusCode).toBe(201)
+    const after = await board()
+    expect(after.total).toBe(before.total + 1)
+    expect(scans()).toBe(2)
+  })
+
+  it('finds another instance’s write within the TTL, answering from the old snapshot meanwhile', async () => {
+    const { file, board } = await setup({ cache: { ttlMs: 0 } })
+    const first = await board()
+    const other = await openSqliteStore(file)
+    cleanups.push(() => other.close())
+    await other.ingestReport(newcomerBatch('other-1'))
+    // This answer must not wait for a rebuild: it is the old snapshot, and it starts the probe.
+    const stale = await board()
+    expect(stale.generated_at).toBe(first.generated_at)
+    await until(async () => (await board()).rows.some((r) => r.name === 'newcomer'))
+  })
+
+  it('does not rebuild while nothing changed, until the snapshot is too old', async () => {
+    const { scans, board } = await setup({ cache: { ttlMs: 0, maxAgeMs: 150 } })
+    await board()
+    for (let i = 0; i < 5; i++) await board()
+    await new Promise((r) => setTimeout(r, 30))
+    await board()
+    expect(scans()).toBe(1)
+    await new Promise((r) => setTimeout(r, 200))
+    await board()
+    await until(() => scans() === 2)
+  })
+
+  it('keeps answering while a rebuild scans a large store', async () => {
+    const { app, raw, board } = await setup({ cache: { ttlMs: 0 } })
+    // Enough results that a scan takes a while, so that requests arrive during it.
+    const tests = Array.from({ length: 400 }, (_, i) => `bulk-${i}`)
+    for (let r = 0; r < 40; r++) {
+      await raw.ingestReport(batch(runMeta(`bulk-run-${r}`, new Date(NOW - (r + 1) * 3_600_000).toISOString()), tests.map((t) => result(t, r % 7 ? 'passed' : 'failed'))))
+    }
+    const first = await board()
+    await raw.ingestReport(newcomerBatch('bulk-new'))
+    await board()
+    const started = performance.now()
+    let answered = 0
+    let worst = 0
+    while (performance.now() - started < 3000) {
+      const t = performance.now()
+      const r = await app.inject({ method: 'GET', url: '/healthz' })
+      worst = Math.max(worst, performance.now() - t)
+      expect(r.statusCode).toBe(200)
+      answered++
+      if ((await board()).generated_at !== first.generated_at) break
+    }
+    expect(answered).toBeGreaterThan(1)
+    expect(worst).toBeLessThan(1000)
+    await until(async () => (await board('?search=newcomer')).total === 1)
+  })
+})

@@ -1,0 +1,224 @@
+import type { Browser, BrowserContext, Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { AuditResponse } from '../../src/server/api-types.js'
+import { config, READ_TOKEN, WRITE_TOKEN, XSS_NAME } from '../server/helpers.js'
+import { ensureWebBuilt, launchChromium, screenshot, startSeededServer, type LiveServer } from './helpers.js'
+
+let server: LiveServer
+let browser: Browser
+const contexts: BrowserContext[] = []
+
+beforeAll(async () => {
+  ensureWebBuilt()
+  server = await startSeededServer()
+  browser = await launchChromium()
+})
+afterAll(async () => {
+  for (const c of contexts) await c.close()
+  await browser?.close()
+  await server?.close()
+})
+
+interface Watched {
+  page: Page
+  errors: string[]
+  dialogs: string[]
+}
+
+/** A fresh tab that records page errors, console errors and dialogs, and records window.open instead of opening. */
+async function open(path: string, base = server.url): Promise<Watched> {
+  const context = await browser.newContext({ viewport: { width: 1440, height: 900 } })
+  contexts.push(context)
+  const page = await context.newPage()
+  const errors: string[] = []
+  const dialogs: string[] = []
+  page.on('pageerror', (e) => errors.push(e.message))
+  page.on('console', (m) => {
+    if (m.type() === 'error' && !m.text().includes('401')) errors.push(m.text())
+  })
+  page.on('dialog', (d) => {
+    dialogs.push(d.message())
+    void d.dismiss()
+  })
+  await page.addInitScript(() => {
+    const w = window as unknown as { __opened: string[] }
+    w.__opened = []
+    window.open = (url?: string | URL) => {
+      w.__opened.push(String(url))
+      return null
+    }
+  })
+  const res = await page.goto(`${base}${path}`)
+  expect(res?.headers()['content-security-policy']).toContain("script-src 'self'")
+  return { page, errors, dialogs }
+}
+
+const rowNames = (page: Page) => page.locator('table.leaderboard tbody tr .test-name').allTextContents()
+
+describe('dashboard', () => {
+  it('loads the leaderboard, most flaky first', async () => {
+    const { page, errors } = await open('/')
+    await page.locator('table.leaderboard tbody tr').first().waitFor()
+    const names = await rowNames(page)
+    expect(names).toHaveLength(12)
+    expect(names.slice(0, 2)).toEqual(['flaky', 'flaky'])
+    await expect.poll(() => page.locator('.card.flaky .value').textContent()).toBe('4')
+    await expect.poll(() => page.locator('.topbar .age').textContent()).toMatch(/28 runs/)
+    await screenshot(page, 'leaderboard')
+    expect(errors).toEqual([])
+  })
+
+  it('filters by suite and name, keeps the filters in the URL, and sorts', async () => {
+    const { page, errors } = await open('/')
+    await page.locator('select[name=suite] option[value=e2e]').waitFor({ state: 'attached' })
+    await page.selectOption('select[name=suite]', 'e2e')
+    await expect.poll(async () => (await page.locator('.test-sub').allTextContents()).every((t) => t.endsWith('· e2e'))).toBe(true)
+    expect(await rowNames(page)).toHaveLength(6)
+    await page.fill('input[name=q]', 'flak')
+    await page.press('input[name=q]', 'Enter')
+    await expect.poll(() => rowNames(page)).toEqual(['flaky'])
+    expect(page.url()).toMatch(/suite=e2e/)
+    expect(page.url()).toMatch(/q=flak/)
+    await screenshot(page, 'leaderboard-filtered')
+    await page.fill('input[name=q]', '')
+    await page.press('input[name=q]', 'Enter')
+    await page.click('th button.sort:has-text("Test")')
+    await expect.poll(async () => (await rowNames(page))[1]).toBe('broken')
+    expect(errors).toEqual([])
+  })
+
+  it('paints the heatmap, filtered by env and by a revision range', async () => {
+    const { page, errors } = await open('/heatmap?suite=unit')
+    await page.waitForFunction(() => performance.getEntriesByName('heatmap-painted').length > 0)
+    await expect.poll(() => page.locator('.heat-info').textContent()).toBe('6 tests × 14 runs')
+    await page.selectOption('select[name=env-os]', 'linux')
+    await expect.poll(() => page.locator('.heat-info').textContent()).toBe('6 tests × 7 runs')
+    await page.selectOption('select[name=env-os]', '')
+    await page.fill('input[name=q]', 'rev02abcdef...rev05')
+    await expect.poll(() => page.locator('.search-hint').textContent()).toBe('revision range')
+    await page.press('input[name=q]', 'Enter')
+    await expect.poll(() => page.locator('.heat-info').textContent()).toBe('6 tests × 4 runs')
+    await screenshot(page, 'heatmap-revision-range')
+    expect(errors).toEqual([])
+  })
+
+  it('shows heatmap tooltips and opens only http(s) links', async () => {
+    const { page, errors } = await open('/heatmap?suite=unit')
+    await page.waitForFunction(() => performance.getEntriesByName('heatmap-painted').length > 0)
+    const box = (await page.locator('.heat-scroller').boundingBox())!
+    // Layout constants of heatmap.ts: 300 px of labels, a 26 px header, 16 px rows, 14 px cells for 14 runs.
+    const cell = (row: number, col: number) => ({ x: box.x + 300 + col * 14 + 6, y: box.y + 26 + row * 16 + 8 })
+    const at = cell(0, 3)
+    await page.mouse.move(at.x, at.y)
+    const tip = page.locator('.heat-tip')
+    await expect.poll(() => tip.isVisible()).toBe(true)
+    expect(await tip.textContent()).toContain('pipeline 1003')
+    await screenshot(page, 'heatmap-tooltip')
+    // Run r03's artifacts URL is javascript:, so the click opens its pipeline instead.
+    await page.mouse.click(at.x, at.y)
+    const second = cell(0, 5)
+    await page.mouse.click(second.x, second.y)
+    const opened = await page.evaluate(() => (window as unknown as { __opened: string[] }).__opened)
+    expect(opened).toEqual(['https://ci.example.com/p/1003', 'https://ci.example.com/p/1005/artifacts'])
+    await page.mouse.click(box.x + 60, box.y + 26 + 8)
+    await page.locator('.test-page h1').waitFor()
+    expect(new URL(page.url()).pathname).toBe(`/tests/${encodeURIComponent('unit::mod::flaky')}`)
+    expect(errors).toEqual([])
+  })
+
+  it('opens a test, refuses a quarantine without the token, and quarantines and releases with it', async () => {
+    const { page, errors } = await open('/?suite=unit')
+    await page.click('table.leaderboard a.test-name:text-is("flaky")')
+    await expect.poll(() => page.locator('.test-page h1').textContent()).toBe('flaky')
+    await page.locator('.components .component').first().waitFor()
+    expect(await page.locator('.components .component').count()).toBe(6)
+    await page.click('.hcell >> nth=-2')
+    await expect.poll(() => page.locator('.attempts .attempt').count()).toBe(2)
+    await screenshot(page, 'test-page')
+
+    await page.click('button:has-text("Quarantine…")')
+    const dialog = page.locator('dialog.qdialog')
+    await dialog.locator('textarea[name=reason]').fill('fails on CI every other run')
+    await dialog.locator('button[type=submit]').click()
+    await expect.poll(() => dialog.locator('.dialog-error').textContent()).toMatch(/^Refused: .*write token/)
+    await dialog.locator('input[name=token]').fill('not-the-token')
+    await dialog.locator('button[type=submit]').click()
+    await expect.poll(() => dialog.locator('.dialog-error').textContent()).toBe('Refused: wrong token')
+    await screenshot(page, 'quarantine-refused')
+
+    await dialog.locator('input[name=token]').fill(WRITE_TOKEN)
+    await dialog.locator('input[name=actor]').fill('ana')
+    await dialog.locator('button[type=submit]').click()
+    await dialog.waitFor({ state: 'detached' })
+    await page.locator('.qstate .chip.quarantined').waitFor()
+    await expect.poll(() => page.locator('table.audit tbody tr').first().textContent()).toContain('fails on CI every other run')
+    await screenshot(page, 'test-quarantined')
+    expect(await page.evaluate(() => sessionStorage.getItem('flakewatch.writeToken'))).toBeNull()
+
+    await page.click('button:has-text("Release…")')
+    await dialog.locator('textarea[name=reason]').fill('fixed the race')
+    await dialog.locator('input[name=token]').fill(WRITE_TOKEN)
+    await dialog.locator('input[name=remember]').check()
+    await dialog.locator('button[type=submit]').click()
+    await dialog.waitFor({ state: 'detached' })
+    await page.locator('button:has-text("Quarantine…")').waitFor()
+    expect(await page.evaluate(() => sessionStorage.getItem('flakewatch.writeToken'))).toBe(WRITE_TOKEN)
+    expect(await page.evaluate(() => localStorage.length)).toBe(0)
+
+    const audit = (await (await fetch(`${server.url}/api/v1/quarantine/audit?test_id=unit::mod::flaky`)).json()) as AuditResponse
+    expect(audit.audit.map((a) => [a.action, a.actor, a.reason])).toEqual([
+      ['release', 'dashboard', 'fixed the race'],
+      ['quarantine', 'ana', 'fails on CI every other run'],
+    ])
+    expect(errors).toEqual([])
+  })
+
+  it('renders a test name carrying HTML as text, everywhere, and runs none of it', async () => {
+    const { page, errors, dialogs } = await open('/?suite=unit')
+    const link = page.locator('table.leaderboard a.test-name', { hasText: '<script>' })
+    await link.waitFor()
+    expect(await link.textContent()).toBe(XSS_NAME)
+    await screenshot(page, 'xss-as-text')
+    await link.click()
+    await expect.poll(() => page.locator('.test-page h1').textContent()).toBe(XSS_NAME)
+    await page.goto(`${server.url}/kiosk`)
+    await page.locator('.k-name', { hasText: '<script>' }).first().waitFor()
+    await page.goto(`${server.url}/heatmap`)
+    await page.waitForFunction(() => performance.getEntriesByName('heatmap-painted').length > 0)
+    expect(await page.locator('img').count()).toBe(0)
+    expect(await page.locator('script').count()).toBe(1)
+    expect(dialogs).toEqual([])
+    expect(errors).toEqual([])
+  })
+
+  it('shows the kiosk with data age, and the trends', async () => {
+    const { page, errors } = await open('/kiosk')
+    await expect.poll(() => page.locator('.k-age').textContent()).toMatch(/^newest run .* ago · analysed/)
+    expect(await page.locator('.k-col.broken .k-name').allTextContents()).toEqual(['broken', 'broken'])
+    expect(await page.locator('.k-col.flaky .spark').first().locator('.sc').count()).toBe(5)
+    expect(await page.locator('.k-days').allTextContents()).toEqual(['1', '1'])
+    await screenshot(page, 'kiosk')
+    await page.goto(`${server.url}/trends`)
+    await page.locator('svg.trend-chart polyline').first().waitFor()
+    expect(await page.locator('svg.trend-chart polyline').count()).toBe(2)
+    await screenshot(page, 'trends')
+    await page.goto(`${server.url}/quarantine`)
+    await page.locator('h2', { hasText: 'Quarantined tests' }).waitFor()
+    await screenshot(page, 'quarantine-page')
+    expect(errors).toEqual([])
+  })
+
+  it('asks for the read token when the server needs one', async () => {
+    const guarded = await startSeededServer({ config: config({ readToken: READ_TOKEN }) })
+    try {
+      const { page } = await open('/', guarded.url)
+      await page.locator('form.token-form').first().waitFor()
+      await page.locator('form.token-form input[name=read-token]').first().fill(READ_TOKEN)
+      await page.locator('form.token-form button').first().click()
+      await page.locator('table.leaderboard tbody tr').first().waitFor()
+      expect(await rowNames(page)).toHaveLength(12)
+    } finally {
+      await guarded.close()
+    }
+  })
+})
