@@ -379,7 +379,7 @@ async function bareScan() {
   const t0 = performance.now()
   await admin.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY')
   await admin.query(
-    `DECLARE bare NO SCROLL CURSOR FOR SELECT test, run, status | flaky::integer << 2 | healing::integer << 3,
+    `DECLARE bare NO SCROLL CURSOR FOR SELECT test, run, status | (flaky::integer << 2) | (healing::integer << 3),
      duration_ms, attempts, failed_attempts, failed_ms, error_type, message FROM results ORDER BY test, at, run`,
   )
   let rows = 0

@@ -47,13 +47,7 @@ function hasDigit(s: string): boolean {
 // Messages may carry whole diffs or stack traces; their head names the failure mode.
 const MAX_CHARS = 1000
 const MAX_CACHE = 100_000
-const byMessage = new Map<string, string>()
-const byShape = new Map<string, string>()
-// Every rule treats digits as a class (never a particular digit), except for the `0x` of hex literals. So two
-// messages that differ only in their digits, counted one for one, normalise alike, as long as the result keeps
-// no digit. Most messages that are unique differ only in numbers (times, ports, ids, lines): this one cheap
-// pass spares them the rules.
-const NON_HEX_DIGIT = /(?!0x)\d/gi
+const cache = new Map<string, string>()
 
 /**
  * A failure message with its run-specific parts replaced, so that the same failure mode has one signature:
@@ -63,26 +57,12 @@ const NON_HEX_DIGIT = /(?!0x)\d/gi
  * @example normalizeMessage('Timeout at /src/a.ts:12:5 after 5000ms') // 'timeout at <path> after <duration>'
  */
 export function normalizeMessage(message: string): string {
-  const hit = byMessage.get(message)
+  const hit = cache.get(message)
   if (hit !== undefined) return hit
-  const head = message.length > MAX_CHARS ? message.slice(0, MAX_CHARS) : message
-  const shape = hasDigit(head) ? head.replace(NON_HEX_DIGIT, '1') : head
-  let out = byShape.get(shape)
-  if (out === undefined) {
-    out = applyRules(head)
-    if (!hasDigit(out)) remember(byShape, shape, out)
-  }
-  remember(byMessage, message, out)
-  return out
-}
-
-function applyRules(message: string): string {
-  let out = message
+  let out = message.length > MAX_CHARS ? message.slice(0, MAX_CHARS) : message
   for (const rule of RULES) if (rule.test(out)) out = out.replace(rule.re, rule.to)
-  return out.trim().toLowerCase()
-}
-
-function remember(cache: Map<string, string>, key: string, value: string): void {
+  out = out.trim().toLowerCase()
   if (cache.size >= MAX_CACHE) cache.clear()
-  cache.set(key, value)
+  cache.set(message, out)
+  return out
 }

@@ -1,6 +1,6 @@
 import { Command, Option } from 'commander'
 import { ExitError, InputError } from '../errors.js'
-import { FORMATS } from '../ingest/index.js'
+import { FORMATS } from '../ingest/formats.js'
 import { VERSION } from '../version.js'
 import type { Io } from './output.js'
 

@@ -52,7 +52,7 @@ export function bundleUri(url: string | null): string | null {
  */
 export function bundleRun(run: Run, contextKeys: readonly string[]): BundleRun {
   const out: Record<string, unknown> = { run_id: run.runId, suite: run.suite || null }
-  for (const key of contextKeys) out[key] = run.env[key] ?? null
+  for (const key of contextKeys) out[key] = Object.hasOwn(run.env, key) ? run.env[key] : null
   const pipelineId = bundlePipelineId(run.pipelineId)
   out.source_revision = run.revision
   out.source_branch = run.branch

@@ -50,7 +50,7 @@ export function createBundleTest(opts: BundleTestOptions): (history: TestHistory
   const context = (run: RunInfo) => {
     let c = contextOf.get(run)
     if (c === undefined) {
-      const values = contextKeys.map((k) => run.env[k] ?? null)
+      const values = contextKeys.map((k) => (Object.hasOwn(run.env, k) ? run.env[k]! : null))
       c = { key: JSON.stringify(values), values }
       contextOf.set(run, c)
     }

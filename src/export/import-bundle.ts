@@ -4,6 +4,7 @@ import { InputError } from '../errors.js'
 import type { EnvFacets, Result, RunMeta, RunStatus, TestRef } from '../model.js'
 import type { ReportBatch, Store } from '../store/store.js'
 import { bundleSchemaErrors } from './bundle-schema.js'
+import { resolveBundleExport } from './write-bundle.js'
 import {
   BUNDLE_SCHEMA_VERSION,
   DEFAULT_CONTEXT_KEYS,
@@ -236,6 +237,8 @@ export async function importBundle(store: Store, file: string, opts: ImportBundl
     const why = (error as NodeJS.ErrnoException).code ?? (error as Error).message
     throw new InputError(`${file}: cannot read: ${why}`, { cause: error })
   }
+  // The same key rules as the export, so that what one writes the other reads.
+  const contextKeys = resolveBundleExport({ contextKeys: opts.contextKeys }).contextKeys
   const bundle = parseBundle(bytes.toString('utf8'), file)
   const contentHash = createHash('sha256').update(bytes).digest('hex')
   const summary: ImportSummary = {
@@ -250,7 +253,7 @@ export async function importBundle(store: Store, file: string, opts: ImportBundl
   const onMismatch = (m: ContextMismatch) => {
     if (summary.contextMismatches++ < MAX_EXAMPLES) summary.mismatchExamples.push(m)
   }
-  for (const batch of bundleBatches(bundle, { file, contentHash, contextKeys: opts.contextKeys, onMismatch })) {
+  for (const batch of bundleBatches(bundle, { file, contentHash, contextKeys, onMismatch })) {
     for (const o of await store.ingestReport(batch, { replace: opts.replace })) {
       if (o.outcome === 'duplicate') summary.duplicateRuns.push(o.runId)
       else summary.runs++

@@ -92,7 +92,7 @@ export type HelperLib = Record<string, (...args: never[]) => unknown>
  * helper and then calls `main`. Helpers from other modules must be reached through the `lib` argument `main` gets
  * last: a module loader may rewrite direct references to imports (Vite's SSR transform does), and those rewritten
  * names do not exist in the page. Called in Node, the returned function runs `main` with the real helpers.
- * @example await page.evaluate(inPage(rankElements, RANK_HELPERS), args)
+ * @example await page.evaluate(inPage(describeAll, DESCRIBE_HELPERS), options)
  */
 export function inPage<A extends unknown[], R>(
   main: (...args: [...A, HelperLib]) => R,

@@ -170,8 +170,12 @@ export function readFingerprint(data: unknown): ElementFingerprint | null {
   return ok ? (e as ElementFingerprint) : null
 }
 
-/** A JavaScript single-quoted string literal, as a test author would write it. */
-function quote(s: string): string {
+/**
+ * A JavaScript single-quoted string literal, as a test author would write it: the quoting of locator keys and
+ * suggested locators alike.
+ * @example jsString("it's") // "'it\\'s'"
+ */
+export function jsString(s: string): string {
   return `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'").replace(/\n/g, '\\n').replace(/\r/g, '\\r')}'`
 }
 
@@ -187,13 +191,13 @@ export function idSelector(id: string): string {
 export function locatorCode(s: LocatorSuggestion): string {
   switch (s.kind) {
     case 'testid':
-      return `getByTestId(${quote(s.value)})`
+      return `getByTestId(${jsString(s.value)})`
     case 'id':
-      return `locator(${quote(idSelector(s.value))})`
+      return `locator(${jsString(idSelector(s.value))})`
     case 'role':
-      return `getByRole(${quote(s.role)}, { name: ${quote(s.name)}, exact: true })`
+      return `getByRole(${jsString(s.role)}, { name: ${jsString(s.name)}, exact: true })`
     case 'css':
-      return `locator(${quote(s.value)})`
+      return `locator(${jsString(s.value)})`
   }
 }
 

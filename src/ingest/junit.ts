@@ -37,6 +37,9 @@ interface JunitCaseAttributes {
   time?: string
   /** Ginkgo, Bazel and a few others say the outcome here too. */
   status?: string
+  /** `disabled="true"` / `skipped="true"`: writers that mark a skip on the case instead of a <skipped> child. */
+  disabled?: string
+  skipped?: string
 }
 
 interface JunitOutcomeAttributes {
@@ -389,7 +392,8 @@ function finishCase(
   const statusAttr = a.status?.trim().toLowerCase()
   const fromAttr = statusAttr && statusAttr in CASE_STATUS ? CASE_STATUS[statusAttr as JunitCaseStatus] : null
   const outcome = c.outcome
-  const status: ResultStatus = outcome?.status ?? fromAttr ?? 'passed'
+  const flaggedSkip = a.disabled === 'true' || a.skipped === 'true'
+  const status: ResultStatus = outcome?.status ?? fromAttr ?? (flaggedSkip ? 'skipped' : 'passed')
   const durationMs = secondsToMs(a.time)
 
   let message: string | null = null
@@ -418,9 +422,11 @@ function finishCase(
     attempts.push({ retry: attempts.length, status, durationMs, message, stack })
     flakyOnRetry = status === 'passed'
     if (flakyOnRetry) {
-      const last = flaky.at(-1)!
-      message = attempts.at(-2)!.message
-      errorType = errorTypeOf(last.type, message, null)
+      // Why it flaked: the last failed try, as for every other pass-on-retry.
+      const lastFailure = attempts.at(-2)!
+      message = lastFailure.message
+      stack = lastFailure.stack
+      errorType = errorTypeOf(flaky.at(-1)!.type, message, null)
     }
   } else if (reruns.length > 0) {
     attempts.push({ retry: 0, status, durationMs, message, stack })

@@ -8,6 +8,10 @@ import type { HistoryFilter, Store } from '../store/store.js'
 export interface AnalyzeStoreOptions {
   config?: AnalysisConfigOptions
   filter?: HistoryFilter
+  /**
+   * Where the analysis windows (lookback, "recent", success-rate days) end. Default: the newest selected run, so
+   * that a store that has not been fed for a while still shows its last weeks instead of nothing.
+   */
   now?: number
   /** Sees each history beside its analysis, for callers that need more than the analysis keeps. */
   onTest?: (history: TestHistory, analysis: TestAnalysis) => void
@@ -20,9 +24,9 @@ export interface AnalyzeStoreOptions {
  */
 export async function analyzeStore(store: Store, opts: AnalyzeStoreOptions = {}): Promise<TestAnalysis[]> {
   const cfg = resolveAnalysisConfig(opts.config)
-  const now = opts.now ?? Date.now()
   const filter = opts.filter ?? {}
   const summaries = await store.runSummaries({ suite: filter.suite, branch: filter.branch, since: filter.since, until: filter.until })
+  const now = opts.now ?? (summaries.length ? Math.max(...summaries.map((s) => s.at)) + 1 : Date.now())
   const excludedRuns = infraRunIds(summaries, cfg)
   const out: TestAnalysis[] = []
   for await (const history of store.scanHistory(filter)) {

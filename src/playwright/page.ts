@@ -6,7 +6,7 @@ import type { Locator, Page } from '@playwright/test'
 import { InputError } from '../errors.js'
 import type { Capture, LocatorSuggestion } from '../heal/fingerprint.js'
 import { capturePageFunction } from '../heal/fingerprint.js'
-import { HealRefusedError, createHealer, idSelector, resolveHealSettings } from '../heal/healer.js'
+import { HealRefusedError, createHealer, idSelector, jsString, resolveHealSettings } from '../heal/healer.js'
 import type { HealLogger, HealOutcome, HealSettings, HealStore, Healer, ResolvedHealSettings } from '../heal/healer.js'
 import type { HealRecord } from '../store/store.js'
 
@@ -160,7 +160,10 @@ export function createHealingPage(page: Page, options: HealingPageOptions): Heal
       const value: unknown = Reflect.get(target, prop, target)
       if (typeof value !== 'function') return value
       let fn = bound.get(prop)
-      if (!fn) bound.set(prop, (fn = (value as (...a: unknown[]) => unknown).bind(target)))
+      if (!fn) {
+        fn = (...args: unknown[]) => (value as (...a: unknown[]) => unknown).apply(target, unwrapArgs(args))
+        bound.set(prop, fn)
+      }
       return fn
     },
   }) as HealingPage
@@ -235,19 +238,30 @@ function invoke(target: object, method: string, args: unknown[]): unknown {
   return (fn as (...a: unknown[]) => unknown).apply(target, unwrapArgs(args))
 }
 
-/** Playwright checks that locators it receives are its own: hand it the real ones, also inside option objects. */
+/**
+ * Playwright checks that locators it receives are its own: hand it the real ones, also inside option objects and
+ * arrays (`{ has: locator }`, `{ mask: [locator] }`). Values without a wrapped locator inside are passed as they are.
+ */
 function unwrapArgs(args: unknown[]): unknown[] {
-  return args.map((a) => {
-    const direct = typeof a === 'object' && a !== null ? states.get(a) : undefined
-    if (direct) return direct.target
-    if (!isPlainObject(a)) return a
-    let copy: Record<string, unknown> | null = null
-    for (const [k, v] of Object.entries(a)) {
-      const inner = typeof v === 'object' && v !== null ? states.get(v) : undefined
-      if (inner) (copy ??= { ...a })[k] = inner.target
-    }
-    return copy ?? a
-  })
+  return args.map((a) => unwrap(a, 0))
+}
+
+function unwrap(v: unknown, depth: number): unknown {
+  if (typeof v !== 'object' || v === null) return v
+  const state = states.get(v)
+  if (state) return state.target
+  if (depth >= 3) return v
+  if (Array.isArray(v)) {
+    const items = v.map((x: unknown) => unwrap(x, depth + 1))
+    return items.some((x, i) => x !== v[i]) ? items : v
+  }
+  if (!isPlainObject(v)) return v
+  let copy: Record<string, unknown> | null = null
+  for (const [k, x] of Object.entries(v)) {
+    const u = unwrap(x, depth + 1)
+    if (u !== x) (copy ??= { ...v })[k] = u
+  }
+  return copy ?? v
 }
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
@@ -256,12 +270,8 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
   return proto === Object.prototype || proto === null
 }
 
-function quote(s: string): string {
-  return `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'").replace(/\n/g, '\\n')}'`
-}
-
 function formatValue(v: unknown): string {
-  if (typeof v === 'string') return quote(v)
+  if (typeof v === 'string') return jsString(v)
   if (v instanceof RegExp) return String(v)
   if (typeof v === 'object' && v !== null) {
     const state = states.get(v)
@@ -321,11 +331,14 @@ async function runAction(state: LocatorState, method: string, args: unknown[]): 
     const outcome = await tryHeal(state, null)
     if (outcome?.status === 'healed') return call(session.page.locator(outcome.selector), method, args)
     // Not healed: the element may still come within the action's own timeout.
+    let result: unknown
     try {
-      return await call(target, method, args)
+      result = await call(target, method, args)
     } catch (actionError) {
       throw refusal(state, outcome, actionError)
     }
+    await learnAfter(state)
+    return result
   }
   let result: unknown
   try {
@@ -350,10 +363,21 @@ async function runPresenceQuery(state: LocatorState, method: string, args: unkno
   }
   const result = await call(target, method, args)
   const present = method === 'isVisible' ? result === true : result === false
-  if (count === 1 && present && !session.learned.has(state.key)) {
-    await learnOnce(state, await target.evaluate(capturePageFunction, state.settings.describe))
-  }
+  if (count === 1 && present) await learnAfter(state)
   return result
+}
+
+/**
+ * Learns from the element after the call that found it: for an element that came after the probe gave up, and
+ * for presence reads. Skipped if the element has gone meanwhile (the action navigated away).
+ */
+async function learnAfter(state: LocatorState): Promise<void> {
+  if (state.session.learned.has(state.key)) return
+  try {
+    await learnOnce(state, await state.target.evaluate(capturePageFunction, state.settings.describe, { timeout: 100 }))
+  } catch {
+    // Gone or ambiguous: nothing to learn this time.
+  }
 }
 
 /** Healing must never hide the real failure: if the heal step itself breaks, report it and carry on without it. */

@@ -3,10 +3,18 @@
  * CTRF file), and can enforce quarantine from inside Playwright. Loads no `@playwright/test` code at runtime.
  */
 import { relative, sep } from 'node:path'
-import type { FullConfig, FullResult, Reporter, Suite, TestCase, TestError, TestResult } from '@playwright/test/reporter'
+import type {
+  FullConfig,
+  FullResult,
+  Reporter,
+  Suite,
+  TestCase,
+  TestError,
+  TestResult,
+} from '@playwright/test/reporter'
 import { describeCases, prepareRecording } from '../reporters/build-cases.js'
 import type { QuarantineReporterOptions, ResolvedReporterOptions } from '../reporters/options.js'
-import { resolveReporterOptions } from '../reporters/options.js'
+import { reporterOptions } from '../reporters/options.js'
 import { playwrightReport, PLAYWRIGHT_SOURCE, type PlaywrightTestRecord } from '../reporters/playwright-cases.js'
 import { decideQuarantine, formatForgiven, loadQuarantines } from '../reporters/quarantine.js'
 import { errorMessage, processIo, say, writeRecording, type ReporterIo } from '../reporters/writer.js'
@@ -68,9 +76,7 @@ export default class FlakewatchPlaywrightReporter implements Reporter {
     const passed = options as PassedOptions
     this.listOnly = passed._mode === 'list'
     const { configDir: _configDir, _mode, ...own } = passed
-    const resolved = resolveReporterOptions(own, passed.configDir ?? process.cwd(), this.io.env)
-    this.options = resolved.options
-    if (resolved.errors.length > 0) say(this.io, `reporter options ignored, nothing will be recorded: ${resolved.errors.join('; ')}`)
+    this.options = reporterOptions(own, passed.configDir ?? process.cwd(), this.io)
   }
 
   printsToStdio(): boolean {
@@ -102,7 +108,10 @@ export default class FlakewatchPlaywrightReporter implements Reporter {
     }
   }
 
-  private async finish(result: FullResult, options: ResolvedReporterOptions): Promise<{ status: 'passed' } | undefined> {
+  private async finish(
+    result: FullResult,
+    options: ResolvedReporterOptions,
+  ): Promise<{ status: 'passed' } | undefined> {
     const rootDir = this.config?.rootDir ?? process.cwd()
     const records = [...this.attempts].map(([test, results]) => playwrightRecord(test, results, rootDir))
     if (records.length === 0) {

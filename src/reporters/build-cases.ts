@@ -42,7 +42,10 @@ type Env = Record<string, string | undefined>
  * give the same test ids, run ids and facet split.
  * @example const { batch } = prepareRecording(report, { suite: 'e2e', env: process.env, source: 'flakewatch/vitest' })
  */
-export function prepareRecording(report: RecordedReport, opts: { suite: string | undefined; env: Env; source: string }): Recording {
+export function prepareRecording(
+  report: RecordedReport,
+  opts: { suite: string | undefined; env: Env; source: string },
+): Recording {
   const context = mergeContexts(envRunContext(opts.env), { suite: opts.suite })
   // The hash names a local run (no CI run id) and recognises a second write of the very same content.
   const contentHash = createHash('sha256').update(JSON.stringify(report)).digest('hex')

@@ -4,7 +4,7 @@
  */
 import { prepareRecording } from './build-cases.js'
 import { jestReport, JEST_SOURCE, type JestAggregatedResult } from './jest-cases.js'
-import { resolveReporterOptions, type ReporterOptions, type ResolvedReporterOptions } from './options.js'
+import { reporterOptions, type ReporterOptions, type ResolvedReporterOptions } from './options.js'
 import { errorMessage, processIo, say, writeRecording, type ReporterIo } from './writer.js'
 
 export type { ReporterOptions as JestReporterOptions } from './options.js'
@@ -20,9 +20,7 @@ export default class FlakewatchJestReporter {
   private readonly io: ReporterIo = processIo()
 
   constructor(globalConfig: { rootDir?: string } = {}, options: ReporterOptions = {}) {
-    const resolved = resolveReporterOptions(options, globalConfig.rootDir ?? process.cwd(), this.io.env)
-    this.options = resolved.options
-    if (resolved.errors.length > 0) say(this.io, `reporter options ignored, nothing will be recorded: ${resolved.errors.join('; ')}`)
+    this.options = reporterOptions(options, globalConfig.rootDir ?? process.cwd(), this.io)
   }
 
   async onRunComplete(_contexts: unknown, results: JestAggregatedResult): Promise<void> {

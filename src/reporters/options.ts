@@ -1,6 +1,7 @@
 import { isAbsolute, resolve } from 'node:path'
 import { z } from 'zod'
 import { isPostgresUrl, resolveDbLocation } from '../store/open.js'
+import { say, type ReporterIo } from './writer.js'
 
 /** What the Vitest and Jest reporters accept, as written in the runner's config. */
 export interface ReporterOptions {
@@ -62,7 +63,10 @@ export function resolveReporterOptions(
   }
   const o = parsed.data
   // A db named in the config follows the config, like its other paths; the default stays where the CLI looks.
-  const db = o.db && o.db !== ':memory:' && !isPostgresUrl(o.db) ? resolveConfigPath(o.db, baseDir) : resolveDbLocation({ db: o.db, env })
+  const db =
+    o.db && o.db !== ':memory:' && !isPostgresUrl(o.db)
+      ? resolveConfigPath(o.db, baseDir)
+      : resolveDbLocation({ db: o.db, env })
   const enforce = o.quarantine ?? o.quarantineFile !== undefined
   return {
     options: {
@@ -73,4 +77,15 @@ export function resolveReporterOptions(
     },
     errors: [],
   }
+}
+
+/**
+ * {@link resolveReporterOptions} for a reporter's constructor: bad options are said once on stderr and turn the
+ * reporter off, since a reporter must not fail the run over its own configuration.
+ * @example this.options = reporterOptions(options, config.rootDir, this.io)
+ */
+export function reporterOptions(input: unknown, baseDir: string, io: ReporterIo): ResolvedReporterOptions | null {
+  const { options, errors } = resolveReporterOptions(input, baseDir, io.env)
+  if (errors.length > 0) say(io, `reporter options ignored, nothing will be recorded: ${errors.join('; ')}`)
+  return options
 }

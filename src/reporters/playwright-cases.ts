@@ -1,6 +1,12 @@
 import { parseReport, sourceFromBuffer } from '../ingest/index.js'
 import type { RunStatus } from '../model.js'
-import { caseKey, HEALED_ANNOTATION, type CaseAnnotation, type RecordedCase, type RecordedReport } from './build-cases.js'
+import {
+  caseKey,
+  HEALED_ANNOTATION,
+  type CaseAnnotation,
+  type RecordedCase,
+  type RecordedReport,
+} from './build-cases.js'
 
 /** Playwright's per-attempt statuses (`TestResult.status`). */
 export type PlaywrightAttemptStatus = 'passed' | 'failed' | 'timedOut' | 'skipped' | 'interrupted'
@@ -23,7 +29,7 @@ export interface PlaywrightAttempt {
 /** One Playwright test (`TestCase`) in one project, with every attempt the reporter saw. */
 export interface PlaywrightTestRecord {
   project: string
-  /** The spec file relative to the config's `rootDir`, with `/` separators (as Playwright's JSON reporter writes it). */
+  /** The spec file relative to the config's `rootDir`, with `/` separators, as Playwright's JSON report has it. */
   file: string
   /** Describe titles, outermost first; an anonymous describe is an empty title, as in the JSON report. */
   describes: string[]
@@ -95,7 +101,10 @@ const plainError = (e: PlaywrightError): PlaywrightError => ({ message: e.messag
  * tags and annotations.
  * @example const report = await playwrightReport(records, { startTime, durationMs, status: 'complete' })
  */
-export async function playwrightReport(records: PlaywrightTestRecord[], run: PlaywrightRunInfo): Promise<RecordedReport> {
+export async function playwrightReport(
+  records: PlaywrightTestRecord[],
+  run: PlaywrightRunInfo,
+): Promise<RecordedReport> {
   const json = JSON.stringify(toPlaywrightJson(records, run))
   const parsed = await parseReport(sourceFromBuffer(PLAYWRIGHT_SOURCE, json), { format: 'playwright-json' })
   const extras = new Map<string, { healed: boolean; tags: Set<string>; annotations: Map<string, CaseAnnotation> }>()
@@ -106,7 +115,8 @@ export async function playwrightReport(records: PlaywrightTestRecord[], run: Pla
     for (const t of r.tags) extra.tags.add(t.replace(/^@/, ''))
     for (const a of [...r.annotations, ...r.attempts.flatMap((x) => x.annotations)]) {
       if (a.type === HEALED_ANNOTATION) extra.healed = true
-      extra.annotations.set(`${a.type}\u0000${a.description ?? ''}`, { type: a.type, ...(a.description ? { description: a.description } : {}) })
+      const kept = { type: a.type, ...(a.description ? { description: a.description } : {}) }
+      extra.annotations.set(`${a.type}\u0000${a.description ?? ''}`, kept)
     }
   }
   const cases: RecordedCase[] = parsed.cases.map((c) => {

@@ -53,7 +53,7 @@ export interface QuarantineDecision {
  * Decides whether quarantine turns a failed run into a passed one: only when the runner failed it for its tests
  * alone and every one of those failures is quarantined ({@link gate}). A crash, an interruption, a timed-out run
  * or a run cut short keeps its status: quarantine forgives tests, not broken runs.
- * @example decideQuarantine({ status: 'failed', incomplete: null, results, quarantines, failOnFlaky: false, now: Date.now() })
+ * @example decideQuarantine({ status: 'failed', incomplete: null, results, quarantines, failOnFlaky: false, now })
  */
 export function decideQuarantine(input: QuarantineInput): QuarantineDecision {
   const map = new Map(input.quarantines.map((q) => [q.testId, q]))
@@ -68,8 +68,14 @@ export function decideQuarantine(input: QuarantineInput): QuarantineDecision {
   const forgiven = [...decision.quarantined, ...flakyForgiven]
   if (input.status === 'passed') return { pass: false, forgiven: [], note: null }
   const broken =
-    input.status === 'timedout' ? 'the run timed out' : input.status === 'interrupted' ? 'the run was interrupted' : input.incomplete
-  if (broken) return { pass: false, forgiven: [], note: forgiven.length > 0 ? `${broken}; quarantine does not apply` : null }
+    input.status === 'timedout'
+      ? 'the run timed out'
+      : input.status === 'interrupted'
+        ? 'the run was interrupted'
+        : input.incomplete
+  if (broken) {
+    return { pass: false, forgiven: [], note: forgiven.length > 0 ? `${broken}; quarantine does not apply` : null }
+  }
   if (decision.verdict === 'fail') return { pass: false, forgiven, note: null }
   // A failed run without a failing test to forgive failed for another reason, and that reason stands.
   if (forgiven.length === 0) return { pass: false, forgiven: [], note: null }
@@ -79,7 +85,8 @@ export function decideQuarantine(input: QuarantineInput): QuarantineDecision {
 /** The stderr lines that list what quarantine forgave. */
 export function formatForgiven(forgiven: QuarantinedEntry[]): string[] {
   return forgiven.map((f) => {
-    const details = [f.reason, f.owner && `owner ${f.owner}`, f.issue_url, f.expires_at && `until ${f.expires_at}`].filter(Boolean)
+    const owner = f.owner && `owner ${f.owner}`
+    const details = [f.reason, owner, f.issue_url, f.expires_at && `until ${f.expires_at}`].filter(Boolean)
     return `  ${f.status} ${f.test_id} (quarantined: ${details.join('; ')})`
   })
 }

@@ -72,7 +72,7 @@ const roundMs = (ms: number | undefined): number | null => (ms === undefined ? n
  */
 export function vitestName(test: Pick<VitestTestCase, 'name' | 'parent'>): string {
   const titles = [test.name]
-  for (let p: VitestParent | undefined = test.parent; p && p.type === 'suite'; p = p.parent) titles.unshift(p.name ?? '')
+  for (let p: VitestParent | undefined = test.parent; p?.type === 'suite'; p = p.parent) titles.unshift(p.name ?? '')
   return titles.join(' > ')
 }
 
@@ -96,7 +96,10 @@ function errorType(e: VitestError | undefined): string | null {
  * the final failure gets one. Vitest times the tries together: the case has the total, the attempts have none.
  * @example vitestCase(testCase, testModule)?.attempts.length // 2 for a test that passed on its first retry
  */
-export function vitestCase(test: VitestTestCase, module: Pick<VitestTestModule, 'relativeModuleId'>): RecordedCase | null {
+export function vitestCase(
+  test: VitestTestCase,
+  module: Pick<VitestTestModule, 'relativeModuleId'>,
+): RecordedCase | null {
   const result = test.result()
   if (result.state === 'pending') return null
   const status = STATE[result.state]
@@ -110,7 +113,8 @@ export function vitestCase(test: VitestTestCase, module: Pick<VitestTestModule, 
     attempts.push({ retry: i, status: 'failed', durationMs: null, ...text(matched ? errors[i] : undefined) })
   }
   const finalError = status === 'failed' ? errors.at(-1) : undefined
-  attempts.push({ retry: retries, status, durationMs: retries === 0 ? roundMs(diag?.duration) : null, ...text(finalError) })
+  const finalMs = retries === 0 ? roundMs(diag?.duration) : null
+  attempts.push({ retry: retries, status, durationMs: finalMs, ...text(finalError) })
   const flakyOnRetry = status === 'passed' && retries > 0
   const shown = status === 'failed' ? finalError : flakyOnRetry ? errors.at(-1) : undefined
   const { message, stack } = text(shown)
@@ -138,7 +142,10 @@ export function vitestCase(test: VitestTestCase, module: Pick<VitestTestModule, 
  * ingest.
  * @example vitestReport(testModules, { startTime, status: 'complete' })
  */
-export function vitestReport(modules: ReadonlyArray<VitestTestModule>, run: { startTime: Date; endTime: Date; status: RunStatus }): RecordedReport {
+export function vitestReport(
+  modules: ReadonlyArray<VitestTestModule>,
+  run: { startTime: Date; endTime: Date; status: RunStatus },
+): RecordedReport {
   const cases: RecordedCase[] = []
   for (const m of modules) {
     let count = 0

@@ -3,7 +3,7 @@
  * CTRF file. Its default export is the reporter class, which Vitest instantiates with the options.
  */
 import { prepareRecording } from './build-cases.js'
-import { resolveReporterOptions, type ReporterOptions, type ResolvedReporterOptions } from './options.js'
+import { reporterOptions, type ReporterOptions, type ResolvedReporterOptions } from './options.js'
 import { vitestReport, type VitestTestModule } from './vitest-cases.js'
 import { errorMessage, processIo, say, writeRecording, type ReporterIo } from './writer.js'
 
@@ -28,9 +28,7 @@ export default class FlakewatchVitestReporter {
 
   onInit(vitest: { config: { root: string }; version?: string }): void {
     this.version = vitest.version
-    const resolved = resolveReporterOptions(this.raw, vitest.config.root, this.io.env)
-    this.options = resolved.options
-    if (resolved.errors.length > 0) say(this.io, `reporter options ignored, nothing will be recorded: ${resolved.errors.join('; ')}`)
+    this.options = reporterOptions(this.raw, vitest.config.root, this.io)
   }
 
   onTestRunStart(): void {

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs'
+import { resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import fastifyStatic from '@fastify/static'
 import type { FastifyInstance } from 'fastify'
@@ -36,7 +37,7 @@ export async function dashboardRoutes(app: FastifyInstance, root: string | null)
     return
   }
   await app.register(fastifyStatic, {
-    root,
+    root: resolve(root),
     prefix: '/',
     wildcard: false,
     index: false,

@@ -9,8 +9,11 @@ const DAY_MS = 86_400_000
 /** Most heatmap columns kept per snapshot: enough for the dashboard's slider, bounded in memory. */
 export const HEATMAP_MAX_RUNS = 500
 
-/** Runs per `runSummaries` page: each page is one synchronous aggregate, so keep it short. */
-const SUMMARY_PAGE = 5
+/**
+ * Runs per `runSummaries` page. Each page is one synchronous aggregate over every result of its runs (10,000 rows
+ * for a run of 10,000 tests), during which no other request is served; one run per page keeps that stall short.
+ */
+const SUMMARY_PAGE = 1
 
 /** Longest stretch of synchronous work before the scan lets other requests run. */
 const SLICE_MS = 8

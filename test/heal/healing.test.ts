@@ -1,6 +1,6 @@
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest'
-import { describeElement, inPage, rankPageFunction } from '../../src/heal/fingerprint.js'
+import { inPage, rankPageFunction } from '../../src/heal/fingerprint.js'
 import * as fingerprint from '../../src/heal/fingerprint.js'
 import { HealRefusedError, readFingerprint, resolveHealSettings } from '../../src/heal/healer.js'
 import type { HealStore } from '../../src/heal/healer.js'
@@ -45,13 +45,13 @@ async function open(store: HealStore, html: string, options: Partial<HealingPage
   contexts.push(context)
   const raw = await context.newPage()
   // Short timeouts keep the refusals quick; the probe must give up before the action does.
-  raw.setDefaultTimeout(1500)
+  raw.setDefaultTimeout(3000)
   const logs: string[] = []
   const page = createHealingPage(raw, {
     store,
     testId: TEST_ID,
     runId: 'run-1',
-    probeTimeout: 400,
+    probeTimeout: 1000,
     logger: { warn: (m) => logs.push(m) },
     ...options,
   })
@@ -134,6 +134,14 @@ describe('learning', () => {
     expect(error).toMatchObject({ name: 'TimeoutError' })
     expect(error).not.toBeInstanceOf(HealRefusedError)
     expect(await store.getFingerprint(TEST_ID, "locator('#nowhere')")).toBeNull()
+  })
+
+  test('an element that comes after the probe gave up is still used, and learned', async () => {
+    const store = createMemoryHealStore()
+    const { page, raw } = await open(store, MUTATIONS.late(CHECKOUT))
+    await page.getByTestId('pay').click()
+    expect(await clicked(raw)).toBe('pay')
+    expect(await store.getFingerprint(TEST_ID, "getByTestId('pay')")).not.toBeNull()
   })
 
   test('multi-element reads and other page methods pass straight through', async () => {
@@ -281,7 +289,6 @@ describe('refuses', () => {
 
   test('a renamed element that is hidden is not picked', async () => {
     const { mutated } = await learnThenMutate('hiddenAndRenamed', (p) => p.locator('#pay'))
-    await mutated.page.locator('#pay').click().catch((e) => console.log('DEBUG', String(e).slice(0, 200), mutated.logs))
     const error = await refusal(mutated.page.locator('#pay').click())
     expect(error.reason).toBe('hidden')
     expect(await clicked(mutated.raw)).toBeNull()
@@ -333,7 +340,7 @@ test('in-page ranking equals scoring every element in Node: the shipped source a
   const describeAll = inPage(
     (options: fingerprint.DescribeOptions, lib: fingerprint.HelperLib) => {
       // Through `lib`: the test module's own imports do not exist in the page.
-      const describe = lib.describeElement as typeof describeElement
+      const describe = lib.describeElement as typeof fingerprint.describeElement
       const skip = ['html', 'head', 'body', 'script', 'style', 'meta', 'link', 'title', 'base', 'noscript', 'template']
       const cache = new Map<Element, string[]>()
       return [...document.querySelectorAll('*')]

@@ -105,6 +105,7 @@ describe('junit', () => {
         <testcase classname="m" name="panicked" status="panicked"/>
         <testcase classname="m" name="skip-msg"><skipped message="not on CI"/></testcase>
         <testcase classname="m" name="skip-body"><skipped>only on linux</skipped></testcase>
+        <testcase classname="m" name="disabled" disabled="true"/>
       </testsuite>`,
     )
     expect(caseNamed(r, 'flaky-error')).toMatchObject({
@@ -122,6 +123,7 @@ describe('junit', () => {
     expect(caseNamed(r, 'panicked').status).toBe('error')
     expect(caseNamed(r, 'skip-msg')).toMatchObject({ status: 'skipped', message: 'not on CI' })
     expect(caseNamed(r, 'skip-body')).toMatchObject({ status: 'skipped', message: 'only on linux' })
+    expect(caseNamed(r, 'disabled').status).toBe('skipped')
   })
 
   it('repeated testcases (gotestsum --rerun-fails, pytest-rerunfailures) become attempts', async () => {

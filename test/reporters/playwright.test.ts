@@ -28,10 +28,6 @@ test.describe('shop', () => {
     testInfo.annotations.push({ type: 'flakewatch-healed', description: '#buy → [data-test=buy] (score 0.91)' })
   })
   test('always fails', async () => expect(1).toBe(2))
-  test('too slow', async () => {
-    test.setTimeout(300)
-    await new Promise((r) => setTimeout(r, 2000))
-  })
   test('known bug', async () => {
     test.fail()
     expect(1).toBe(2)
@@ -40,10 +36,16 @@ test.describe('shop', () => {
 })
 `
 
+// Each failed attempt costs Playwright a new worker process: the timeout is tried once.
 const unitSpec = `import { test, expect } from '@playwright/test'
+test.describe.configure({ retries: 0 })
 test('pure', () => expect(1 + 1).toBe(2))
 test.describe(() => {
   test('in an anonymous describe', () => {})
+})
+test('too slow', async () => {
+  test.setTimeout(300)
+  await new Promise((r) => setTimeout(r, 2000))
 })
 `
 
@@ -89,7 +91,7 @@ describe.skipIf(!haveChromium)('flakewatch/playwright/reporter in a real Playwri
     const t = (name: string) => tests.get(`e2e::shop.spec.mjs::shop › ${name}`)
     expect(t('flaky')).toMatchObject({ status: 'passed', flakyOnRetry: true, attempts: ['failed', 'passed'] })
     expect(t('always fails')).toMatchObject({ status: 'failed', flakyOnRetry: false, attempts: ['failed', 'failed'] })
-    expect(t('too slow')).toMatchObject({ status: 'failed', attempts: ['failed', 'failed'] })
+    expect(tests.get('e2e::unit.spec.mjs::too slow')).toMatchObject({ status: 'failed', attempts: ['failed'] })
     expect(t('known bug')).toMatchObject({ status: 'passed', attempts: ['passed'] })
     expect(t('skipped')).toMatchObject({ status: 'skipped', attempts: ['skipped'] })
     expect(t('renders')).toMatchObject({ status: 'passed', healingOccurred: false, env: { project: 'chromium' } })
@@ -102,7 +104,7 @@ describe.skipIf(!haveChromium)('flakewatch/playwright/reporter in a real Playwri
       const runs = await store.listRuns()
       expect(runs.map((r) => r.runId).sort()).toEqual(['github-4242-1-e2e[project=chromium]', 'github-4242-1-e2e[project=node]'])
       expect(runs[0]).toMatchObject({ suite: 'e2e', branch: 'feature/reporters', revision: 'abc123', pipelineId: '4242', status: 'complete' })
-      const history = await store.getTestHistory('e2e::shop.spec.mjs::shop › too slow')
+      const history = await store.getTestHistory('e2e::unit.spec.mjs::too slow')
       expect(history!.entries[0]!.errorType).toBe('timeout')
       const attempts = await store.getAttempts('e2e::shop.spec.mjs::shop › always fails', 'github-4242-1-e2e[project=chromium]')
       expect(attempts.map((a) => a.retry)).toEqual([0, 1])
@@ -129,10 +131,11 @@ describe.skipIf(!haveChromium)('flakewatch/playwright/reporter in a real Playwri
   })
 })
 
+// The quarantined failure comes last: a failure costs a new worker for the tests after it.
 const quarantineSpec = `import { test, expect } from '@playwright/test'
 test('passes', () => expect(1).toBe(1))
-test('known broken', () => expect(1).toBe(2))
 test('other', () => expect(process.env.OTHER_FAILS ? 2 : 1).toBe(1))
+test('known broken', () => expect(1).toBe(2))
 `
 
 // Options come from the environment so that one suite serves every case; each run has its own db and output.

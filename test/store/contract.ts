@@ -160,6 +160,43 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       expect(await store.listTests({ search: '%' })).toEqual([])
     })
 
+    it('keeps text with tabs, newlines, backslashes and non-ASCII intact', async () => {
+      // Bulk paths (PostgreSQL COPY) have their own escaping; a literal \\N must not come back as null.
+      const odd = 'tab\there\nnew line\r\n \\N back\\slash ünïcödé 🙂'
+      const r = {
+        ...result(`name ${odd}`, 'failed'),
+        errorType: `Err ${odd}`,
+        message: `msg ${odd}`,
+        healingOccurred: true,
+      }
+      const f = flakyResult('f')
+      f.attempts[0]!.stack = `at ${odd}`
+      await store.ingestReport(batch(runMeta('r1', '2026-01-01T00:00:00Z'), [r, f]))
+      const hist = await collect(store)
+      const got = hist.find((h) => h.test.name === `name ${odd}`)!
+      expect(got.test.testId).toBe(`unit::mod::name ${odd}`)
+      expect(got.entries[0]).toMatchObject({
+        errorType: `Err ${odd}`,
+        message: `msg ${odd}`,
+        status: 'failed',
+        healingOccurred: true,
+      })
+      const flaky = hist.find((h) => h.test.name === 'f')!.entries[0]
+      expect(flaky).toMatchObject({ flakyOnRetry: true, healingOccurred: false })
+      expect((await store.getAttempts('unit::mod::f', 'r1'))[0]!.stack).toBe(`at ${odd}`)
+      const empty = { ...result('e', 'failed'), errorType: '', message: '' }
+      await store.ingestReport(batch(runMeta('r2', '2026-01-02T00:00:00Z'), [empty]))
+      expect((await store.getTestHistory('unit::mod::e'))!.entries[0]).toMatchObject({ errorType: '', message: null })
+    })
+
+    it('stores a test named twice in one report once, the first one', async () => {
+      const [o] = await store.ingestReport(
+        batch(runMeta('r1', '2026-01-01T00:00:00Z'), [result('a', 'failed'), result('a', 'passed'), flakyResult('b')]),
+      )
+      expect(o).toMatchObject({ outcome: 'ingested', tests: 2, results: 2, attempts: 3 })
+      expect((await collect(store))[0]!.entries.map((e) => e.status)).toEqual(['failed'])
+    })
+
     it('keeps quarantines with an append-only audit trail', async () => {
       await store.putQuarantine(quarantine('unit::mod::a'), {
         action: 'quarantine',

@@ -61,7 +61,11 @@ export function schemas(url: string) {
 }
 
 /** One query on a plain connection (outside any store), for assertions against the schema itself. */
-export async function sql<R = Record<string, unknown>>(url: string, text: string, values: unknown[] = []): Promise<R[]> {
+export async function sql<R = Record<string, unknown>>(
+  url: string,
+  text: string,
+  values: unknown[] = [],
+): Promise<R[]> {
   const client = new pg.Client({ connectionString: url.replace(/[?&]schema=([^&]+)/, ''), options: searchPath(url) })
   await client.connect()
   try {

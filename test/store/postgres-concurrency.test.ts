@@ -43,15 +43,16 @@ if (pg.skip !== undefined) {
         const url = db.fresh()
         const writers = Array.from({ length: WRITERS }, (_, w) => {
           const reports = Array.from({ length: COPIES }, (_, k) => (w + k) % WRITERS)
-          return run(
-            process.execPath,
-            [join(import.meta.dirname, 'fixtures', 'pg-writer.mjs'), entry, url, JSON.stringify({ reports, tests: TESTS })],
-            { timeout: 60_000 },
-          )
+          const script = join(import.meta.dirname, 'fixtures', 'pg-writer.mjs')
+          return run(process.execPath, [script, entry, url, JSON.stringify({ reports, tests: TESTS })], {
+            timeout: 60_000,
+          })
         })
         // No process may fail: execFile rejects on a non-zero exit, and allSettled keeps every stderr for the message.
         const settled = await Promise.allSettled(writers)
-        const failures = settled.flatMap((s, w) => (s.status === 'rejected' ? [`writer ${w}: ${String(s.reason)}`] : []))
+        const failures = settled.flatMap((s, w) =>
+          s.status === 'rejected' ? [`writer ${w}: ${String(s.reason)}`] : [],
+        )
         expect(failures).toEqual([])
 
         const outcomes = settled.flatMap((s) =>

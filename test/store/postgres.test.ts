@@ -1,7 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/postgres-store.js'
-import type { Store } from '../../src/store/store.js'
-import { batch, flakyResult, result, runMeta } from '../helpers/builders.js'
+import { batch, result, runMeta } from '../helpers/builders.js'
 import { storeContract } from './contract.js'
 import { resolveTestPg, schemas, sql } from './pg-helpers.js'
 
@@ -20,12 +19,6 @@ if (pg.skip !== undefined) {
   storeContract('postgres', () => openPostgresStore(db.fresh()))
 
   describe('postgres specifics', () => {
-    const collect = async (store: Store) => {
-      const out = []
-      for await (const h of store.scanHistory()) out.push(h)
-      return out
-    }
-
     it('migrates exactly once when 5 stores open a fresh schema at once', async () => {
       const url = db.fresh()
       const stores = await Promise.all(Array.from({ length: 5 }, () => openPostgresStore(url)))
@@ -37,7 +30,8 @@ if (pg.skip !== undefined) {
         expect(meta.map((m) => m.key)).toEqual(['migration:0001-initial', 'schema_version'])
         expect(meta[1]!.value).toBe('1')
         // Every store works on the schema the winner created.
-        await Promise.all(stores.map((s, i) => s.ingestReport(batch(runMeta(`r${i}`, '2026-01-01T00:00:00Z'), [result('a', 'passed')]))))
+        const report = (i: number) => batch(runMeta(`r${i}`, '2026-01-01T00:00:00Z'), [result('a', 'passed')])
+        await Promise.all(stores.map((s, i) => s.ingestReport(report(i))))
         expect((await stores[0]!.stats()).results).toBe(5)
       } finally {
         await Promise.all(stores.map((s) => s.close()))
@@ -73,15 +67,19 @@ if (pg.skip !== undefined) {
     it('refuses edits to the audit and heal logs, TRUNCATE included, and moving a run in time', async () => {
       const store = await openPostgresStore(db.fresh())
       try {
-        await store.appendHeal({ testId: 't', oldLocator: 'a', newLocator: 'b', score: 1, breakdown: {}, url: null, at: 'x', runId: null })
+        const heal = { testId: 't', oldLocator: 'a', newLocator: 'b', score: 1, breakdown: {}, at: 'x' }
+        await store.appendHeal({ ...heal, url: null, runId: null })
+        const record = { testId: 't', reason: 'r', owner: null, issueUrl: null, createdAt: 'x', createdBy: 'x' }
         await store.putQuarantine(
-          { testId: 't', reason: 'r', owner: null, issueUrl: null, createdAt: 'x', createdBy: 'x', expiresAt: null, source: 'auto' },
+          { ...record, expiresAt: null, source: 'auto' },
           { action: 'quarantine', actor: 'x', at: 'x', reason: 'r', source: 'auto' },
         )
         await expect(store.rawQuery('DELETE FROM heal_log')).rejects.toThrow(/heal_log is append-only/)
         await expect(store.rawQuery("UPDATE heal_log SET url = 'y'")).rejects.toThrow(/append-only/)
         await expect(store.rawQuery('TRUNCATE heal_log')).rejects.toThrow(/append-only/)
-        await expect(store.rawQuery("UPDATE quarantine_audit SET actor = 'mallory'")).rejects.toThrow(/quarantine_audit is append-only/)
+        await expect(store.rawQuery("UPDATE quarantine_audit SET actor = 'mallory'")).rejects.toThrow(
+          /quarantine_audit is append-only/,
+        )
         await expect(store.rawQuery('TRUNCATE quarantine_audit')).rejects.toThrow(/append-only/)
         await store.ingestReport(batch(runMeta('r1', '2026-01-01T00:00:00Z'), [result('a', 'passed')]))
         await expect(store.rawQuery('UPDATE runs SET at = at + 1')).rejects.toThrow(/cannot change/)
@@ -113,23 +111,11 @@ if (pg.skip !== undefined) {
       }
     })
 
-    it('stores a test named twice in one report once (first wins), like SQLite', async () => {
-      const store = await openPostgresStore(db.fresh())
-      try {
-        const [o] = await store.ingestReport(
-          batch(runMeta('r1', '2026-01-01T00:00:00Z'), [result('a', 'failed'), result('a', 'passed'), flakyResult('b')]),
-        )
-        expect(o).toMatchObject({ outcome: 'ingested', tests: 2, results: 2, attempts: 3 })
-        expect((await collect(store)).find((h) => h.test.name === 'a')!.entries.map((e) => e.status)).toEqual(['failed'])
-      } finally {
-        await store.close()
-      }
-    })
-
     it('returns the scan connection to the pool when the consumer stops early', async () => {
       const store = await openPostgresStore(db.fresh(), { poolSize: 1 })
       try {
-        await store.ingestReport(batch(runMeta('r1', '2026-01-01T00:00:00Z'), [result('a', 'passed'), result('b', 'failed')]))
+        const run = runMeta('r1', '2026-01-01T00:00:00Z')
+        await store.ingestReport(batch(run, [result('a', 'passed'), result('b', 'failed')]))
         for (let i = 0; i < 3; i++) {
           for await (const h of store.scanHistory()) {
             expect(h.entries).toHaveLength(1)
@@ -149,7 +135,8 @@ if (pg.skip !== undefined) {
         const names = Array.from({ length: 5000 }, (_, i) => `t${String(i).padStart(4, '0')}`)
         for (let r = 0; r < 5; r++) {
           const day = new Date(Date.UTC(2026, 0, 1 + r)).toISOString()
-          await store.ingestReport(batch(runMeta(`r${r}`, day), names.map((n, i) => result(n, (i + r) % 7 ? 'passed' : 'failed'))))
+          const results = names.map((n, i) => result(n, (i + r) % 7 ? 'passed' : 'failed'))
+          await store.ingestReport(batch(runMeta(`r${r}`, day), results))
         }
         let tests = 0
         let entries = 0
@@ -165,9 +152,8 @@ if (pg.skip !== undefined) {
     })
 
     it('fails with a store error naming the server when it cannot connect', async () => {
-      await expect(openPostgresStore('postgres://nobody:secret@127.0.0.1:1/none', { connectTimeoutMs: 2000 })).rejects.toThrow(
-        /cannot connect to PostgreSQL at postgres:\/\/nobody@127\.0\.0\.1:1\/none/,
-      )
+      const opening = openPostgresStore('postgres://nobody:secret@127.0.0.1:1/none', { connectTimeoutMs: 2000 })
+      await expect(opening).rejects.toThrow(/cannot connect to PostgreSQL at postgres:\/\/nobody@127\.0\.0\.1:1\/none/)
     })
   })
 }

@@ -1,5 +1,5 @@
 import { SingleBar } from 'cli-progress'
-import type { Format } from '../../ingest/index.js'
+import type { Format } from '../../ingest/formats.js'
 import { ingestFiles, type IngestSummary } from '../../pipeline/ingest-files.js'
 import { envRunContext, mergeContexts, parseEnvPairs, type RunContext } from '../../pipeline/run-context.js'
 import type { RunStatus } from '../../model.js'

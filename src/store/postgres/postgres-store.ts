@@ -69,7 +69,8 @@ const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/
 
 /**
  * Splits `?schema=` off a PostgreSQL URL and checks it, since it becomes an identifier.
- * @example resolvePostgresUrl('postgres://ci:secret@db/fw?schema=team_a').location // 'postgres://ci@db/fw?schema=team_a'
+ * @example
+ * resolvePostgresUrl('postgres://ci:secret@db/fw?schema=team_a').location // 'postgres://ci@db/fw?schema=team_a'
  */
 export function resolvePostgresUrl(url: string): ResolvedPostgresUrl {
   let parsed: URL
@@ -160,12 +161,12 @@ const ATTEMPT_COLUMNS = 'run, test, retry, status, duration_ms, message, stack'
  * What reads return, as `ResultRow`. Decoding fields dominates the client's side of the scan, so the row carries
  * no `at` (its run has it) and status, flaky and healing travel as one small integer of bit flags.
  */
-const RESULT_COLUMNS = `test, run, status | flaky::integer << 2 | healing::integer << 3, duration_ms, attempts,
+const RESULT_COLUMNS = `test, run, status | (flaky::integer << 2) | (healing::integer << 3), duration_ms, attempts,
   failed_attempts, failed_ms, error_type, message`
 const FLAKY = 4
 const HEALING = 8
-const RUN_COLUMNS = `run_id, suite, branch, revision, pipeline_id, pipeline_url, job_id, job_url, artifacts_url, job_status,
-  pipeline_status, runner_id, env, started_at, finished_at, duration_ms, status, uploaded_at, at`
+const RUN_COLUMNS = `run_id, suite, branch, revision, pipeline_id, pipeline_url, job_id, job_url, artifacts_url,
+  job_status, pipeline_status, runner_id, env, started_at, finished_at, duration_ms, status, uploaded_at, at`
 const STAGE_RESULTS = `CREATE TEMP TABLE fw_stage_results (at bigint, duration_ms double precision,
   failed_ms double precision, test integer, run integer, attempts integer, failed_attempts integer, message integer,
   status smallint, flaky boolean, healing boolean, error_type text) ON COMMIT DELETE ROWS`
@@ -238,10 +239,12 @@ export class PostgresStore implements Store {
       const { key, at, created } = await this.claimRun(client, p.run, now)
       // The claim is the duplicate check: of two concurrent ingests of one report, the second waits here for the
       // first to commit, then finds the claim taken. Its results are never written, so nothing is stored twice.
+      const onConflict = opts.replace
+        ? 'DO UPDATE SET file = EXCLUDED.file, ingested_at = EXCLUDED.ingested_at'
+        : 'DO NOTHING'
       const claimed = await client.query(
         `INSERT INTO reports (run, content_hash, file, ingested_at) VALUES ($1, $2, $3, $4)
-         ON CONFLICT (run, content_hash) ${opts.replace ? 'DO UPDATE SET file = EXCLUDED.file, ingested_at = EXCLUDED.ingested_at' : 'DO NOTHING'}
-         RETURNING run`,
+         ON CONFLICT (run, content_hash) ${onConflict} RETURNING run`,
         [key, batch.contentHash, batch.file, now],
       )
       if (claimed.rows.length === 0) {
@@ -278,7 +281,11 @@ export class PostgresStore implements Store {
   }
 
   /** Finds or creates the run. A plain SELECT first, so that known runs do not burn identity values. */
-  private async claimRun(client: PgClient, run: RunMeta, now: string): Promise<{ key: number; at: number; created: boolean }> {
+  private async claimRun(
+    client: PgClient,
+    run: RunMeta,
+    now: string,
+  ): Promise<{ key: number; at: number; created: boolean }> {
     const find = () =>
       client.query<{ id: number; at: number }>('SELECT id, at FROM runs WHERE run_id = $1', [run.runId])
     const found = await find()
@@ -301,8 +308,8 @@ export class PostgresStore implements Store {
   private async mergeRun(client: PgClient, key: number, run: RunMeta): Promise<void> {
     await client.query(
       `UPDATE runs SET branch = coalesce(branch, $1), revision = coalesce(revision, $2),
-        pipeline_id = coalesce(pipeline_id, $3), pipeline_url = coalesce(pipeline_url, $4), job_id = coalesce(job_id, $5),
-        job_url = coalesce(job_url, $6), artifacts_url = coalesce(artifacts_url, $7),
+        pipeline_id = coalesce(pipeline_id, $3), pipeline_url = coalesce(pipeline_url, $4),
+        job_id = coalesce(job_id, $5), job_url = coalesce(job_url, $6), artifacts_url = coalesce(artifacts_url, $7),
         job_status = coalesce($8, job_status), pipeline_status = coalesce($9, pipeline_status),
         runner_id = coalesce(runner_id, $10), env = $11::jsonb || env, started_at = coalesce(started_at, $12),
         finished_at = coalesce($13, finished_at), duration_ms = coalesce($14::double precision, duration_ms),
@@ -550,7 +557,11 @@ export class PostgresStore implements Store {
 
   // ---------------------------------------------------------------------------------------------------- reads
 
-  private async runsFor(db: PgQueryable, filter: HistoryFilter | RunFilter, limit?: number): Promise<Map<number, RunInfo>> {
+  private async runsFor(
+    db: PgQueryable,
+    filter: HistoryFilter | RunFilter,
+    limit?: number,
+  ): Promise<Map<number, RunInfo>> {
     const p = new Params()
     const where = runWhere(filter, p)
     const { rows } = await db.query<RunRow & { id: number }>(
@@ -563,11 +574,12 @@ export class PostgresStore implements Store {
   }
 
   private async testsFor(db: PgQueryable, testIds?: string[]): Promise<Map<number, TestRef>> {
-    const { rows } = await db.query<[number, string, string, string, string, string | null]>(
-      testIds
-        ? { text: 'SELECT id, test_id, suite, module, name, file FROM tests WHERE test_id = ANY($1::text[])', values: [testIds], rowMode: 'array' }
-        : { text: 'SELECT id, test_id, suite, module, name, file FROM tests', rowMode: 'array' },
-    )
+    const { rows } = await db.query<[number, string, string, string, string, string | null]>({
+      text: `SELECT id, test_id, suite, module, name, file FROM tests
+             ${testIds ? 'WHERE test_id = ANY($1::text[])' : ''}`,
+      values: testIds ? [testIds] : [],
+      rowMode: 'array',
+    })
     const map = new Map<number, TestRef>()
     for (const [id, testId, suite, module, name, file] of rows) map.set(id, { testId, suite, module, name, file })
     return map
@@ -578,9 +590,10 @@ export class PostgresStore implements Store {
     const wanted = new Set<number>()
     for (const id of ids) if (id !== null && !this.messageTexts.has(id)) wanted.add(id)
     if (wanted.size === 0) return
-    const { rows } = await db.query<{ id: number; text: string }>('SELECT id, text FROM messages WHERE id = ANY($1::integer[])', [
-      [...wanted],
-    ])
+    const { rows } = await db.query<{ id: number; text: string }>(
+      'SELECT id, text FROM messages WHERE id = ANY($1::integer[])',
+      [[...wanted]],
+    )
     if (this.messageTexts.size + rows.length > 50_000) this.messageTexts.clear()
     for (const r of rows) this.messageTexts.set(r.id, r.text)
   }
@@ -669,7 +682,7 @@ export class PostgresStore implements Store {
   }
 
   async getTestHistory(testId: string, opts: { limit?: number } = {}): Promise<TestHistory | null> {
-    const t = await this.pool.query<{ id: number; test_id: string; suite: string; module: string; name: string; file: string | null }>(
+    const t = await this.pool.query<{ id: number; test_id: string } & Omit<TestRef, 'testId'>>(
       'SELECT id, test_id, suite, module, name, file FROM tests WHERE test_id = $1',
       [testId],
     )
@@ -683,9 +696,10 @@ export class PostgresStore implements Store {
     const runKeys = [...new Set(rows.map((r) => r[1]))]
     const runs = new Map<number, RunInfo>()
     if (runKeys.length) {
-      const r = await this.pool.query<RunRow & { id: number }>(`SELECT id, ${RUN_COLUMNS} FROM runs WHERE id = ANY($1::integer[])`, [
-        runKeys,
-      ])
+      const r = await this.pool.query<RunRow & { id: number }>(
+        `SELECT id, ${RUN_COLUMNS} FROM runs WHERE id = ANY($1::integer[])`,
+        [runKeys],
+      )
       for (const row of r.rows) runs.set(row.id, runInfoFromRow(row))
     }
     await this.loadMessages(
@@ -726,7 +740,8 @@ export class PostgresStore implements Store {
     }
     // A single passing attempt is implied by its result row.
     const res = await this.pool.query<{ status: number; duration_ms: number | null; message: number | null }>(
-      `SELECT s.status, s.duration_ms, s.message FROM results s JOIN tests t ON t.id = s.test JOIN runs r ON r.id = s.run
+      `SELECT s.status, s.duration_ms, s.message FROM results s
+       JOIN tests t ON t.id = s.test JOIN runs r ON r.id = s.run
        WHERE t.test_id = $1 AND r.run_id = $2`,
       [testId, runId],
     )
@@ -734,7 +749,13 @@ export class PostgresStore implements Store {
     if (!one) return []
     await this.loadMessages(this.pool, [one.message])
     return [
-      { retry: 0, status: statusFromCode(one.status), durationMs: one.duration_ms, message: this.messageText(one.message), stack: null },
+      {
+        retry: 0,
+        status: statusFromCode(one.status),
+        durationMs: one.duration_ms,
+        message: this.messageText(one.message),
+        stack: null,
+      },
     ]
   }
 
@@ -783,7 +804,8 @@ export class PostgresStore implements Store {
     // strpos, not LIKE: the search is a plain substring, with no wildcard to escape.
     if (filter.search) where.push(`strpos(lower(test_id), ${p.add(filter.search.toLowerCase())}) > 0`)
     const { rows } = await this.pool.query<TestRef>(
-      `SELECT test_id AS "testId", suite, module, name, file FROM tests ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+      `SELECT test_id AS "testId", suite, module, name, file FROM tests
+       ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
        ORDER BY test_id LIMIT ${p.add(filter.limit ?? null)} OFFSET ${p.add(filter.offset ?? 0)}`,
       p.values,
     )
@@ -820,9 +842,15 @@ export class PostgresStore implements Store {
     return rows[0] ? quarantineFromRow(rows[0]) : null
   }
 
-  private async appendAudit(db: PgQueryable, testId: string, audit: AuditInput, record: QuarantineRecord | null): Promise<void> {
+  private async appendAudit(
+    db: PgQueryable,
+    testId: string,
+    audit: AuditInput,
+    record: QuarantineRecord | null,
+  ): Promise<void> {
     await db.query(
-      'INSERT INTO quarantine_audit (test_id, action, actor, at, reason, source, record) VALUES ($1, $2, $3, $4, $5, $6, $7)',
+      `INSERT INTO quarantine_audit (test_id, action, actor, at, reason, source, record)
+       VALUES ($1, $2, $3, $4, $5, $6, $7)`,
       [testId, audit.action, audit.actor, audit.at, audit.reason, audit.source, record && JSON.stringify(record)],
     )
   }
@@ -867,12 +895,10 @@ export class PostgresStore implements Store {
   }
 
   async listAudit(filter: { testId?: string; limit?: number } = {}): Promise<AuditEntry[]> {
-    const { rows } = filter.testId
-      ? await this.pool.query<AuditRow>('SELECT * FROM quarantine_audit WHERE test_id = $1 ORDER BY id DESC LIMIT $2', [
-          filter.testId,
-          filter.limit ?? null,
-        ])
-      : await this.pool.query<AuditRow>('SELECT * FROM quarantine_audit ORDER BY id DESC LIMIT $1', [filter.limit ?? null])
+    const { rows } = await this.pool.query<AuditRow>(
+      `SELECT * FROM quarantine_audit WHERE $1::text IS NULL OR test_id = $1 ORDER BY id DESC LIMIT $2`,
+      [filter.testId ?? null, filter.limit ?? null],
+    )
     return rows.map(auditFromRow)
   }
 
@@ -899,7 +925,16 @@ export class PostgresStore implements Store {
     await this.pool.query(
       `INSERT INTO heal_log (test_id, old_locator, new_locator, score, breakdown, url, at, run_id)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-      [heal.testId, heal.oldLocator, heal.newLocator, heal.score, JSON.stringify(heal.breakdown), heal.url, heal.at, heal.runId],
+      [
+        heal.testId,
+        heal.oldLocator,
+        heal.newLocator,
+        heal.score,
+        JSON.stringify(heal.breakdown),
+        heal.url,
+        heal.at,
+        heal.runId,
+      ],
     )
   }
 
@@ -919,7 +954,8 @@ export class PostgresStore implements Store {
       at: string
       run_id: string | null
     }>(
-      `SELECT * FROM heal_log ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ${p.add(filter.limit ?? null)}`,
+      `SELECT * FROM heal_log ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+       ORDER BY id DESC LIMIT ${p.add(filter.limit ?? null)}`,
       p.values,
     )
     return rows.map((r) => ({
@@ -1001,7 +1037,8 @@ function runValues(run: RunMeta) {
 
 /** Whether a history filter selects fewer runs than all. */
 function narrowed(filter: HistoryFilter): boolean {
-  return Boolean(filter.suite || filter.branch) || [filter.since, filter.until, filter.lastRuns].some((v) => v !== undefined)
+  const bounds = [filter.since, filter.until, filter.lastRuns]
+  return Boolean(filter.suite || filter.branch) || bounds.some((v) => v !== undefined)
 }
 
 function runWhere(filter: HistoryFilter | RunFilter, p: Params): string {

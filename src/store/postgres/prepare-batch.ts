@@ -135,9 +135,10 @@ export function* resultCopyRows(
     const r = results[i]!
     const sum = attemptSummary(r)
     const m = message[i]!
-    yield `${at}\t${r.durationMs ?? '\\N'}\t${sum.failedMs}\t${testKeys[test[i]!]}\t${runKey}\t${sum.attempts}\t${sum.failed}\t${
-      m < 0 ? '\\N' : messageIds[m]
-    }\t${STATUS_CODE[r.status]}\t${r.flakyOnRetry ? 't' : 'f'}\t${r.healingOccurred ? 't' : 'f'}\t${copyField(r.errorType)}\n`
+    const head = `${at}\t${r.durationMs ?? '\\N'}\t${sum.failedMs}\t${testKeys[test[i]!]}\t${runKey}`
+    const counts = `${sum.attempts}\t${sum.failed}\t${m < 0 ? '\\N' : messageIds[m]}\t${STATUS_CODE[r.status]}`
+    const flags = `${r.flakyOnRetry ? 't' : 'f'}\t${r.healingOccurred ? 't' : 'f'}`
+    yield `${head}\t${counts}\t${flags}\t${copyField(r.errorType)}\n`
   }
 }
 

@@ -83,6 +83,11 @@ export const MUTATIONS = {
     return bare.slice(0, start) + twin + '\n    ' + bare.slice(start)
   },
   removed: (h: string) => replace(h, PAY, ''),
+  /** The pay button arrives 1.5 s after load, later than the probe waits. */
+  late: (h: string) => {
+    const add = `document.querySelector('.actions').insertAdjacentHTML('beforeend', ${JSON.stringify(PAY)})`
+    return replace(replace(h, PAY, ''), '</body>', `<script>setTimeout(() => ${add}, 1500)</script>\n</body>`)
+  },
   /** A transparent layer over the page: the button is there, found and visible, but cannot be clicked. */
   covered: (h: string) =>
     replace(h, '<footer>', '<div style="position: fixed; inset: 0; background: transparent"></div>\n  <footer>'),
