@@ -76,3 +76,9 @@ export { createQuarantineManager, QuarantineManager, type AutoUpdateResult } fro
 export { TestTracker, type RecordRunOptions, type TrackedRun } from './tracker.js'
 export { loadConfig, resolveConfig, type ResolvedConfig } from './config/load.js'
 export { VERSION } from './version.js'
+
+export { writeBundle, bundleChunks, type BundleExportOptions, type BundleSummary } from './export/write-bundle.js'
+export { importBundle, parseBundle, type ImportSummary } from './export/import-bundle.js'
+export { publishToGitlab, type PublishGitlabOptions, type PublishResult } from './export/publish-gitlab.js'
+export { analysesToCsv } from './export/analysis-csv.js'
+export { bundleSchemaErrors } from './export/bundle-schema.js'

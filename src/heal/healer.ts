@@ -27,7 +27,7 @@ export interface HealPage {
 export interface HealSettings {
   /** Minimum score of the best candidate, in [0, 1]. Default 0.5. */
   threshold?: number
-  /** Minimum lead of the best candidate over the runner-up, in [0, 1]. Default 0.1. */
+  /** Minimum lead of the best candidate over every other, with and without position, in [0, 1]. Default 0.1. */
   margin?: number
   /** Signal weights; missing ones keep their default. */
   weights?: Partial<Weights>
@@ -224,7 +224,7 @@ const REASONS: Record<RefusalReason, (s: ResolvedHealSettings) => string> = {
   'below-threshold': (s) => `no candidate reaches the threshold ${s.threshold}`,
   hidden: () => 'the best candidate is hidden',
   disabled: () => 'the best candidate is disabled',
-  ambiguous: (s) => `the best candidate does not lead the others by the margin ${s.margin} (with and without position)`,
+  ambiguous: (s) => `the best candidate does not lead the others by the margin ${s.margin}`,
   unchanged: () => 'the best candidate is the element the locator already finds; the action failed for another reason',
 }
 

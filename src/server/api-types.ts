@@ -82,7 +82,17 @@ export interface TestsResponse {
 export type EvidenceJson = TestAnalysisJson['evidence'][number]
 
 /** Leaderboard sort keys; `flaky` is "most flaky first": flaky verdicts, then broken, then by score. */
-export const SORT_KEYS = ['flaky', 'score', 'pass_rate', 'runs', 'flip_rate', 'name', 'last', 'class', 'verdict'] as const
+export const SORT_KEYS = [
+  'flaky',
+  'score',
+  'pass_rate',
+  'runs',
+  'flip_rate',
+  'name',
+  'last',
+  'class',
+  'verdict',
+] as const
 export type SortKey = (typeof SORT_KEYS)[number]
 
 export interface LeaderboardRow {
@@ -319,6 +329,8 @@ export interface KioskSuite {
 export interface KioskResponse {
   generated_at: string
   newest_run_at: string | null
+  /** All broken tests, of which `broken` lists the most recently broken. */
+  broken_total: number
   broken: KioskBroken[]
   flaky: KioskFlaky[]
   suites: KioskSuite[]

@@ -83,7 +83,12 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
       ...deps.cache,
       onError: (error) => app.log.error({ err: error }, 'background analysis failed'),
     }),
-    quarantine: createQuarantineManager({ store, policy: config.quarantine, now, defaultOwner: config.quarantine.owner }),
+    quarantine: createQuarantineManager({
+      store,
+      policy: config.quarantine,
+      now,
+      defaultOwner: config.quarantine.owner,
+    }),
     now,
     artifactExpiryDays: deps.artifactExpiryDays ?? 30,
     bodyLimit,
@@ -95,7 +100,9 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
   })
   app.addHook('onSend', async (request, reply, payload) => {
     void reply.headers(SECURITY_HEADERS)
-    if (request.url.startsWith(API_PREFIX) && !reply.hasHeader('cache-control')) void reply.header('cache-control', 'no-store')
+    if (request.url.startsWith(API_PREFIX) && !reply.hasHeader('cache-control')) {
+      void reply.header('cache-control', 'no-store')
+    }
     return payload
   })
 

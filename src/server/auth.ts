@@ -37,7 +37,9 @@ export function requireWrite(request: FastifyRequest, tokens: AuthTokens): void 
     })
   }
   const presented = bearer(request)
-  if (presented === null) throw new HttpError(401, { code: 'FW_AUTH', message: 'this needs the write token: Authorization: Bearer <token>' })
+  if (presented === null) {
+    throw new HttpError(401, { code: 'FW_AUTH', message: 'this needs the write token: Authorization: Bearer <token>' })
+  }
   if (!tokenMatches(presented, tokens.writeToken)) throw new HttpError(401, { code: 'FW_AUTH', message: 'wrong token' })
 }
 
@@ -45,7 +47,10 @@ export function requireWrite(request: FastifyRequest, tokens: AuthTokens): void 
 export function requireRead(request: FastifyRequest, tokens: AuthTokens): void {
   if (!tokens.readToken) return
   const presented = bearer(request)
-  if (presented === null) throw new HttpError(401, { code: 'FW_AUTH', message: 'this server needs a read token: Authorization: Bearer <token>' })
+  if (presented === null) {
+    const message = 'this server needs a read token: Authorization: Bearer <token>'
+    throw new HttpError(401, { code: 'FW_AUTH', message })
+  }
   if (!tokenMatches(presented, tokens.readToken) && !tokenMatches(presented, tokens.writeToken)) {
     throw new HttpError(401, { code: 'FW_AUTH', message: 'wrong token' })
   }

@@ -47,7 +47,8 @@ export async function dashboardRoutes(app: FastifyInstance, root: string | null)
     list: false,
     cacheControl: false,
     setHeaders: (reply, path) => {
-      void reply.header('cache-control', /[\\/]assets[\\/]/.test(path) ? 'public, max-age=31536000, immutable' : 'no-cache')
+      const hashed = /[\\/]assets[\\/]/.test(path)
+      void reply.header('cache-control', hashed ? 'public, max-age=31536000, immutable' : 'no-cache')
     },
   })
   for (const route of SPA_ROUTES) {

@@ -24,18 +24,19 @@ export function zodMessage(error: ZodError, where = ''): string {
 
 /** Status and body for any error a request can raise. Server faults never echo their message to the client. */
 export function errorResponse(error: unknown): { status: number; body: ErrorBody } {
-  if (error instanceof HttpError) return { status: error.statusCode, body: { error: { code: error.code, message: error.message } } }
-  if (error instanceof ZodError) return { status: 400, body: { error: { code: 'FW_INPUT', message: zodMessage(error) } } }
+  const body = (code: string, message: string): ErrorBody => ({ error: { code, message } })
+  if (error instanceof HttpError) return { status: error.statusCode, body: body(error.code, error.message) }
+  if (error instanceof ZodError) return { status: 400, body: body('FW_INPUT', zodMessage(error)) }
   if (error instanceof FlakewatchError) {
     const status = STATUS_BY_CODE[error.code] ?? 500
     const message = status >= 500 && error.code !== 'FW_STORE' ? 'internal error' : error.message
-    return { status, body: { error: { code: error.code, message } } }
+    return { status, body: body(error.code, message) }
   }
   const fe = error as Partial<FastifyError>
   if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
-    return { status: fe.statusCode, body: { error: { code: fe.code ?? 'FW_HTTP', message: fe.message ?? 'bad request' } } }
+    return { status: fe.statusCode, body: body(fe.code ?? 'FW_HTTP', fe.message ?? 'bad request') }
   }
-  return { status: 500, body: { error: { code: 'FW_INTERNAL', message: 'internal error' } } }
+  return { status: 500, body: body('FW_INTERNAL', 'internal error') }
 }
 
 export function handleError(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {

@@ -79,7 +79,8 @@ export function toSelection(q: z.output<typeof SelectionQuery>): Selection {
 
 /** A stable cache key: equal selections give equal keys. */
 export function selectionKey(s: Selection): string {
-  return JSON.stringify([s.suite ?? null, s.branch ?? null, s.env, s.last ?? null, s.rev ? [s.rev.from, s.rev.to] : null])
+  const rev = s.rev ? [s.rev.from, s.rev.to] : null
+  return JSON.stringify([s.suite ?? null, s.branch ?? null, s.env, s.last ?? null, rev])
 }
 
 function envMatches(env: EnvFacets, pairs: [string, string][]): boolean {
@@ -101,7 +102,11 @@ export function runTime(r: Run): number {
  * The runs a selection names, newest first: suite and branch, env facets, then a revision range, then the newest
  * `last`; without `last` or a revision range, the runs inside the analysis lookback window.
  */
-export async function selectRuns(store: Store, sel: Selection, opts: { now: number; lookbackDays: number }): Promise<Run[]> {
+export async function selectRuns(
+  store: Store,
+  sel: Selection,
+  opts: { now: number; lookbackDays: number },
+): Promise<Run[]> {
   const base = { suite: sel.suite, branch: sel.branch }
   const windowed = sel.last === undefined && sel.rev === undefined
   const cheapLast = sel.last !== undefined && sel.env.length === 0 && !sel.rev

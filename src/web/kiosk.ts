@@ -45,7 +45,13 @@ function render(d: KioskResponse): Node[] {
     ),
   )
   return [
-    h('section', { class: 'k-col broken' }, h('h2', null, `Broken now (${d.broken.length})`), broken),
+    h(
+      'section',
+      { class: 'k-col broken' },
+      h('h2', null, `Broken now (${d.broken_total})`),
+      broken,
+      d.broken_total > d.broken.length ? h('div', { class: 'k-more' }, `+ ${d.broken_total - d.broken.length} more`) : null,
+    ),
     h('section', { class: 'k-col flaky' }, h('h2', null, 'Top flaky'), flaky),
     h('section', { class: 'k-col suites' }, h('h2', null, 'Days without failures'), suites),
   ]

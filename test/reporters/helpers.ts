@@ -44,7 +44,8 @@ export function ensureDist(): void {
     const built = REPORTER_DIST.map((f) => join(ROOT, 'dist', f))
     if (built.some((f) => !existsSync(f))) return true
     const oldest = Math.min(...built.map((f) => statSync(f).mtimeMs))
-    return newest(join(ROOT, 'src', 'reporters')) > oldest || statSync(join(ROOT, 'src', 'playwright', 'reporter.ts')).mtimeMs > oldest
+    const reporter = statSync(join(ROOT, 'src', 'playwright', 'reporter.ts')).mtimeMs
+    return Math.max(newest(join(ROOT, 'src', 'reporters')), reporter) > oldest
   }
   if (!stale()) return
   const lock = join(ROOT, 'test', '.tmp', 'reporters-build.lock')
@@ -62,7 +63,8 @@ export function ensureDist(): void {
   try {
     if (!stale()) return
     try {
-      execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'pipe' })
+      const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc')
+      execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'pipe' })
     } catch {
       // tsc emits despite type errors elsewhere in the tree; the typecheck step reports those.
     }
@@ -80,7 +82,8 @@ export function projectDir(prefix: string, files: Record<string, string>): strin
   const dir = testdir(files, `reporters-${prefix}-`)
   const pkg = join(dir, 'node_modules', 'flakewatch')
   mkdirSync(pkg, { recursive: true })
-  const { name, type, exports } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as Record<string, unknown>
+  const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as Record<string, unknown>
+  const { name, type, exports } = manifest
   writeFileSync(join(pkg, 'package.json'), JSON.stringify({ name, type, exports }))
   symlinkSync(join(ROOT, 'dist'), join(pkg, 'dist'), 'dir')
   return dir
@@ -144,9 +147,13 @@ export async function readStore(db: string): Promise<Map<string, StoredTest>> {
   }
 }
 
+type Comparable = Pick<StoredTest, 'status' | 'flakyOnRetry' | 'attempts'>
+
 /** The part of a stored test that must be identical however it got into the store. */
-export function comparable(tests: Map<string, StoredTest>): Record<string, { status: string; flakyOnRetry: boolean; attempts: string[] }> {
-  return Object.fromEntries([...tests].map(([id, t]) => [id, { status: t.status, flakyOnRetry: t.flakyOnRetry, attempts: t.attempts }]))
+export function comparable(tests: Map<string, StoredTest>): Record<string, Comparable> {
+  return Object.fromEntries(
+    [...tests].map(([id, t]) => [id, { status: t.status, flakyOnRetry: t.flakyOnRetry, attempts: t.attempts }]),
+  )
 }
 
 /** Removes a suite directory once its test is done; kept with FLAKEWATCH_KEEP_TMP=1 for debugging. */

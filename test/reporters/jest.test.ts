@@ -60,10 +60,12 @@ describe('flakewatch/jest in a real Jest run', () => {
   it('records every attempt of a retried test', async () => {
     const tests = await readStore(join(dir, 'fw.db'))
     const id = (name: string) => `unit::${join(dir, 'cart.test.js')}::${name}`
-    expect(tests.get(id('cart › flaky'))).toMatchObject({ status: 'passed', flakyOnRetry: true, attempts: ['failed', 'passed'] })
+    const flaky = tests.get(id('cart › flaky'))
+    expect(flaky).toMatchObject({ status: 'passed', flakyOnRetry: true, attempts: ['failed', 'passed'] })
     expect(tests.get(id('cart › fails'))).toMatchObject({ status: 'failed', attempts: ['failed', 'failed', 'failed'] })
     expect(tests.get(id('cart › todo'))).toMatchObject({ status: 'skipped' })
-    expect(tests.get(`unit::${join(dir, 'broken.test.js')}::Test suite failed to run`)).toMatchObject({ status: 'error' })
+    const broken = tests.get(`unit::${join(dir, 'broken.test.js')}::Test suite failed to run`)
+    expect(broken).toMatchObject({ status: 'error' })
     expect([...tests.values()][0]).toMatchObject({ runStatus: 'complete' })
   })
 

@@ -34,12 +34,14 @@ describe('decideQuarantine', () => {
     const d = decideQuarantine(input({}))
     expect(d.pass).toBe(true)
     expect(d.forgiven.map((f) => f.test_id)).toEqual(['unit::mod::broken'])
-    expect(formatForgiven(d.forgiven)).toEqual(['  failed unit::mod::broken (quarantined: flaky backend; owner team-cart)'])
+    const line = '  failed unit::mod::broken (quarantined: flaky backend; owner team-cart)'
+    expect(formatForgiven(d.forgiven)).toEqual([line])
   })
 
   it('keeps the run failed when one failure is not quarantined, or its quarantine expired', () => {
     expect(decideQuarantine(input({ results: [result('broken', 'failed'), result('new', 'error')] })).pass).toBe(false)
-    expect(decideQuarantine(input({ quarantines: [quarantine('broken', { expiresAt: '2026-02-15T00:00:00Z' })] })).pass).toBe(false)
+    const expired = quarantine('broken', { expiresAt: '2026-02-15T00:00:00Z' })
+    expect(decideQuarantine(input({ quarantines: [expired] })).pass).toBe(false)
   })
 
   it('never passes an interrupted, timed-out or incomplete run', () => {
@@ -49,7 +51,8 @@ describe('decideQuarantine', () => {
       expect(d.note).toMatch(/quarantine does not apply/)
     }
     const d = decideQuarantine(input({ incomplete: 'Playwright reported 1 error(s) outside the tests' }))
-    expect(d).toMatchObject({ pass: false, note: 'Playwright reported 1 error(s) outside the tests; quarantine does not apply' })
+    const note = 'Playwright reported 1 error(s) outside the tests; quarantine does not apply'
+    expect(d).toMatchObject({ pass: false, note })
   })
 
   it('leaves a passed run alone, and a failed run without a failing test', () => {

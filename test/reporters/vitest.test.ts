@@ -39,7 +39,11 @@ describe('flakewatch/vitest in a real Vitest run', () => {
 
   beforeAll(async () => {
     ensureDist()
-    dir = projectDir('vitest', { 'vitest.config.mjs': vitestConfig, 'cart.check.mjs': cartTest, 'broken.check.mjs': "import './missing.mjs'\n" })
+    dir = projectDir('vitest', {
+      'vitest.config.mjs': vitestConfig,
+      'cart.check.mjs': cartTest,
+      'broken.check.mjs': "import './missing.mjs'\n",
+    })
     mkdirSync(join(dir, 'a-directory'))
     ran = await run(BIN.vitest, ['run', '--root', '.'], dir, { FLAKEWATCH_RUN_ID: 'vitest-run-1' })
   }, 60_000)
@@ -53,9 +57,10 @@ describe('flakewatch/vitest in a real Vitest run', () => {
 
   it('records every attempt of a retried test', async () => {
     const tests = await readStore(join(dir, 'fw.db'))
-    expect(tests.get('unit::cart.check.mjs::cart > flaky')).toMatchObject({ status: 'passed', flakyOnRetry: true, attempts: ['failed', 'passed'] })
-    expect(tests.get('unit::cart.check.mjs::cart > fails')).toMatchObject({ status: 'failed', attempts: ['failed', 'failed', 'failed'] })
-    expect(tests.get('unit::cart.check.mjs::cart > nested > deep')).toMatchObject({ status: 'passed', attempts: ['passed'] })
+    const t = (name: string) => tests.get(`unit::cart.check.mjs::${name}`)
+    expect(t('cart > flaky')).toMatchObject({ status: 'passed', flakyOnRetry: true, attempts: ['failed', 'passed'] })
+    expect(t('cart > fails')).toMatchObject({ status: 'failed', attempts: ['failed', 'failed', 'failed'] })
+    expect(t('cart > nested > deep')).toMatchObject({ status: 'passed', attempts: ['passed'] })
     expect(tests.get('unit::broken.check.mjs::broken.check.mjs')).toMatchObject({ status: 'error' })
     const store = await openStore({ db: join(dir, 'fw.db') })
     try {
@@ -71,7 +76,7 @@ describe('flakewatch/vitest in a real Vitest run', () => {
     expect(ingested.exitCode, ingested.stderr).toBe(0)
     const finals = (tests: Map<string, { status: string }>) =>
       Object.fromEntries([...tests].map(([id, t]) => [id, t.status === 'error' ? 'failed' : t.status]))
-    // JUnit knows no retries, so only ids and final statuses can agree; a module that failed to load is a JUnit failure.
+    // JUnit knows no retries, so only ids and final statuses can agree; a module that failed to load is a failure.
     expect(finals(await readStore(join(dir, 'fw.db')))).toEqual(finals(await readStore(join(dir, 'ingest.db'))))
   })
 })

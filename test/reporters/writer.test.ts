@@ -3,7 +3,6 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { parseReport, sourceFromFile } from '../../src/ingest/index.js'
 import { prepareRecording } from '../../src/reporters/build-cases.js'
-import { resolveReporterOptions } from '../../src/reporters/options.js'
 import { vitestReport, type VitestTestCase } from '../../src/reporters/vitest-cases.js'
 import { describeDb, writeRecording, type ReporterIo } from '../../src/reporters/writer.js'
 import { openStore } from '../../src/store/open.js'
@@ -27,8 +26,9 @@ const test = (name: string, state: 'passed' | 'failed'): VitestTestCase => ({
   annotations: () => [],
 })
 
+const tests = [test('ok', 'passed'), test('bad', 'failed')]
 const report = vitestReport(
-  [{ relativeModuleId: 'a.test.ts', project: { name: '' }, children: { allTests: () => [test('ok', 'passed'), test('bad', 'failed')] }, errors: () => [] }],
+  [{ relativeModuleId: 'a.test.ts', project: { name: '' }, children: { allTests: () => tests }, errors: () => [] }],
   { startTime: new Date('2026-03-01T10:00:00Z'), endTime: new Date('2026-03-01T10:00:01Z'), status: 'complete' },
 )
 const recording = prepareRecording(report, { suite: 'unit', env: {}, source: 'test' })
@@ -37,8 +37,9 @@ describe('writeRecording', () => {
   it('stores the run, then recognises the same run as already stored', async () => {
     const db = join(dir, 'fw.db')
     const out = io()
-    expect(await writeRecording(recording, { kind: 'store', db }, out, { name: 'vitest' })).toEqual({ ok: true, where: db })
-    await writeRecording(recording, { kind: 'store', db }, out, { name: 'vitest' })
+    const target = { kind: 'store' as const, db }
+    expect(await writeRecording(recording, target, out, { name: 'vitest' })).toEqual({ ok: true, where: db })
+    await writeRecording(recording, target, out, { name: 'vitest' })
     expect(out.text()).toMatch(/^flakewatch: recorded 2 tests \(1 failed, 0 flaky\) as run local-\w+ in .*fw\.db\n/)
     expect(out.text()).toMatch(/already stored in .*fw\.db; nothing written/)
     const store = await openStore({ db })
@@ -72,7 +73,8 @@ describe('writeRecording', () => {
       const out = io()
       const written = await writeRecording(recording, target, out, { name: 'vitest' })
       expect(written.ok).toBe(false)
-      expect(out.text()).toMatch(/^flakewatch: could not record this run's results in .+: .+\. The test run's outcome is unchanged\.\n$/)
+      expect(out.text()).toMatch(/^flakewatch: could not record this run's results in .+: .+\. The test run's outcome/)
+      expect(out.text().split('\n')).toHaveLength(2)
     }
   })
 
@@ -85,37 +87,14 @@ describe('writeRecording', () => {
       },
       env: {},
     }
-    expect((await writeRecording(recording, { kind: 'store', db: join(dir, 'is-a-directory') }, broken, { name: 'vitest' })).ok).toBe(false)
+    const target = { kind: 'store' as const, db: join(dir, 'is-a-directory') }
+    expect((await writeRecording(recording, target, broken, { name: 'vitest' })).ok).toBe(false)
   })
 })
 
 describe('describeDb', () => {
   it('prints PostgreSQL locations without credentials', () => {
-    expect(describeDb('postgres://ci:s3cret@db.internal:5432/flakewatch')).toBe('postgres://db.internal:5432/flakewatch')
+    expect(describeDb('postgres://ci:s3cret@db.internal:5432/fw')).toBe('postgres://db.internal:5432/fw')
     expect(describeDb('/tmp/fw.db')).toBe('/tmp/fw.db')
-  })
-})
-
-describe('resolveReporterOptions', () => {
-  it('resolves paths against the config directory and leaves the default where the CLI looks', () => {
-    const { options } = resolveReporterOptions({ db: 'data/fw.db', suite: 'e2e', quarantineFile: 'q.json', configDir: '/x' }, '/repo', {})
-    expect(options).toEqual({ target: { kind: 'store', db: '/repo/data/fw.db' }, db: '/repo/data/fw.db', suite: 'e2e', quarantine: { file: '/repo/q.json' } })
-    expect(resolveReporterOptions({}, '/repo', { FLAKEWATCH_DB: 'env.db' }).options).toMatchObject({ db: 'env.db', quarantine: null })
-    expect(resolveReporterOptions(undefined, '/repo', {}).options?.db).toBe('.flakewatch.db')
-    const pg = 'postgres://u:p@h/db'
-    expect(resolveReporterOptions({ db: pg, outputFile: 'out/ctrf.json', quarantine: true }, '/repo', {}).options).toEqual({
-      target: { kind: 'ctrf', file: '/repo/out/ctrf.json' },
-      db: pg,
-      suite: undefined,
-      quarantine: { file: null },
-    })
-    expect(resolveReporterOptions({ quarantineFile: 'q.json', quarantine: false }, '/repo', {}).options?.quarantine).toBeNull()
-  })
-
-  it('reports wrong option types instead of throwing', () => {
-    expect(resolveReporterOptions({ db: 42, quarantine: 'yes' }, '/repo', {})).toEqual({
-      options: null,
-      errors: ['db: Invalid input: expected string, received number', 'quarantine: Invalid input: expected boolean, received string'],
-    })
   })
 })

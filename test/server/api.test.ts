@@ -197,6 +197,7 @@ describe('runs, facets, trends, kiosk', () => {
 
   it('gives the kiosk what is broken, the top flaky with sparklines, and days without failures', async () => {
     const d = await get<KioskResponse>('/api/v1/kiosk')
+    expect(d.broken_total).toBe(1)
     expect(d.broken).toEqual([{ test_id: id('broken'), name: 'broken', suite: 'unit', streak: 5, since: '2026-03-10T12:00:00.000Z' }])
     expect(d.flaky[0]).toMatchObject({ name: 'flaky', last5: 'RPFRF' })
     expect(d.suites).toEqual([

@@ -28,14 +28,18 @@ export interface ServeResult {
 
 function parsePort(value: string | number): number {
   const port = Number(value)
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new InputError(`--port must be 0–65535, got "${value}"`)
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new InputError(`--port must be 0–65535, got "${value}"`)
+  }
   return port
 }
 
 function parseDays(value: string | number | undefined): number {
   if (value === undefined) return 30
   const days = Number(value)
-  if (!Number.isFinite(days) || days <= 0) throw new InputError(`--artifact-days must be a positive number, got "${value}"`)
+  if (!Number.isFinite(days) || days <= 0) {
+    throw new InputError(`--artifact-days must be a positive number, got "${value}"`)
+  }
   return days
 }
 
@@ -79,10 +83,14 @@ export async function serve(opts: ServeOptions, io: Io, hooks: ServeHooks = {}):
   io.stdout.write(`${url}\n`)
   io.stderr.write(`flakewatch: serving ${store.location} at ${url}\n`)
   if (!config.server.writeToken) {
-    io.stderr.write('flakewatch: uploads and quarantine changes are refused: set server.writeToken or FLAKEWATCH_WRITE_TOKEN\n')
+    io.stderr.write(
+      'flakewatch: uploads and quarantine changes are refused: set server.writeToken or FLAKEWATCH_WRITE_TOKEN\n',
+    )
   }
   if (!config.server.readToken && !LOOPBACK.has(host)) {
-    io.stderr.write(`flakewatch: reads are open to anyone who can reach ${host}; set FLAKEWATCH_READ_TOKEN to restrict them\n`)
+    io.stderr.write(
+      `flakewatch: reads are open to anyone who can reach ${host}; set FLAKEWATCH_READ_TOKEN to restrict them\n`,
+    )
   }
   hooks.onListening?.(url)
 

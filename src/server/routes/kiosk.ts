@@ -6,41 +6,48 @@ import { memoize } from '../snapshot.js'
 import { iso } from '../to-json.js'
 
 const DAY_MS = 86_400_000
+/** Rows per list: what fits a wall screen in type readable from across the room. */
+const KIOSK_ROWS = 8
 
 /** `GET /kiosk`: the wall display's data: what is broken now, the top flaky tests, and days without failures. */
 export function kioskRoutes(api: FastifyInstance, ctx: ServerContext): void {
   api.get('/kiosk', async (request): Promise<KioskResponse> => {
     const snapshot = await ctx.cache.get(toSelection(parseInput(SelectionQuery, request.query, 'query')))
-    return memoize(snapshot, 'kiosk', () => ({
-      generated_at: iso(snapshot.computedAt),
-      newest_run_at: snapshot.newestRunAt === null ? null : iso(snapshot.newestRunAt),
-      broken: snapshot.tests
-        .filter((t) => t.analysis.verdict === 'broken')
-        .sort((a, b) => (b.streakSince ?? 0) - (a.streakSince ?? 0))
-        .slice(0, 12)
-        .map((t) => ({
-          test_id: t.analysis.testId,
-          name: t.analysis.test.name,
-          suite: t.analysis.test.suite,
-          streak: t.streak,
-          since: t.streakSince === null ? null : iso(t.streakSince),
+    return memoize(snapshot, 'kiosk', (): KioskResponse => {
+      const broken = snapshot.tests.filter((t) => t.analysis.verdict === 'broken')
+      return {
+        generated_at: iso(snapshot.computedAt),
+        newest_run_at: snapshot.newestRunAt === null ? null : iso(snapshot.newestRunAt),
+        broken_total: broken.length,
+        // Most recently broken first: the news on the wall.
+        broken: broken
+          .sort((a, b) => (b.streakSince ?? 0) - (a.streakSince ?? 0))
+          .slice(0, KIOSK_ROWS)
+          .map((t) => ({
+            test_id: t.analysis.testId,
+            name: t.analysis.test.name,
+            suite: t.analysis.test.suite,
+            streak: t.streak,
+            since: t.streakSince === null ? null : iso(t.streakSince),
+          })),
+        flaky: snapshot.tests
+          .filter((t) => t.analysis.verdict === 'flaky')
+          .slice(0, KIOSK_ROWS)
+          .map((t) => ({
+            test_id: t.analysis.testId,
+            name: t.analysis.test.name,
+            suite: t.analysis.test.suite,
+            score: Math.round(t.analysis.score * 1e4) / 1e4,
+            last5: t.last5,
+          })),
+        suites: snapshot.suites.map((s) => ({
+          suite: s.suite,
+          days_without_failure:
+            s.lastFailureAt === null ? null : Math.max(0, Math.floor((snapshot.now - s.lastFailureAt) / DAY_MS)),
+          last_failure_at: s.lastFailureAt === null ? null : iso(s.lastFailureAt),
+          last_run_at: s.lastRunAt === null ? null : iso(s.lastRunAt),
         })),
-      flaky: snapshot.tests
-        .filter((t) => t.analysis.verdict === 'flaky')
-        .slice(0, 10)
-        .map((t) => ({
-          test_id: t.analysis.testId,
-          name: t.analysis.test.name,
-          suite: t.analysis.test.suite,
-          score: Math.round(t.analysis.score * 1e4) / 1e4,
-          last5: t.last5,
-        })),
-      suites: snapshot.suites.map((s) => ({
-        suite: s.suite,
-        days_without_failure: s.lastFailureAt === null ? null : Math.max(0, Math.floor((snapshot.now - s.lastFailureAt) / DAY_MS)),
-        last_failure_at: s.lastFailureAt === null ? null : iso(s.lastFailureAt),
-        last_run_at: s.lastRunAt === null ? null : iso(s.lastRunAt),
-      })),
-    }))
+      }
+    })
   })
 }

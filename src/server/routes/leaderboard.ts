@@ -38,7 +38,9 @@ export function leaderboardRoutes(api: FastifyInstance, ctx: ServerContext): voi
       sort: view.sort,
       order: view.order,
       summary,
-      rows: tests.slice(q.offset, q.offset + q.limit).map((t) => leaderboardRow(t.analysis, active.has(t.analysis.testId))),
+      rows: tests
+        .slice(q.offset, q.offset + q.limit)
+        .map((t) => leaderboardRow(t.analysis, active.has(t.analysis.testId))),
     }
   })
 }

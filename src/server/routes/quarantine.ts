@@ -50,7 +50,7 @@ export function quarantineRoutes(api: FastifyInstance, ctx: ServerContext): void
       reason: body.reason,
       owner: body.owner,
       issueUrl: body.issue_url,
-      expiresAt: body.expires_at === undefined || body.expires_at === null ? body.expires_at : new Date(body.expires_at).toISOString(),
+      expiresAt: body.expires_at ? new Date(body.expires_at).toISOString() : body.expires_at,
       actor: body.actor ?? 'api',
       source: 'manual',
     })
@@ -60,7 +60,8 @@ export function quarantineRoutes(api: FastifyInstance, ctx: ServerContext): void
   api.delete<TestParams>('/quarantine/:testId', writeAuth, async (request) => {
     const { testId } = request.params
     // DELETE bodies are dropped by some clients, so the reason may come as a query parameter too.
-    const body = parseInput(ReleaseBody, { ...(request.query as object), ...(request.body as object | undefined) }, 'body')
+    const input = { ...(request.query as object), ...(request.body as object | undefined) }
+    const body = parseInput(ReleaseBody, input, 'body')
     const released = await ctx.quarantine.unquarantine(testId, { reason: body.reason, actor: body.actor ?? 'api' })
     if (!released) throw new NotFoundError(`${testId} is not quarantined`)
     return { released: true, test_id: testId }

@@ -81,7 +81,9 @@ function defaultName(contentType: string | undefined): string {
 export async function reportRoutes(scope: FastifyInstance, ctx: ServerContext): Promise<void> {
   // Only this scope takes raw bodies; the rest of the API keeps its JSON parser.
   scope.removeAllContentTypeParsers()
-  scope.addContentTypeParser(RAW_TYPES, { parseAs: 'buffer', bodyLimit: ctx.bodyLimit }, (_request, body, done) => done(null, body))
+  scope.addContentTypeParser(RAW_TYPES, { parseAs: 'buffer', bodyLimit: ctx.bodyLimit }, (_request, body, done) =>
+    done(null, body),
+  )
   await scope.register(multipart, {
     limits: { fileSize: ctx.bodyLimit, files: 50, fields: 100, fieldSize: 8192, parts: 200 },
   })
@@ -98,23 +100,33 @@ export async function reportRoutes(scope: FastifyInstance, ctx: ServerContext): 
           if (part.type === 'file') {
             const content = await part.toBuffer()
             total += content.length
-            if (total > ctx.bodyLimit) throw new HttpError(413, { code: 'FW_TOO_LARGE', message: `uploads are limited to ${ctx.bodyLimit} bytes` })
+            if (total > ctx.bodyLimit) {
+              const message = `uploads are limited to ${ctx.bodyLimit} bytes`
+              throw new HttpError(413, { code: 'FW_TOO_LARGE', message })
+            }
             files.push({ name: part.filename || part.fieldname, content })
           } else {
             const value = String(part.value)
             const previous = fields[part.fieldname]
-            fields[part.fieldname] = previous === undefined ? value : [...(Array.isArray(previous) ? previous : [previous]), value]
+            fields[part.fieldname] = previous === undefined ? value : [previous, value].flat()
           }
         }
       }
       const meta = parseInput(UploadMeta, { ...(request.query as object), ...fields }, 'query')
       if (!request.isMultipart()) {
         const body = request.body
-        if (Buffer.isBuffer(body) && body.length > 0) files.push({ name: meta.name ?? defaultName(request.headers['content-type']), content: body })
+        if (Buffer.isBuffer(body) && body.length > 0) {
+          files.push({ name: meta.name ?? defaultName(request.headers['content-type']), content: body })
+        }
       }
-      if (files.length === 0) throw new InputError('no report in the request: send it as the body or as multipart files')
+      if (files.length === 0) {
+        throw new InputError('no report in the request: send it as the body or as multipart files')
+      }
 
-      const [{ FORMATS }, { ingestBuffer }] = await Promise.all([import('../../ingest/index.js'), import('../../pipeline/ingest-files.js')])
+      const [{ FORMATS }, { ingestBuffer }] = await Promise.all([
+        import('../../ingest/index.js'),
+        import('../../pipeline/ingest-files.js'),
+      ])
       const format = meta.format
       if (format !== undefined && !(FORMATS as readonly string[]).includes(format)) {
         throw new InputError(`query.format: expected one of ${FORMATS.join(', ')}, got "${format}"`)
@@ -139,7 +151,10 @@ export async function reportRoutes(scope: FastifyInstance, ctx: ServerContext): 
       )
       if (summary.failed.length === 0) return reply.status(summary.ingested.length ? 201 : 200).send(summary)
       return reply.status(422).send({
-        error: { code: 'FW_REPORT_PARSE', message: `${summary.failed.length} of ${files.length} report(s) failed: ${summary.failed[0]!.error}` },
+        error: {
+          code: 'FW_REPORT_PARSE',
+          message: `${summary.failed.length} of ${files.length} report(s) failed: ${summary.failed[0]!.error}`,
+        },
         ...summary,
       })
     },

@@ -30,7 +30,8 @@ type TestParams = { Params: { testId: string } }
 export function testRoutes(api: FastifyInstance, ctx: ServerContext): void {
   api.get('/tests', async (request): Promise<TestsResponse> => {
     const q = parseInput(TestsQuery, request.query, 'query')
-    const tests = await ctx.store.listTests({ search: q.search || undefined, suite: q.suite, limit: q.limit, offset: q.offset })
+    const filter = { search: q.search || undefined, suite: q.suite, limit: q.limit, offset: q.offset }
+    const tests = await ctx.store.listTests(filter)
     return { tests: tests.map(testRefToJson), offset: q.offset, limit: q.limit }
   })
 
@@ -66,7 +67,8 @@ export function testRoutes(api: FastifyInstance, ctx: ServerContext): void {
     return { test_id: testId, entries }
   })
 
-  api.get<{ Params: { testId: string; runId: string } }>('/tests/:testId/runs/:runId/attempts', async (request): Promise<AttemptsResponse> => {
+  type AttemptParams = { Params: { testId: string; runId: string } }
+  api.get<AttemptParams>('/tests/:testId/runs/:runId/attempts', async (request): Promise<AttemptsResponse> => {
     const { testId, runId } = request.params
     const attempts = await ctx.store.getAttempts(testId, runId)
     if (attempts.length === 0) throw new NotFoundError(`no result of "${testId}" in run "${runId}"`)

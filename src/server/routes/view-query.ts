@@ -13,6 +13,8 @@ export const viewShape = {
   offset: z.coerce.number().int().min(0).default(0),
 }
 
-export function toView(q: { search?: string; verdict?: TestView['verdict']; sort: TestView['sort']; order?: 'asc' | 'desc' }): TestView {
+type ViewQuery = { search?: string; verdict?: TestView['verdict']; sort: TestView['sort']; order?: 'asc' | 'desc' }
+
+export function toView(q: ViewQuery): TestView {
   return { search: q.search || undefined, verdict: q.verdict, sort: q.sort, order: q.order ?? defaultOrder(q.sort) }
 }
