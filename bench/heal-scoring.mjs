@@ -54,7 +54,8 @@ try {
   const elements = await page.evaluate(() => document.querySelectorAll('*').length)
 
   const settings = resolveHealSettings({})
-  const { fingerprint: learned } = await page.locator('#pay').evaluate(fingerprint.capturePageFunction, settings.describe)
+  const capture = await page.locator('#pay').evaluate(fingerprint.capturePageFunction, settings.describe)
+  const learned = capture.fingerprint
   // The learned button loses its id and test id, as in a real heal.
   await page.evaluate(() => {
     const b = document.getElementById('pay')
@@ -114,7 +115,11 @@ try {
     loadavg: +loadavg()[0].toFixed(1),
   })
   line({ metric: 'same, wall time incl. the round trip, median', value: round(median(m.rankWall)) })
-  line({ metric: 'baseline: bare querySelectorAll walk ms, median', value: round(median(m.walk)), min: round(min(m.walk)) })
+  line({
+    metric: 'baseline: bare querySelectorAll walk ms, median',
+    value: round(median(m.walk)),
+    min: round(min(m.walk)),
+  })
   line({ metric: 'ratio score / bare walk (medians)', value: round(median(m.rank) / Math.max(median(m.walk), 0.05)) })
   line({
     metric: 'not taken: describe all in page, transfer, score in Node, ms, median',

@@ -32,7 +32,8 @@ export async function benchStore({ dist, name, tests, runs, now = Date.now(), sp
     const store = await openSqliteStore(file)
     const stats = await store.stats()
     // Other benchmarks may have added a run or two (another instance's write); that is still the same store.
-    if (stats.results >= tests * runs && stats.results < tests * runs + 100 && stats.newestRunAt > now - 7 * 24 * HOUR) return { store, file, reused: true }
+    const sameSize = stats.results >= tests * runs && stats.results < tests * runs + 100
+    if (sameSize && stats.newestRunAt > now - 7 * 24 * HOUR) return { store, file, reused: true }
     await store.close()
   }
   rmSync(dir, { recursive: true, force: true })
@@ -72,7 +73,8 @@ export async function benchStore({ dist, name, tests, runs, now = Date.now(), sp
       const kind = kinds[i]
       const fails = kind === 'flaky' ? random() < 0.2 : kind === 'broken' ? r >= runs - 6 : random() < 0.002
       const retried = kind === 'flaky' && !fails && random() < 0.1
-      const message = fails ? `Error: expected element to be visible (timeout ${1000 + (i % 5) * 1000} ms) in ${test.name}` : null
+      const timeout = 1000 + (i % 5) * 1000
+      const message = fails ? `Error: expected element to be visible (timeout ${timeout} ms) in ${test.name}` : null
       return {
         test,
         status: fails ? 'failed' : 'passed',

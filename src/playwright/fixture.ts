@@ -8,17 +8,24 @@ import type { TestInfo } from '@playwright/test'
 import type { HealStore } from '../heal/healer.js'
 import { createMemoryHealStore } from '../heal/memory-store.js'
 import { makeTestId } from '../model.js'
+import { DEFAULT_SUITE } from '../pipeline/build-batch.js'
+import { HEALED_ANNOTATION } from '../reporters/build-cases.js'
 import { createHealingPage } from './page.js'
 import type { HealingPage, HealingPageOptions } from './page.js'
 
 /** The annotation a heal adds to its test, which the flakewatch reporter turns into `healingOccurred`. */
-export const HEALED_ANNOTATION = 'flakewatch-healed'
+export { HEALED_ANNOTATION }
 
 /** Heal settings a project or file sets with `test.use({ flakewatchHeal: { ... } })`. */
 export type FlakewatchHealOptions = Omit<HealingPageOptions, 'store' | 'testId' | 'onHeal'>
 
 export interface FlakewatchTestFixtures {
   flakewatchHeal: FlakewatchHealOptions
+  /**
+   * The suite of the test ids, as the flakewatch reporter's `suite` option names it. Default: `FLAKEWATCH_SUITE`,
+   * else `default`, the reporter's own default.
+   */
+  flakewatchSuite: string
   /** The id fingerprints and heals are filed under. Override to match a custom reporter's ids. */
   flakewatchTestId: string
   page: HealingPage
@@ -30,13 +37,14 @@ export interface FlakewatchWorkerFixtures {
 }
 
 /**
- * The flakewatch test id of a Playwright test: the project as suite, the file relative to the config's root as
- * module, and the describe titles and test title joined with ` › ` as name.
- * @example playwrightTestId(testInfo) // 'chromium::tests/checkout.spec.ts::checkout › pays'
+ * The flakewatch test id of a Playwright test, as the flakewatch reporter writes it: the suite, the spec file
+ * relative to the config's root as module, and the describe titles and test title joined with ` › ` as name.
+ * The project is not part of it (the reporter files it as an env facet), so heals join results in every project.
+ * @example playwrightTestId(testInfo, 'e2e') // 'e2e::tests/checkout.spec.ts::checkout › pays'
  */
-export function playwrightTestId(info: Pick<TestInfo, 'project' | 'config' | 'file' | 'titlePath'>): string {
+export function playwrightTestId(info: Pick<TestInfo, 'config' | 'file' | 'titlePath'>, suite: string): string {
   const module = relative(info.config.rootDir, info.file).split(sep).join('/')
-  return makeTestId(info.project.name || 'playwright', module, info.titlePath.slice(1).join(' › '))
+  return makeTestId(suite, module, info.titlePath.slice(1).join(' › '))
 }
 
 /**
@@ -59,9 +67,9 @@ export const test = base.extend<FlakewatchTestFixtures, FlakewatchWorkerFixtures
     { scope: 'worker' },
   ],
   flakewatchHeal: [{}, { option: true }],
-  // eslint-disable-next-line no-empty-pattern
-  flakewatchTestId: async ({}, use, testInfo) => {
-    await use(playwrightTestId(testInfo))
+  flakewatchSuite: [process.env.FLAKEWATCH_SUITE || DEFAULT_SUITE, { option: true }],
+  flakewatchTestId: async ({ flakewatchSuite }, use, testInfo) => {
+    await use(playwrightTestId(testInfo, flakewatchSuite))
   },
   page: async ({ page, flakewatchStore, flakewatchHeal, flakewatchTestId }, use, testInfo) => {
     const healing = createHealingPage(page, {

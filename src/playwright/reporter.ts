@@ -105,6 +105,10 @@ export default class FlakewatchPlaywrightReporter implements Reporter {
       // Whatever went wrong in here, the run keeps the outcome Playwright gave it.
       say(this.io, `reporter failed: ${errorMessage(error)}. The test run's outcome is unchanged.`)
       return undefined
+    } finally {
+      // UI and watch modes run again with the same reporter: each run is recorded on its own.
+      this.attempts.clear()
+      this.globalErrors = 0
     }
   }
 
@@ -118,7 +122,8 @@ export default class FlakewatchPlaywrightReporter implements Reporter {
       say(this.io, 'no test ran; nothing recorded')
       return undefined
     }
-    const interrupted = result.status === 'interrupted' || result.status === 'timedout' || this.globalErrors > 0
+    const incomplete = this.incompleteReason(records)
+    const interrupted = result.status === 'interrupted' || result.status === 'timedout' || incomplete !== null
     const report = await playwrightReport(records, {
       startTime: result.startTime,
       durationMs: Math.round(result.duration),
@@ -134,16 +139,9 @@ export default class FlakewatchPlaywrightReporter implements Reporter {
       say(this.io, `could not read quarantines, so none apply: ${loaded.error}`)
       return undefined
     }
-    const maxFailures = this.config?.maxFailures ?? 0
-    const unexpected = records.filter((r) => r.outcome === 'unexpected').length
     const decision = decideQuarantine({
       status: result.status,
-      incomplete:
-        this.globalErrors > 0
-          ? `Playwright reported ${this.globalErrors} error(s) outside the tests`
-          : maxFailures > 0 && unexpected >= maxFailures
-            ? `the run stopped at maxFailures (${maxFailures}), so some tests did not run`
-            : null,
+      incomplete,
       results: recording.batch.runs.flatMap((r) => r.results),
       quarantines: loaded.records,
       failOnFlaky: this.config?.failOnFlakyTests ?? false,
@@ -154,5 +152,16 @@ export default class FlakewatchPlaywrightReporter implements Reporter {
     const header = `every failure among ${describeCases(report.cases)} is quarantined, so the run passes. Forgiven:`
     say(this.io, [header, ...formatForgiven(decision.forgiven)].join('\n'))
     return { status: 'passed' }
+  }
+
+  /** Why the run did not run its suite to the end although Playwright calls it failed rather than interrupted. */
+  private incompleteReason(records: PlaywrightTestRecord[]): string | null {
+    if (this.globalErrors > 0) return `Playwright reported ${this.globalErrors} error(s) outside the tests`
+    const maxFailures = this.config?.maxFailures ?? 0
+    const unexpected = records.filter((r) => r.outcome === 'unexpected').length
+    if (maxFailures > 0 && unexpected >= maxFailures) {
+      return `the run stopped at maxFailures (${maxFailures}), so some tests may not have run`
+    }
+    return null
   }
 }

@@ -1,4 +1,5 @@
-import { parseReport, sourceFromBuffer } from '../ingest/index.js'
+import { parseReport } from '../ingest/parse-report.js'
+import { sourceFromBuffer } from '../ingest/source.js'
 import type { RunStatus } from '../model.js'
 import {
   caseKey,

@@ -1,5 +1,5 @@
 import { truncateText } from '../ingest/bounded-text.js'
-import { mergeRepeatedCases } from '../ingest/index.js'
+import { mergeRepeatedCases } from '../ingest/merge-attempts.js'
 import { stripAnsi } from '../ingest/strip-ansi.js'
 import type { Attempt, ResultStatus, RunStatus } from '../model.js'
 import type { RecordedCase, RecordedReport } from './build-cases.js'
@@ -140,7 +140,7 @@ export function vitestCase(
  * Every finished test of a Vitest run as a report. A module that failed to load (no tests, errors) is one errored
  * case named after its file, the id Vitest's JUnit report gives it. Repeated identities fold into attempts, as in
  * ingest.
- * @example vitestReport(testModules, { startTime, status: 'complete' })
+ * @example vitestReport(testModules, { startTime, endTime: new Date(), status: 'complete' })
  */
 export function vitestReport(
   modules: ReadonlyArray<VitestTestModule>,

@@ -1,8 +1,15 @@
-import { analyzeTest, infraRunIds, type ResolvedAnalysisConfig, type TestAnalysis } from '../analysis/index.js'
-import { isFailure, type HistoryEntry, type Run, type VerdictKind } from '../model.js'
+import {
+  analyzeTest,
+  infraRunIds,
+  toAnalysisJson,
+  type PassRateClass,
+  type ResolvedAnalysisConfig,
+} from '../analysis/index.js'
+import { isFailure, type HistoryEntry, type ResultStatus, type Run, type VerdictKind } from '../model.js'
 import type { HistoryFilter, RunSummary, Store } from '../store/store.js'
 import type { HeatCell, TrendDay } from './api-types.js'
 import { runTime, selectRuns, type Selection } from './selection.js'
+import { leaderboardRowBase } from './to-json.js'
 
 const DAY_MS = 86_400_000
 
@@ -18,9 +25,29 @@ const SUMMARY_PAGE = 1
 /** Longest stretch of synchronous work before the scan lets other requests run. */
 const SLICE_MS = 8
 
-/** What a snapshot knows about one test, beyond its analysis. */
+/**
+ * What a snapshot keeps of one test: the fields that sort and filter, and the analysis already serialised. A
+ * snapshot may be built in a worker thread; strings cross to the main thread for the price of a copy, where
+ * ten thousand analyses as object graphs would take hundreds of milliseconds to deserialise.
+ */
 export interface SnapshotTest {
-  analysis: TestAnalysis
+  testId: string
+  name: string
+  module: string
+  suite: string
+  verdict: VerdictKind
+  score: number
+  confidence: number
+  failures: number
+  flipRate: number
+  runs: number
+  passRate: number | null
+  lastStatus: ResultStatus | null
+  passRateClass: PassRateClass
+  /** The leaderboard row as JSON, without `quarantined` (read per request). */
+  row: string
+  /** The full analysis, `toAnalysisJson`, as JSON. */
+  detail: string
   /** One {@link HeatCell} per heatmap run, aligned with `Snapshot.heatRuns`. */
   heat: string
   /** The last five results as cells, oldest first. */
@@ -38,7 +65,8 @@ export interface SuiteHealth {
 
 /**
  * Everything the read endpoints need about one run selection, from one streaming scan of the store. Immutable
- * once built; answers derived from it (sorted orders, serialised bodies) are memoised in `memo`.
+ * once built; answers derived from it (sorted orders, serialised bodies) are memoised in `memo`. Plain data
+ * (structured-cloneable), so that a worker thread can build it.
  */
 export interface Snapshot {
   selection: Selection
@@ -69,8 +97,10 @@ export interface BuildSnapshotOptions {
 
 const VERDICT_RANK: Record<VerdictKind, number> = { flaky: 0, broken: 1, healthy: 2, insufficient_data: 3 }
 
+type Rankable = Pick<SnapshotTest, 'verdict' | 'score' | 'failures' | 'flipRate' | 'testId'>
+
 /** "Most flaky first": flaky verdicts, then broken ones, each by score, failures and id. */
-export function compareMostFlaky(a: TestAnalysis, b: TestAnalysis): number {
+export function compareMostFlaky(a: Rankable, b: Rankable): number {
   return (
     VERDICT_RANK[a.verdict] - VERDICT_RANK[b.verdict] ||
     b.score - a.score ||
@@ -246,11 +276,31 @@ export async function buildSnapshot(store: Store, selection: Selection, opts: Bu
         .slice(-5)
         .map((e) => cellOf(e))
         .join('')
-      tests.push({ analysis, heat: row.toString('latin1'), last5, streak, streakSince })
+      tests.push({
+        testId: analysis.testId,
+        name: analysis.test.name,
+        module: analysis.test.module,
+        suite: analysis.test.suite,
+        verdict: analysis.verdict,
+        score: analysis.score,
+        confidence: analysis.confidence,
+        failures: analysis.failures,
+        flipRate: analysis.flipRate,
+        runs: analysis.runs,
+        passRate: analysis.passRate,
+        lastStatus: analysis.lastStatus,
+        passRateClass: analysis.passRateClass,
+        row: JSON.stringify(leaderboardRowBase(analysis)),
+        detail: JSON.stringify(toAnalysisJson(analysis)),
+        heat: row.toString('latin1'),
+        last5,
+        streak,
+        streakSince,
+      })
       await maybePause()
     }
   }
-  tests.sort((a, b) => compareMostFlaky(a.analysis, b.analysis))
+  tests.sort(compareMostFlaky)
 
   const runAt = new Map<string, number>()
   for (const r of runs) runAt.set(r.runId, runCounts.get(r.runId)?.at ?? runTime(r))
@@ -277,7 +327,7 @@ export async function buildSnapshot(store: Store, selection: Selection, opts: Bu
     runs,
     heatRuns,
     tests,
-    byId: new Map(tests.map((t) => [t.analysis.testId, t])),
+    byId: new Map(tests.map((t) => [t.testId, t])),
     runCounts,
     excludedRuns,
     trends,

@@ -96,7 +96,8 @@ export function entryToJson(e: HistoryEntry): HistoryEntryJson {
 
 const round = (x: number) => Math.round(x * 1e4) / 1e4
 
-export function leaderboardRow(a: TestAnalysis, quarantined: boolean): LeaderboardRow {
+/** A leaderboard row but its `quarantined` flag, which is read per request. */
+export function leaderboardRowBase(a: TestAnalysis): Omit<LeaderboardRow, 'quarantined'> {
   return {
     test_id: a.testId,
     name: a.test.name,
@@ -121,6 +122,5 @@ export function leaderboardRow(a: TestAnalysis, quarantined: boolean): Leaderboa
       ...(e.revision !== undefined ? { revision: e.revision } : {}),
     })),
     recommendation: { ...a.recommendation },
-    quarantined,
   }
 }

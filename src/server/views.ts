@@ -1,4 +1,3 @@
-import type { TestAnalysis } from '../analysis/index.js'
 import type { VerdictKind } from '../model.js'
 import type { SortKey } from './api-types.js'
 import { compareMostFlaky, memoize, type Snapshot, type SnapshotTest } from './snapshot.js'
@@ -19,11 +18,11 @@ const CLASS_RANK = { stable: 0, intermittent: 1, actively_flaky: 2, broken: 3 } 
 const VERDICT_RANK = { insufficient_data: 0, healthy: 1, broken: 2, flaky: 3 } as const
 const LAST_RANK = { skipped: 0, passed: 1, failed: 2, error: 3 } as const
 
-const byName = (a: TestAnalysis, b: TestAnalysis) =>
-  a.test.name.localeCompare(b.test.name) || (a.testId < b.testId ? -1 : a.testId > b.testId ? 1 : 0)
+const byName = (a: SnapshotTest, b: SnapshotTest) =>
+  a.name.localeCompare(b.name) || (a.testId < b.testId ? -1 : a.testId > b.testId ? 1 : 0)
 
 /** Ascending comparators; ties fall back to "most flaky first" so that pages are stable. */
-const ASCENDING: Record<SortKey, (a: TestAnalysis, b: TestAnalysis) => number> = {
+const ASCENDING: Record<SortKey, (a: SnapshotTest, b: SnapshotTest) => number> = {
   flaky: (a, b) => compareMostFlaky(b, a),
   score: (a, b) => a.score - b.score,
   pass_rate: (a, b) => (a.passRate ?? 2) - (b.passRate ?? 2),
@@ -43,8 +42,7 @@ export function viewTests(snapshot: Snapshot, view: TestView): SnapshotTest[] {
     search || view.verdict
       ? snapshot.tests.filter(
           (t) =>
-            (!view.verdict || t.analysis.verdict === view.verdict) &&
-            (!search || t.analysis.testId.toLowerCase().includes(search)),
+            (!view.verdict || t.verdict === view.verdict) && (!search || t.testId.toLowerCase().includes(search)),
         )
       : snapshot.tests,
   )
@@ -52,6 +50,6 @@ export function viewTests(snapshot: Snapshot, view: TestView): SnapshotTest[] {
   return memoize(snapshot, `sort:${filterKey}:${view.sort}:${view.order}`, () => {
     const asc = ASCENDING[view.sort]
     const sign = view.order === 'asc' ? 1 : -1
-    return [...filtered].sort((a, b) => sign * asc(a.analysis, b.analysis) || compareMostFlaky(a.analysis, b.analysis))
+    return [...filtered].sort((a, b) => sign * asc(a, b) || compareMostFlaky(a, b))
   })
 }

@@ -14,12 +14,17 @@ export class ApiError extends Error {
 const READ_TOKEN_KEY = 'flakewatch.readToken'
 const WRITE_TOKEN_KEY = 'flakewatch.writeToken'
 
+function keep(key: string, token: string | null): void {
+  if (token) sessionStorage.setItem(key, token)
+  else sessionStorage.removeItem(key)
+}
+
 /** Tokens live in sessionStorage at most: gone when the tab closes, never in localStorage or cookies. */
 export const tokens = {
   read: () => sessionStorage.getItem(READ_TOKEN_KEY),
-  setRead: (t: string | null) => (t ? sessionStorage.setItem(READ_TOKEN_KEY, t) : sessionStorage.removeItem(READ_TOKEN_KEY)),
+  setRead: (t: string | null) => keep(READ_TOKEN_KEY, t),
   write: () => sessionStorage.getItem(WRITE_TOKEN_KEY),
-  setWrite: (t: string | null) => (t ? sessionStorage.setItem(WRITE_TOKEN_KEY, t) : sessionStorage.removeItem(WRITE_TOKEN_KEY)),
+  setWrite: (t: string | null) => keep(WRITE_TOKEN_KEY, t),
 }
 
 export type Params = Record<string, string | number | boolean | string[] | undefined | null>
@@ -35,7 +40,13 @@ export function query(params: Params = {}): string {
   return s ? `?${s}` : ''
 }
 
-async function call<T>(method: string, path: string, opts: { params?: Params; body?: unknown; token?: string | null }): Promise<T> {
+interface CallOptions {
+  params?: Params
+  body?: unknown
+  token?: string | null
+}
+
+async function call<T>(method: string, path: string, opts: CallOptions): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' }
   const token = opts.token ?? tokens.read()
   if (token) headers.authorization = `Bearer ${token}`

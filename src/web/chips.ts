@@ -27,7 +27,8 @@ const EVIDENCE_LABEL: Record<string, string> = {
 }
 
 /** GitLabViz's pass-rate class. */
-export const classChip = (c: LeaderboardRow['pass_rate_class']) => h('span', { class: `chip class-${c}` }, CLASS_LABEL[c])
+export const classChip = (c: LeaderboardRow['pass_rate_class']) =>
+  h('span', { class: `chip class-${c}` }, CLASS_LABEL[c])
 
 /** flakewatch's verdict. */
 export const verdictChip = (v: LeaderboardRow['verdict']) => h('span', { class: `chip verdict-${v}` }, VERDICT_LABEL[v])
@@ -38,4 +39,5 @@ export const statusChip = (s: string | null) =>
 export const evidenceTag = (e: { kind: string; detail: string }) =>
   h('span', { class: `tag evidence-${e.kind}`, title: e.detail }, EVIDENCE_LABEL[e.kind] ?? e.kind.replace(/_/g, ' '))
 
-export const quarantineBadge = () => h('span', { class: 'chip quarantined', title: 'quarantined: its failures do not fail the build' }, 'quarantined')
+export const quarantineBadge = () =>
+  h('span', { class: 'chip quarantined', title: 'quarantined: its failures do not fail the build' }, 'quarantined')

@@ -61,7 +61,11 @@ function safeHref(href: string): string | null {
  * Creates an element with properties and children.
  * @example h('a', { href: '/tests/x', class: 'link' }, name)
  */
-export function h<K extends keyof HTMLElementTagNameMap>(tag: K, props?: Props | null, ...children: Child[]): HTMLElementTagNameMap[K] {
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  props?: Props | null,
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
   const el = document.createElement(tag)
   if (props) {
     for (const [key, value] of Object.entries(props) as [keyof Props, unknown][]) {
@@ -73,7 +77,9 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, props?: Props |
       else if (key === 'href') {
         const href = safeHref(value as string)
         if (href) el.setAttribute('href', href)
-      } else if (key === 'checked' || key === 'disabled' || key === 'required') (el as unknown as Record<string, boolean>)[key] = true
+      } else if (key === 'checked' || key === 'disabled' || key === 'required') {
+        ;(el as unknown as Record<string, boolean>)[key] = true
+      }
       else if (key === 'value') (el as unknown as { value: string }).value = value as string
       else el.setAttribute(key, (value as string | number).toString())
     }
@@ -104,7 +110,11 @@ export function replace(el: Element, ...children: Child[]): void {
 const SVG = 'http://www.w3.org/2000/svg'
 
 /** An SVG element, attributes set one by one (numbers and fixed strings only). */
-export function svg<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string, string | number> = {}, ...children: Child[]): SVGElementTagNameMap[K] {
+export function svg<K extends keyof SVGElementTagNameMap>(
+  tag: K,
+  attrs: Record<string, string | number> = {},
+  ...children: Child[]
+): SVGElementTagNameMap[K] {
   const el = document.createElementNS(SVG, tag)
   for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v))
   append(el, ...children)

@@ -15,7 +15,13 @@ export function loadFacets(): Promise<FacetsResponse> {
   return facets
 }
 
-function select(label: string, name: string, values: string[], current: string | undefined, onChange: (v: string | undefined) => void) {
+function select(
+  label: string,
+  name: string,
+  values: string[],
+  current: string | undefined,
+  onChange: (v: string | undefined) => void,
+) {
   const el = h(
     'select',
     { name, 'aria-label': label, on: { change: () => onChange(el.value || undefined) } },

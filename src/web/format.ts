@@ -1,6 +1,7 @@
 /** Number and time formatting shared by the pages. */
 
-export const pct = (x: number | null | undefined): string => (x == null ? '–' : `${(x * 100).toFixed(x === 1 || x === 0 ? 0 : 1)}%`)
+export const pct = (x: number | null | undefined): string =>
+  x == null ? '–' : `${(x * 100).toFixed(x === 1 || x === 0 ? 0 : 1)}%`
 
 export const fixed = (x: number | null | undefined, digits = 2): string => (x == null ? '–' : x.toFixed(digits))
 

@@ -55,7 +55,8 @@ export function cellLink(run: HeatmapRun): string | null {
 }
 
 function legend(): HTMLElement {
-  const item = (cls: string, label: string) => h('span', { class: 'legend-item' }, h('span', { class: `swatch ${cls}` }), label)
+  const item = (cls: string, label: string) =>
+    h('span', { class: 'legend-item' }, h('span', { class: `swatch ${cls}` }), label)
   return h(
     'div',
     { class: 'legend' },
@@ -91,7 +92,10 @@ export const heatmapPage: Page = (root) => {
   const tip = h('div', { class: 'heat-tip', role: 'tooltip' })
   const viewport = h('div', { class: 'heat-viewport' }, canvas, scroller, tip)
   const status = h('div', { class: 'heat-status' })
-  root.append(filtersBar(), h('div', { class: 'panel heat-panel' }, h('div', { class: 'heat-head' }, legend(), info), status, viewport))
+  root.append(
+    filtersBar(),
+    h('div', { class: 'panel heat-panel' }, h('div', { class: 'heat-head' }, legend(), info), status, viewport),
+  )
 
   const colors = palette()
   let view: View | null = null
@@ -192,7 +196,8 @@ export const heatmapPage: Page = (root) => {
     ctx.beginPath()
     for (let c = c0; c <= c1; c++) {
       if (data.runs[c]!.status !== 'interrupted') continue
-      for (let r = r0; r <= r1; r++) ctx.rect(LABEL_W + c * cellW - sx + 0.5, HEADER_H + r * ROW_H - sy + 1.5, Math.max(1, cw - 1), ch - 1)
+      const x = LABEL_W + c * cellW - sx + 0.5
+      for (let r = r0; r <= r1; r++) ctx.rect(x, HEADER_H + r * ROW_H - sy + 1.5, Math.max(1, cw - 1), ch - 1)
     }
     ctx.stroke()
     ctx.restore()
@@ -279,7 +284,10 @@ export const heatmapPage: Page = (root) => {
     const test = view.data.tests[at.row]!
     const lines: (string | Node | null)[] = [h('div', { class: 'tip-title' }, test.name)]
     if (at.col === null) {
-      lines.push(h('div', null, `${test.module} · ${test.suite}`), h('div', null, `verdict ${test.verdict.replace('_', ' ')} · score ${fixed(test.score)}`))
+      lines.push(
+        h('div', null, `${test.module} · ${test.suite}`),
+        h('div', null, `verdict ${test.verdict.replace('_', ' ')} · score ${fixed(test.score)}`),
+      )
       scroller.style.cursor = 'pointer'
     } else {
       const run = view.data.runs[at.col]!
@@ -330,9 +338,12 @@ export const heatmapPage: Page = (root) => {
       const data = await get<HeatmapResponse>('/heatmap', { ...selectionParams(readFilters()), limit: MAX_TESTS })
       if (mine !== seq) return
       view = layout(data)
-      const shown = data.tests.length < data.total_tests ? `${data.tests.length} of ${data.total_tests}` : `${data.total_tests}`
+      const shown =
+        data.tests.length < data.total_tests ? `${data.tests.length} of ${data.total_tests}` : `${data.total_tests}`
       info.textContent = `${shown} tests × ${data.runs.length} runs`
-      if (data.tests.length === 0) status.replaceChildren(h('div', { class: 'empty' }, 'No results match these filters.'))
+      if (data.tests.length === 0) {
+        status.replaceChildren(h('div', { class: 'empty' }, 'No results match these filters.'))
+      }
       draw()
     } catch (error) {
       if (mine !== seq) return

@@ -11,7 +11,13 @@ const REFRESH_MS = 60_000
 const CELL_CLASS: Record<string, string> = { P: 'pass', R: 'retry', F: 'fail', E: 'error', S: 'skip', '.': 'none' }
 
 function sparkline(cells: string): HTMLElement {
-  return h('span', { class: 'spark', 'aria-label': `last ${cells.length} results` }, ...[...cells].map((c) => h('span', { class: `sc ${CELL_CLASS[c] ?? 'none'}` })))
+  const squares = [...cells].map((c) => h('span', { class: `sc ${CELL_CLASS[c] ?? 'none'}` }))
+  return h('span', { class: 'spark', 'aria-label': `last ${cells.length} results` }, ...squares)
+}
+
+function daysLabel(days: number | null): string {
+  if (days === null) return 'no failures in these runs'
+  return days === 1 ? 'day without failures' : 'days without failures'
 }
 
 function render(d: KioskResponse): Node[] {
@@ -19,7 +25,14 @@ function render(d: KioskResponse): Node[] {
     ? h(
         'ol',
         { class: 'k-list' },
-        ...d.broken.map((b) => h('li', null, h('div', { class: 'k-name' }, b.name), h('div', { class: 'k-sub' }, `${b.suite} · ${b.streak} failures in a row since ${day(b.since)}`))),
+        ...d.broken.map((b) =>
+          h(
+            'li',
+            null,
+            h('div', { class: 'k-name' }, b.name),
+            h('div', { class: 'k-sub' }, `${b.suite} · ${b.streak} failures in a row since ${day(b.since)}`),
+          ),
+        ),
       )
     : h('div', { class: 'k-none' }, 'Nothing is broken.')
   const flaky = d.flaky.length
@@ -27,7 +40,12 @@ function render(d: KioskResponse): Node[] {
         'ol',
         { class: 'k-list' },
         ...d.flaky.map((f) =>
-          h('li', null, h('div', { class: 'k-row' }, h('div', { class: 'k-name' }, f.name), sparkline(f.last5)), h('div', { class: 'k-sub' }, `${f.suite} · score ${f.score.toFixed(2)}`)),
+          h(
+            'li',
+            null,
+            h('div', { class: 'k-row' }, h('div', { class: 'k-name' }, f.name), sparkline(f.last5)),
+            h('div', { class: 'k-sub' }, `${f.suite} · score ${f.score.toFixed(2)}`),
+          ),
         ),
       )
     : h('div', { class: 'k-none' }, 'No flaky tests.')
@@ -40,7 +58,7 @@ function render(d: KioskResponse): Node[] {
         { class: `k-suite${s.days_without_failure === 0 ? ' bad' : ''}` },
         h('div', { class: 'k-days' }, s.days_without_failure === null ? '∞' : String(s.days_without_failure)),
         h('div', { class: 'k-suite-name' }, s.suite),
-        h('div', { class: 'k-sub' }, s.days_without_failure === null ? 'no failures in these runs' : s.days_without_failure === 1 ? 'day without failures' : 'days without failures'),
+        h('div', { class: 'k-sub' }, daysLabel(s.days_without_failure)),
       ),
     ),
   )
@@ -50,7 +68,9 @@ function render(d: KioskResponse): Node[] {
       { class: 'k-col broken' },
       h('h2', null, `Broken now (${d.broken_total})`),
       broken,
-      d.broken_total > d.broken.length ? h('div', { class: 'k-more' }, `+ ${d.broken_total - d.broken.length} more`) : null,
+      d.broken_total > d.broken.length
+        ? h('div', { class: 'k-more' }, `+ ${d.broken_total - d.broken.length} more`)
+        : null,
     ),
     h('section', { class: 'k-col flaky' }, h('h2', null, 'Top flaky'), flaky),
     h('section', { class: 'k-col suites' }, h('h2', null, 'Days without failures'), suites),
@@ -67,7 +87,9 @@ export const kioskPage: Page = (root) => {
   let fetchedAt = 0
   const tick = () => {
     if (!data) return
-    age.textContent = `newest run ${ago(data.newest_run_at)} · analysed ${ago(data.generated_at)} · refreshed ${ago(new Date(fetchedAt).toISOString())}`
+    const refreshed = ago(new Date(fetchedAt).toISOString())
+    const analysed = ago(data.generated_at)
+    age.textContent = `newest run ${ago(data.newest_run_at)} · analysed ${analysed} · refreshed ${refreshed}`
   }
   const refresh = async () => {
     try {

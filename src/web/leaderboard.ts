@@ -20,7 +20,8 @@ interface Column {
 function scoreCell(r: LeaderboardRow): Node {
   const bar = h('span', { class: 'bar' })
   bar.style.width = `${Math.round(r.score * 100)}%`
-  return h('div', { class: 'score', title: `score ${fixed(r.score)} at confidence ${fixed(r.confidence)}` }, h('span', { class: 'score-track' }, bar), fixed(r.score))
+  const title = `score ${fixed(r.score)} at confidence ${fixed(r.confidence)}`
+  return h('div', { class: 'score', title }, h('span', { class: 'score-track' }, bar), fixed(r.score))
 }
 
 const COLUMNS: Column[] = [
@@ -36,7 +37,12 @@ const COLUMNS: Column[] = [
         h('div', { class: 'test-sub' }, `${r.module} · ${r.suite}`),
       ),
   },
-  { label: 'Runs', sort: 'runs', num: true, cell: (r) => h('span', { title: `${r.passes} passed of ${r.runs}` }, `${r.passes}/${r.runs}`) },
+  {
+    label: 'Runs',
+    sort: 'runs',
+    num: true,
+    cell: (r) => h('span', { title: `${r.passes} passed of ${r.runs}` }, `${r.passes}/${r.runs}`),
+  },
   { label: 'Pass rate', sort: 'pass_rate', num: true, cell: (r) => pct(r.pass_rate) },
   { label: 'Last', sort: 'last', cell: (r) => statusChip(r.last_status) },
   { label: 'Class', sort: 'class', cell: (r) => classChip(r.pass_rate_class) },
@@ -60,12 +66,14 @@ function header(): HTMLElement {
       if (!c.sort) return h('th', null, c.label)
       const active = c.sort === sort
       const next = active ? (order === 'desc' ? 'asc' : 'desc') : c.sort === 'name' ? 'asc' : 'desc'
+      const ariaSort = active ? (order === 'asc' ? 'ascending' : 'descending') : undefined
+      const click = () => setParams({ sort: c.sort, order: next, page: undefined })
       return h(
         'th',
-        { class: c.num ? 'num' : undefined, 'aria-sort': active ? (order === 'asc' ? 'ascending' : 'descending') : undefined },
+        { class: c.num ? 'num' : undefined, 'aria-sort': ariaSort },
         h(
           'button',
-          { class: `sort${active ? ' active' : ''}`, type: 'button', on: { click: () => setParams({ sort: c.sort, order: next, page: undefined }) } },
+          { class: `sort${active ? ' active' : ''}`, type: 'button', on: { click } },
           c.label,
           h('span', { class: 'arrow' }, active ? (order === 'asc' ? '▲' : '▼') : ''),
         ),
@@ -75,7 +83,8 @@ function header(): HTMLElement {
 }
 
 function cards(d: LeaderboardResponse): HTMLElement {
-  const card = (label: string, value: number, cls = '') => h('div', { class: `card ${cls}` }, h('div', { class: 'label' }, label), h('div', { class: 'value' }, value))
+  const card = (label: string, value: number, cls = '') =>
+    h('div', { class: `card ${cls}` }, h('div', { class: 'label' }, label), h('div', { class: 'value' }, value))
   return h(
     'div',
     { class: 'cards' },
@@ -105,7 +114,11 @@ function table(d: LeaderboardResponse): Node[] {
           'tbody',
           null,
           ...d.rows.map((r) =>
-            h('tr', { dataset: { testId: r.test_id } }, ...COLUMNS.map((c) => h('td', { class: c.num ? 'num' : undefined }, c.cell(r)))),
+            h(
+              'tr',
+              { dataset: { testId: r.test_id } },
+              ...COLUMNS.map((c) => h('td', { class: c.num ? 'num' : undefined }, c.cell(r))),
+            ),
           ),
         ),
       ),
@@ -128,7 +141,9 @@ export const leaderboardPage: Page = (root) => {
   const load = loader<LeaderboardResponse>(body, table)
   const refresh = () => {
     const page = Math.max(1, Number(param('page')) || 1)
-    void load(() => get<LeaderboardResponse>('/leaderboard', { ...selectionParams(readFilters()), ...sortState(), offset: (page - 1) * PAGE_SIZE, limit: PAGE_SIZE }))
+    const paging = { offset: (page - 1) * PAGE_SIZE, limit: PAGE_SIZE }
+    const params = { ...selectionParams(readFilters()), ...sortState(), ...paging }
+    void load(() => get<LeaderboardResponse>('/leaderboard', params))
   }
   refresh()
   return onParams(refresh)

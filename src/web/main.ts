@@ -76,7 +76,11 @@ function topbar(current: string | undefined): HTMLElement {
     h(
       'nav',
       { class: 'nav' },
-      ...NAV.map((n) => h('a', { href: n.path === '/quarantine' || n.path === '/kiosk' ? n.path : `${n.path}${keep}`, 'aria-current': n.path === current ? 'page' : undefined }, n.label)),
+      ...NAV.map((n) => {
+        // The filters follow the analysis pages; the quarantine list and the kiosk take none.
+        const href = n.path === '/quarantine' || n.path === '/kiosk' ? n.path : `${n.path}${keep}`
+        return h('a', { href, 'aria-current': n.path === current ? 'page' : undefined }, n.label)
+      }),
     ),
     h('span', { class: 'spacer' }),
     age,

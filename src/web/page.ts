@@ -12,7 +12,13 @@ export function onParams(fn: () => void): () => void {
 
 /** A read-token form, for servers that require one; the token stays in this tab's sessionStorage. */
 function readTokenForm(message: string): HTMLElement {
-  const input = h('input', { type: 'password', name: 'read-token', placeholder: 'read token', autocomplete: 'off', 'aria-label': 'read token' })
+  const input = h('input', {
+    type: 'password',
+    name: 'read-token',
+    placeholder: 'read token',
+    autocomplete: 'off',
+    'aria-label': 'read token',
+  })
   return h(
     'form',
     {
@@ -32,7 +38,9 @@ function readTokenForm(message: string): HTMLElement {
 
 /** Renders a failed load: a token form on 401, the server's message otherwise. */
 export function errorView(error: unknown): HTMLElement {
-  if (error instanceof ApiError && error.status === 401) return readTokenForm(`This server needs a read token. ${error.message}`)
+  if (error instanceof ApiError && error.status === 401) {
+    return readTokenForm(`This server needs a read token. ${error.message}`)
+  }
   const message = error instanceof Error ? error.message : String(error)
   return h('div', { class: 'error-box', role: 'alert' }, message)
 }

@@ -17,13 +17,28 @@ export interface QuarantineDialogOptions {
 export function openQuarantineDialog(opts: QuarantineDialogOptions): HTMLDialogElement {
   const quarantine = opts.mode === 'quarantine'
   const saved = tokens.write()
-  const reason = h('textarea', { name: 'reason', rows: 3, required: true, placeholder: quarantine ? 'Why quarantine it? (kept in the audit log)' : 'Why release it? (kept in the audit log)' })
-  const token = h('input', { type: 'password', name: 'token', value: saved ?? '', autocomplete: 'off', placeholder: 'write token' })
+  const reason = h('textarea', {
+    name: 'reason',
+    rows: 3,
+    required: true,
+    placeholder: `Why ${quarantine ? 'quarantine' : 'release'} it? (kept in the audit log)`,
+  })
+  const token = h('input', {
+    type: 'password',
+    name: 'token',
+    value: saved ?? '',
+    autocomplete: 'off',
+    placeholder: 'write token',
+  })
   const remember = h('input', { type: 'checkbox', name: 'remember', checked: Boolean(saved) })
   const actor = h('input', { type: 'text', name: 'actor', placeholder: 'your name (optional)', autocomplete: 'name' })
   const error = h('div', { class: 'dialog-error', role: 'alert' })
   error.hidden = true
-  const submit = h('button', { type: 'submit', class: quarantine ? 'primary' : 'danger' }, quarantine ? 'Quarantine' : 'Release')
+  const submit = h(
+    'button',
+    { type: 'submit', class: quarantine ? 'primary' : 'danger' },
+    quarantine ? 'Quarantine' : 'Release',
+  )
   const dialog = h('dialog', { class: 'qdialog' })
   const close = () => {
     dialog.close()
@@ -41,7 +56,13 @@ export function openQuarantineDialog(opts: QuarantineDialogOptions): HTMLDialogE
     },
     h('h2', null, quarantine ? 'Quarantine test' : 'Release from quarantine'),
     h('p', { class: 'dialog-test' }, opts.testName),
-    h('p', { class: 'muted dialog-help' }, quarantine ? 'Its failures will stop failing the build until it is released or the quarantine expires.' : 'Its failures will fail the build again.'),
+    h(
+      'p',
+      { class: 'muted dialog-help' },
+      quarantine
+        ? 'Its failures will stop failing the build until it is released or the quarantine expires.'
+        : 'Its failures will fail the build again.',
+    ),
     h('label', null, h('span', null, 'Reason'), reason),
     h('label', null, h('span', null, 'Write token'), token),
     h('label', { class: 'check' }, remember, h('span', null, 'Remember the token in this tab')),
@@ -68,8 +89,8 @@ export function openQuarantineDialog(opts: QuarantineDialogOptions): HTMLDialogE
       close()
       opts.onDone()
     } catch (e) {
-      error.textContent =
-        e instanceof ApiError ? (e.status === 401 ? `Refused: ${e.message}` : e.status === 403 ? `Refused: ${e.message}` : e.message) : String(e)
+      const refused = e instanceof ApiError && (e.status === 401 || e.status === 403)
+      error.textContent = refused ? `Refused: ${e.message}` : e instanceof Error ? e.message : String(e)
       error.hidden = false
     } finally {
       submit.disabled = false

@@ -15,21 +15,43 @@ function chart(days: TrendDay[]): SVGSVGElement {
   const ticks = max <= 5 ? max : 5
   const step = Math.ceil(max / ticks)
   const top = step * ticks
-  const x = (i: number) => PAD.left + (days.length === 1 ? (W - PAD.left - PAD.right) / 2 : (i * (W - PAD.left - PAD.right)) / (days.length - 1))
+  const width = W - PAD.left - PAD.right
+  const x = (i: number) => PAD.left + (days.length === 1 ? width / 2 : (i * width) / (days.length - 1))
   const y = (v: number) => PAD.top + (1 - v / top) * (H - PAD.top - PAD.bottom)
   const grid = []
   for (let v = 0; v <= top; v += step) {
-    grid.push(svg('line', { x1: PAD.left, x2: W - PAD.right, y1: y(v), y2: y(v), class: 'grid' }), svg('text', { x: PAD.left - 8, y: y(v) + 4, class: 'ylabel' }, String(v)))
+    grid.push(
+      svg('line', { x1: PAD.left, x2: W - PAD.right, y1: y(v), y2: y(v), class: 'grid' }),
+      svg('text', { x: PAD.left - 8, y: y(v) + 4, class: 'ylabel' }, String(v)),
+    )
   }
   const every = Math.max(1, Math.ceil(days.length / 10))
-  const labels = days.flatMap((d, i) => ((days.length - 1 - i) % every === 0 ? [svg('text', { x: x(i), y: H - 8, class: 'xlabel' }, d.day.slice(5))] : []))
+  // Labels counted from the newest day, so that the most recent one is always labelled.
+  const labels = days.flatMap((d, i) =>
+    (days.length - 1 - i) % every === 0 ? [svg('text', { x: x(i), y: H - 8, class: 'xlabel' }, d.day.slice(5))] : [],
+  )
   const line = (key: 'flaky' | 'broken') => {
     const pts = days.map((d, i) => `${x(i).toFixed(1)},${y(d[key]).toFixed(1)}`).join(' ')
-    const dots = days.map((d, i) => svg('circle', { cx: x(i), cy: y(d[key]), r: days.length > 60 ? 1.5 : 3, class: `dot ${key}` }, svg('title', {}, `${d.day}: ${d[key]} ${key}`)))
+    const radius = days.length > 60 ? 1.5 : 3
+    const dots = days.map((d, i) =>
+      svg(
+        'circle',
+        { cx: x(i), cy: y(d[key]), r: radius, class: `dot ${key}` },
+        svg('title', {}, `${d.day}: ${d[key]} ${key}`),
+      ),
+    )
     return svg('g', {}, svg('polyline', { points: pts, class: `line ${key}` }), ...dots)
   }
-  return svg('svg', { viewBox: `0 0 ${W} ${H}`, class: 'trend-chart', role: 'img', 'aria-label': 'flaky and broken tests per day' }, ...grid, ...labels, line('broken'), line('flaky'))
+  const attrs = {
+    viewBox: `0 0 ${W} ${H}`,
+    class: 'trend-chart',
+    role: 'img',
+    'aria-label': 'flaky and broken tests per day',
+  }
+  return svg('svg', attrs, ...grid, ...labels, line('broken'), line('flaky'))
 }
+
+const num = (tag: 'th' | 'td') => (value: string | number) => h(tag, { class: 'num' }, value)
 
 function render(d: TrendsResponse): Node[] {
   if (d.days.length === 0) return [h('div', { class: 'panel empty' }, 'No runs in this selection.')]
@@ -38,7 +60,17 @@ function render(d: TrendsResponse): Node[] {
     h(
       'section',
       { class: 'panel pad' },
-      h('div', { class: 'trend-head' }, h('h2', null, 'Flaky and broken tests per day'), h('div', { class: 'trend-legend' }, h('span', { class: 'key flaky' }, 'flaky'), h('span', { class: 'key broken' }, 'broken'))),
+      h(
+        'div',
+        { class: 'trend-head' },
+        h('h2', null, 'Flaky and broken tests per day'),
+        h(
+          'div',
+          { class: 'trend-legend' },
+          h('span', { class: 'key flaky' }, 'flaky'),
+          h('span', { class: 'key broken' }, 'broken'),
+        ),
+      ),
       chart(d.days),
       h(
         'dl',
@@ -55,8 +87,14 @@ function render(d: TrendsResponse): Node[] {
       h(
         'table',
         { class: 'data compact' },
-        h('thead', null, h('tr', null, h('th', null, 'Day'), h('th', { class: 'num' }, 'Flaky'), h('th', { class: 'num' }, 'Broken'), h('th', { class: 'num' }, 'Tests'), h('th', { class: 'num' }, 'Runs'))),
-        h('tbody', null, ...recent.map((x) => h('tr', null, h('td', null, x.day), h('td', { class: 'num' }, x.flaky), h('td', { class: 'num' }, x.broken), h('td', { class: 'num' }, x.tests), h('td', { class: 'num' }, x.runs)))),
+        h('thead', null, h('tr', null, h('th', null, 'Day'), ...['Flaky', 'Broken', 'Tests', 'Runs'].map(num('th')))),
+        h(
+          'tbody',
+          null,
+          ...recent.map((x) =>
+            h('tr', null, h('td', null, x.day), ...[x.flaky, x.broken, x.tests, x.runs].map(num('td'))),
+          ),
+        ),
       ),
     ),
   ]
@@ -67,7 +105,8 @@ export const trendsPage: Page = (root) => {
   const body = h('div', { class: 'grid' })
   root.append(filtersBar(), body)
   const load = loader(body, render)
-  const refresh = () => void load(() => get<TrendsResponse>('/trends', { ...selectionParams(readFilters()), search: undefined }))
+  const refresh = () =>
+    void load(() => get<TrendsResponse>('/trends', { ...selectionParams(readFilters()), search: undefined }))
   refresh()
   return onParams(refresh)
 }

@@ -93,7 +93,17 @@ async function runPlaywright(url: string, report: string): Promise<PlaywrightRun
   const child = spawn(
     process.execPath,
     [join(root, 'node_modules/@playwright/test/cli.js'), 'test', '-c', join(dir, 'playwright.config.mjs')],
-    { cwd: dir, env: { ...process.env, FW_URL: url, FW_STORE_FILE: storeFile, FW_REPORT: join(dir, report), CI: '1' } },
+    {
+      cwd: dir,
+      env: {
+        ...process.env,
+        FW_URL: url,
+        FW_STORE_FILE: storeFile,
+        FW_REPORT: join(dir, report),
+        FLAKEWATCH_SUITE: 'e2e',
+        CI: '1',
+      },
+    },
   )
   let output = ''
   child.stdout.on('data', (d: Buffer) => (output += d.toString()))
@@ -110,7 +120,7 @@ test(name, { timeout: 180_000 }, async () => {
   expect(first.code, first.output).toBe(0)
   expect(first.test.annotations).toEqual([])
   const learned = JSON.parse(readFileSync(storeFile, 'utf8')) as { fingerprints: Record<string, unknown> }
-  expect(Object.keys(learned.fingerprints)).toContain("chromium::heal.spec.mjs::checkout › pays|locator('#pay')")
+  expect(Object.keys(learned.fingerprints)).toContain("e2e::heal.spec.mjs::checkout › pays|locator('#pay')")
 
   const second = await runPlaywright(server.set('/checkout', MUTATIONS.idRenamed(CHECKOUT)), 'second.json')
   expect(second.code, second.output).toBe(0)
@@ -124,6 +134,6 @@ test(name, { timeout: 180_000 }, async () => {
   expect(second.output).toContain("flakewatch: healed locator('#pay') → getByTestId('pay')")
   const stored = JSON.parse(readFileSync(storeFile, 'utf8')) as { heals: unknown[] }
   expect(stored.heals).toEqual([
-    expect.objectContaining({ testId: 'chromium::heal.spec.mjs::checkout › pays', newLocator: "getByTestId('pay')" }),
+    expect.objectContaining({ testId: 'e2e::heal.spec.mjs::checkout › pays', newLocator: "getByTestId('pay')" }),
   ])
 })

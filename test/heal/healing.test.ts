@@ -150,6 +150,9 @@ describe('learning', () => {
     expect(await page.locator('.actions button').allTextContents()).toEqual(['Cancel', 'Place order', 'Subscribe'])
     expect(await page.title()).toBe('Checkout')
     expect(page.getByTestId('pay').page()).toBe(page)
+    // Wrapped locators handed back to Playwright, inside option objects and arrays too.
+    expect(await page.screenshot({ mask: [page.getByTestId('pay')] })).toBeInstanceOf(Buffer)
+    expect(await page.locator('form').filter({ has: page.getByTestId('pay') }).count()).toBe(1)
   })
 })
 

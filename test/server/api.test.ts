@@ -59,7 +59,8 @@ describe('GET /api/v1/leaderboard', () => {
   })
 
   it('rejects bad parameters with a 400 naming them', async () => {
-    for (const q of ['limit=0', 'limit=x', 'sort=nope', 'verdict=meh', 'order=up', 'last=0', 'env=novalue', 'rev=abc']) {
+    const bad = ['limit=0', 'limit=x', 'sort=nope', 'verdict=meh', 'order=up', 'last=0', 'env=novalue', 'rev=abc']
+    for (const q of bad) {
       const res = await s.app.inject({ method: 'GET', url: `/api/v1/leaderboard?${q}` })
       expect(res.statusCode, q).toBe(400)
       const body = res.json<{ error: { code: string; message: string } }>()
@@ -190,7 +191,13 @@ describe('runs, facets, trends, kiosk', () => {
     expect(d.days).toHaveLength(RUNS)
     expect(d.definition.flaky).toMatch(/passed only on retry/)
     // Runs 0, 3, 6, 9 and 12 have a pass on retry; no day has a pass and a fail on one revision.
-    expect(d.days.filter((x) => x.flaky > 0).map((x) => x.day)).toEqual(['2026-03-01', '2026-03-04', '2026-03-07', '2026-03-10', '2026-03-13'])
+    expect(d.days.filter((x) => x.flaky > 0).map((x) => x.day)).toEqual([
+      '2026-03-01',
+      '2026-03-04',
+      '2026-03-07',
+      '2026-03-10',
+      '2026-03-13',
+    ])
     // `broken` fails from run 9 on; its streak reaches verdict.brokenMinConsecutive (3) at run 11.
     expect(d.days.filter((x) => x.broken > 0).map((x) => x.day)).toEqual(['2026-03-12', '2026-03-13', '2026-03-14'])
   })
@@ -198,10 +205,17 @@ describe('runs, facets, trends, kiosk', () => {
   it('gives the kiosk what is broken, the top flaky with sparklines, and days without failures', async () => {
     const d = await get<KioskResponse>('/api/v1/kiosk')
     expect(d.broken_total).toBe(1)
-    expect(d.broken).toEqual([{ test_id: id('broken'), name: 'broken', suite: 'unit', streak: 5, since: '2026-03-10T12:00:00.000Z' }])
+    expect(d.broken).toEqual([
+      { test_id: id('broken'), name: 'broken', suite: 'unit', streak: 5, since: '2026-03-10T12:00:00.000Z' },
+    ])
     expect(d.flaky[0]).toMatchObject({ name: 'flaky', last5: 'RPFRF' })
     expect(d.suites).toEqual([
-      { suite: 'unit', days_without_failure: 1, last_failure_at: '2026-03-14T12:00:00.000Z', last_run_at: '2026-03-14T12:00:00.000Z' },
+      {
+        suite: 'unit',
+        days_without_failure: 1,
+        last_failure_at: '2026-03-14T12:00:00.000Z',
+        last_run_at: '2026-03-14T12:00:00.000Z',
+      },
     ])
   })
 })
@@ -213,16 +227,28 @@ describe('quarantine', () => {
     const none = await s.app.inject({ method: 'PUT', url, payload: { reason: 'flaky' } })
     expect(none.statusCode).toBe(401)
     expect(none.headers['www-authenticate']).toBe('Bearer')
-    const wrong = await s.app.inject({ method: 'PUT', url, payload: { reason: 'flaky' }, headers: auth('not-the-token-at-all') })
+    const wrong = await s.app.inject({
+      method: 'PUT',
+      url,
+      payload: { reason: 'flaky' },
+      headers: auth('not-the-token-at-all'),
+    })
     expect(wrong.statusCode).toBe(401)
     const del = await s.app.inject({ method: 'DELETE', url, payload: { reason: 'x' } })
     expect(del.statusCode).toBe(401)
   })
 
   it('quarantines, lists, audits and releases', async () => {
-    const put = await s.app.inject({ method: 'PUT', url, headers: auth(), payload: { reason: 'flaky on CI', owner: 'ana', actor: 'ana' } })
+    const payload = { reason: 'flaky on CI', owner: 'ana', actor: 'ana' }
+    const put = await s.app.inject({ method: 'PUT', url, headers: auth(), payload })
     expect(put.statusCode, put.body).toBe(200)
-    expect(put.json<QuarantineJson>()).toMatchObject({ test_id: id('flaky'), reason: 'flaky on CI', owner: 'ana', source: 'manual', active: true })
+    expect(put.json<QuarantineJson>()).toMatchObject({
+      test_id: id('flaky'),
+      reason: 'flaky on CI',
+      owner: 'ana',
+      source: 'manual',
+      active: true,
+    })
 
     const list = await get<QuarantineListResponse>('/api/v1/quarantine')
     expect(list.quarantined.map((q) => q.test_id)).toEqual([id('flaky')])
@@ -245,7 +271,13 @@ describe('quarantine', () => {
   })
 
   it('validates the body', async () => {
-    for (const payload of [{}, { reason: '  ' }, { reason: 'x', issue_url: 'javascript:alert(1)' }, { reason: 'x', expires_at: 'soon' }]) {
+    const bad = [
+      {},
+      { reason: '  ' },
+      { reason: 'x', issue_url: 'javascript:alert(1)' },
+      { reason: 'x', expires_at: 'soon' },
+    ]
+    for (const payload of bad) {
       const res = await s.app.inject({ method: 'PUT', url, headers: auth(), payload })
       expect(res.statusCode, JSON.stringify(payload)).toBe(400)
       expect(res.json<{ error: { code: string } }>().error.code).toBe('FW_INPUT')
@@ -261,7 +293,12 @@ describe('quarantine', () => {
         code: 'FW_WRITES_DISABLED',
         message: expect.stringMatching(/writes are disabled.*FLAKEWATCH_WRITE_TOKEN/) as string,
       })
-      const up = await t.app.inject({ method: 'POST', url: '/api/v1/reports', headers: { ...auth(), 'content-type': 'application/xml' }, payload: '<testsuite/>' })
+      const up = await t.app.inject({
+        method: 'POST',
+        url: '/api/v1/reports',
+        headers: { ...auth(), 'content-type': 'application/xml' },
+        payload: '<testsuite/>',
+      })
       expect(up.statusCode).toBe(403)
     } finally {
       await t.cleanup()
@@ -277,7 +314,12 @@ describe('errors', () => {
   })
 
   it('maps malformed JSON to 400', async () => {
-    const res = await s.app.inject({ method: 'PUT', url: `/api/v1/quarantine/x`, headers: { ...auth(), 'content-type': 'application/json' }, payload: '{nope' })
+    const res = await s.app.inject({
+      method: 'PUT',
+      url: `/api/v1/quarantine/x`,
+      headers: { ...auth(), 'content-type': 'application/json' },
+      payload: '{nope',
+    })
     expect(res.statusCode).toBe(400)
     expect(res.json<{ error: { code: string } }>().error.code).toMatch(/^FST_/)
   })

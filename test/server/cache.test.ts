@@ -40,7 +40,8 @@ async function setup(deps: Partial<AppDeps> = {}) {
   const c = counting(raw)
   const app = await createApp({ store: c.store, config: config(), now: () => NOW, webRoot: null, ...deps })
   cleanups.push(() => app.close())
-  const board = async (q = '') => (await app.inject({ method: 'GET', url: `/api/v1/leaderboard${q}` })).json<LeaderboardResponse>()
+  const board = async (q = '') =>
+    (await app.inject({ method: 'GET', url: `/api/v1/leaderboard${q}` })).json<LeaderboardResponse>()
   return { app, file, raw, scans: c.scans, board }
 }
 
@@ -59,7 +60,7 @@ function newcomerBatch(runId: string) {
 describe('analysis cache', () => {
   it('answers every view of one selection from one scan, even when asked at once', async () => {
     const { app, scans } = await setup()
-    const urls = ['/api/v1/leaderboard', '/api/v1/heatmap', '/api/v1/trends', '/api/v1/kiosk', '/api/v1/leaderboard?sort=name']
+    const urls = ['leaderboard', 'heatmap', 'trends', 'kiosk', 'leaderboard?sort=name'].map((u) => `/api/v1/${u}`)
     const answers = await Promise.all(urls.map((url) => app.inject({ method: 'GET', url })))
     expect(answers.map((a) => a.statusCode)).toEqual([200, 200, 200, 200, 200])
     expect(scans()).toBe(1)
@@ -73,7 +74,12 @@ describe('analysis cache', () => {
     const { app, scans, board } = await setup()
     const before = await board()
     const body = `<testsuite name="s"><testcase classname="m" name="uploaded"/></testsuite>`
-    const up = await app.inject({ method: 'POST', url: '/api/v1/reports?suite=unit&run_id=up-1', headers: { ...auth(), 'content-type': 'application/xml' }, payload: body })
+    const up = await app.inject({
+      method: 'POST',
+      url: '/api/v1/reports?suite=unit&run_id=up-1',
+      headers: { ...auth(), 'content-type': 'application/xml' },
+      payload: body,
+    })
     expect(up.statusCode).toBe(201)
     const after = await board()
     expect(after.total).toBe(before.total + 1)
@@ -109,7 +115,8 @@ describe('analysis cache', () => {
     // Enough results that a scan takes a while, so that requests arrive during it.
     const tests = Array.from({ length: 400 }, (_, i) => `bulk-${i}`)
     for (let r = 0; r < 40; r++) {
-      await raw.ingestReport(batch(runMeta(`bulk-run-${r}`, new Date(NOW - (r + 1) * 3_600_000).toISOString()), tests.map((t) => result(t, r % 7 ? 'passed' : 'failed'))))
+      const run = runMeta(`bulk-run-${r}`, new Date(NOW - (r + 1) * 3_600_000).toISOString())
+      await raw.ingestReport(batch(run, tests.map((t) => result(t, r % 7 ? 'passed' : 'failed'))))
     }
     const first = await board()
     await raw.ingestReport(newcomerBatch('bulk-new'))

@@ -71,7 +71,10 @@ export interface TestServer {
 }
 
 /** A seeded SQLite file and an app on it, with the analysis clock just after the seeded runs. */
-export async function seededApp(deps: Partial<AppDeps> = {}, seedOpts?: Parameters<typeof seed>[1]): Promise<TestServer> {
+export async function seededApp(
+  deps: Partial<AppDeps> = {},
+  seedOpts?: Parameters<typeof seed>[1],
+): Promise<TestServer> {
   const tmp = tempDir()
   const store = await openSqliteStore(join(tmp.dir, 'fw.db'))
   await seed(store, seedOpts)

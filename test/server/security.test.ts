@@ -20,7 +20,8 @@ beforeAll(async () => {
   // A web root with a secret file beside it: nothing may reach the secret through the static server.
   const web = join(tmp.dir, 'www', 'dist', 'web')
   mkdirSync(join(web, 'assets'), { recursive: true })
-  writeFileSync(join(web, 'index.html'), '<!doctype html><title>fw</title><script type="module" src="/assets/app.js"></script>')
+  const index = '<!doctype html><title>fw</title><script type="module" src="/assets/app.js"></script>'
+  writeFileSync(join(web, 'index.html'), index)
   writeFileSync(join(web, 'assets', 'app.js'), 'console.log(1)')
   writeFileSync(join(web, '.env'), SECRET)
   writeFileSync(join(tmp.dir, 'www', 'secret.txt'), SECRET)
@@ -43,7 +44,8 @@ afterAll(async () => {
  */
 function rawGet(path: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`))
+    const head = `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`
+    const socket = connect(port, '127.0.0.1', () => socket.write(head))
     let data = ''
     socket.setEncoding('utf8')
     socket.on('data', (chunk: string) => (data += chunk))
@@ -54,7 +56,16 @@ function rawGet(path: string): Promise<{ status: number; body: string }> {
 
 describe('security headers', () => {
   it('sends a strict CSP and nosniff on every kind of response', async () => {
-    const urls = ['/', '/heatmap', '/assets/app.js', '/api/v1/leaderboard', '/api/v1/nope', '/healthz', '/nope', '/api/v1/leaderboard?limit=0']
+    const urls = [
+      '/',
+      '/heatmap',
+      '/assets/app.js',
+      '/api/v1/leaderboard',
+      '/api/v1/nope',
+      '/healthz',
+      '/nope',
+      '/api/v1/leaderboard?limit=0',
+    ]
     for (const url of urls) {
       const res = await app.inject({ method: 'GET', url })
       const csp = res.headers['content-security-policy'] as string
@@ -66,13 +77,15 @@ describe('security headers', () => {
       expect(csp).not.toContain('unsafe')
       expect(res.headers['x-content-type-options'], url).toBe('nosniff')
     }
-    const post = await app.inject({ method: 'POST', url: '/api/v1/reports', payload: 'x', headers: { 'content-type': 'application/xml' } })
+    const headers = { 'content-type': 'application/xml' }
+    const post = await app.inject({ method: 'POST', url: '/api/v1/reports', payload: 'x', headers })
     expect(post.statusCode).toBe(401)
     expect(post.headers['content-security-policy']).toContain("frame-ancestors 'none'")
   })
 
   it('serves index.html for the dashboard routes, uncached, and hashed assets for good', async () => {
-    for (const url of ['/', '/heatmap', '/kiosk', '/trends', '/quarantine', `/tests/${encodeURIComponent('unit::a/b::c')}`]) {
+    const pages = ['/', '/heatmap', '/kiosk', '/trends', '/quarantine', `/tests/${encodeURIComponent('unit::a/b::c')}`]
+    for (const url of pages) {
       const res = await app.inject({ method: 'GET', url })
       expect(res.statusCode, url).toBe(200)
       expect(res.body).toContain('<title>fw</title>')
@@ -140,11 +153,13 @@ describe('auth', () => {
       const none = await a.inject({ method: 'GET', url: '/api/v1/leaderboard' })
       expect(none.statusCode).toBe(401)
       expect(none.json<{ error: { code: string } }>().error.code).toBe('FW_AUTH')
-      expect((await a.inject({ method: 'GET', url: '/api/v1/runs', headers: auth('wrong-read-token') })).statusCode).toBe(401)
+      const wrong = await a.inject({ method: 'GET', url: '/api/v1/runs', headers: auth('wrong-read-token') })
+      expect(wrong.statusCode).toBe(401)
       expect((await a.inject({ method: 'GET', url: '/api/v1/runs', headers: auth(READ_TOKEN) })).statusCode).toBe(200)
       expect((await a.inject({ method: 'GET', url: '/api/v1/runs', headers: auth(WRITE_TOKEN) })).statusCode).toBe(200)
       // The read token does not allow writes.
-      const put = await a.inject({ method: 'PUT', url: '/api/v1/quarantine/x', headers: auth(READ_TOKEN), payload: { reason: 'r' } })
+      const payload = { reason: 'r' }
+      const put = await a.inject({ method: 'PUT', url: '/api/v1/quarantine/x', headers: auth(READ_TOKEN), payload })
       expect(put.statusCode).toBe(401)
     } finally {
       await a.close()
@@ -155,7 +170,8 @@ describe('auth', () => {
 
   it('accepts only the Bearer scheme', async () => {
     for (const authorization of [WRITE_TOKEN, `Basic ${WRITE_TOKEN}`, `Bearer`, `Bearer ${WRITE_TOKEN} extra`]) {
-      const res = await app.inject({ method: 'PUT', url: '/api/v1/quarantine/x', headers: { authorization }, payload: { reason: 'r' } })
+      const payload = { reason: 'r' }
+      const res = await app.inject({ method: 'PUT', url: '/api/v1/quarantine/x', headers: { authorization }, payload })
       expect(res.statusCode, authorization).toBe(401)
     }
   })

@@ -57,11 +57,13 @@ describe('flakewatch serve', () => {
     const first = captureIo({ FLAKEWATCH_LOG_LEVEL: 'warn' })
     const stop = new AbortController()
     let url = ''
-    const running = serve({ db: join(tmp.dir, 'a.db'), port: 0 }, first.io, { signal: stop.signal, onListening: (u) => (url = u) })
+    const hooks = { signal: stop.signal, onListening: (u: string) => (url = u) }
+    const running = serve({ db: join(tmp.dir, 'a.db'), port: 0 }, first.io, hooks)
     await expect.poll(() => url, { timeout: 10_000 }).not.toBe('')
     const port = new URL(url).port
     const second = captureIo({ FLAKEWATCH_LOG_LEVEL: 'warn' })
-    await expect(serve({ db: join(tmp.dir, 'b.db'), port }, second.io)).rejects.toThrow(new RegExp(`cannot serve on 127.0.0.1:${port}`))
+    const taken = serve({ db: join(tmp.dir, 'b.db'), port }, second.io)
+    await expect(taken).rejects.toThrow(new RegExp(`cannot serve on 127.0.0.1:${port}`))
     stop.abort()
     await running
     await expect(serve({ db: join(tmp.dir, 'c.db'), port: 'eighty' }, second.io)).rejects.toThrow(/--port must be/)

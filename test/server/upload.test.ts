@@ -22,7 +22,16 @@ const JUNIT = `<?xml version="1.0" encoding="UTF-8"?>
 const CTRF = JSON.stringify({
   results: {
     tool: { name: 'vitest' },
-    summary: { tests: 1, passed: 1, failed: 0, pending: 0, skipped: 0, other: 0, start: 1773998400000, stop: 1773998401000 },
+    summary: {
+      tests: 1,
+      passed: 1,
+      failed: 0,
+      pending: 0,
+      skipped: 0,
+      other: 0,
+      start: 1773998400000,
+      stop: 1773998401000,
+    },
     tests: [{ name: 'login works', status: 'passed', duration: 12, filePath: 'src/login.test.ts' }],
   },
 })
@@ -45,12 +54,29 @@ async function app(server: Parameters<typeof config>[0] = {}) {
 }
 
 const xml = { ...auth(), 'content-type': 'application/xml' }
-const META = 'run_id=gl-1&suite=unit&branch=main&revision=abc123&pipeline_id=77&pipeline_url=https%3A%2F%2Fci%2Fp%2F77&env=os%3Dlinux&env=browser%3Dchromium&job_status=failed&runner=r-9'
+const META = [
+  'run_id=gl-1',
+  'suite=unit',
+  'branch=main',
+  'revision=abc123',
+  'pipeline_id=77',
+  'pipeline_url=https%3A%2F%2Fci%2Fp%2F77',
+  'env=os%3Dlinux',
+  'env=browser%3Dchromium',
+  'job_status=failed',
+  'runner=r-9',
+].join('&')
+
+type Headers = Record<string, string>
+
+/** POSTs a report, with the write token unless told otherwise. */
+const upload = (a: Awaited<ReturnType<typeof app>>['app'], url: string, payload: string, headers: Headers = xml) =>
+  a.inject({ method: 'POST', url, headers, payload })
 
 describe('POST /api/v1/reports', () => {
   it('stores a raw XML report with its run metadata from the query, then reports duplicates', async () => {
     const { app: a } = await app()
-    const res = await a.inject({ method: 'POST', url: `/api/v1/reports?${META}&name=junit.xml`, headers: xml, payload: JUNIT })
+    const res = await upload(a, `/api/v1/reports?${META}&name=junit.xml`, JUNIT)
     expect(res.statusCode, res.body).toBe(201)
     expect(res.json<UploadResponse>()).toEqual({
       ingested: [{ file: 'junit.xml', run_id: 'gl-1', tests: 2, results: 2, attempts: 2 }],
@@ -69,11 +95,15 @@ describe('POST /api/v1/reports', () => {
       runner_id: 'r-9',
     })
 
-    const again = await a.inject({ method: 'POST', url: `/api/v1/reports?${META}&name=junit.xml`, headers: xml, payload: JUNIT })
+    const again = await upload(a, `/api/v1/reports?${META}&name=junit.xml`, JUNIT)
     expect(again.statusCode).toBe(200)
-    expect(again.json<UploadResponse>()).toEqual({ ingested: [], duplicates: [{ file: 'junit.xml', run_id: 'gl-1' }], failed: [] })
+    expect(again.json<UploadResponse>()).toEqual({
+      ingested: [],
+      duplicates: [{ file: 'junit.xml', run_id: 'gl-1' }],
+      failed: [],
+    })
 
-    const replaced = await a.inject({ method: 'POST', url: `/api/v1/reports?${META}&replace=true`, headers: xml, payload: JUNIT })
+    const replaced = await upload(a, `/api/v1/reports?${META}&replace=true`, JUNIT)
     expect(replaced.statusCode).toBe(201)
     expect(replaced.json<UploadResponse>().ingested).toHaveLength(1)
   })
@@ -91,11 +121,12 @@ describe('POST /api/v1/reports', () => {
     const { app: a } = await app()
     const boundary = '----fw-boundary'
     const part = (headers: string, body: string) => `--${boundary}\r\n${headers}\r\n\r\n${body}\r\n`
+    const file = (name: string) => `Content-Disposition: form-data; name="report"; filename="${name}"`
     const payload =
       part('Content-Disposition: form-data; name="suite"', 'web') +
       part('Content-Disposition: form-data; name="env"', 'os=mac') +
-      part('Content-Disposition: form-data; name="report"; filename="junit.xml"\r\nContent-Type: application/xml', JUNIT) +
-      part('Content-Disposition: form-data; name="report"; filename="ctrf.json"\r\nContent-Type: application/json', CTRF) +
+      part(`${file('junit.xml')}\r\nContent-Type: application/xml`, JUNIT) +
+      part(`${file('ctrf.json')}\r\nContent-Type: application/json`, CTRF) +
       `--${boundary}--\r\n`
     const res = await a.inject({
       method: 'POST',
@@ -113,7 +144,7 @@ describe('POST /api/v1/reports', () => {
 
   it('reports a broken report as 422 with the summary, and stores nothing of it', async () => {
     const { app: a, store } = await app()
-    const res = await a.inject({ method: 'POST', url: '/api/v1/reports?suite=unit&name=bad.xml', headers: xml, payload: '<testsuite><testcase name="x">' })
+    const res = await upload(a, '/api/v1/reports?suite=unit&name=bad.xml', '<testsuite><testcase name="x">')
     expect(res.statusCode).toBe(422)
     const body = res.json<UploadResponse & { error: { code: string; message: string } }>()
     expect(body.error.code).toBe('FW_REPORT_PARSE')
@@ -123,7 +154,7 @@ describe('POST /api/v1/reports', () => {
 
   it('needs the write token, and checks it before reading the body', async () => {
     const { app: a } = await app()
-    const none = await a.inject({ method: 'POST', url: '/api/v1/reports', headers: { 'content-type': 'application/xml' }, payload: JUNIT })
+    const none = await upload(a, '/api/v1/reports', JUNIT, { 'content-type': 'application/xml' })
     expect(none.statusCode).toBe(401)
     const big = await a.inject({
       method: 'POST',
@@ -153,7 +184,8 @@ describe('POST /api/v1/reports', () => {
 
   it('takes an explicit format', async () => {
     const { app: a } = await app()
-    const res = await a.inject({ method: 'POST', url: '/api/v1/reports?format=ctrf&suite=unit', headers: { ...auth(), 'content-type': 'application/octet-stream' }, payload: CTRF })
+    const headers = { ...auth(), 'content-type': 'application/octet-stream' }
+    const res = await upload(a, '/api/v1/reports?format=ctrf&suite=unit', CTRF, headers)
     expect(res.statusCode, res.body).toBe(201)
   })
 })

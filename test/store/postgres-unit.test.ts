@@ -9,6 +9,7 @@ describe('COPY text format', () => {
     expect(copyRow([1, 'a\tb\nc\rd\\e', null, true, false, 1.5])).toBe('1\ta\\tb\\nc\\rd\\\\e\t\\N\tt\tf\t1.5\n')
     // A literal backslash-N is text, not null.
     expect(copyRow(['\\N', ''])).toBe('\\\\N\t\n')
+    expect(copyRow(['a\0b'])).toBe('a\uFFFDb\n')
   })
 
   it('joins rows into chunks of at least the given size', () => {
@@ -24,6 +25,13 @@ describe('resolvePostgresUrl', () => {
     expect(r.connectionString).toBe('postgres://ci:s3cret@db.internal:5432/fw?sslmode=require')
     expect(r.location).not.toContain('s3cret')
     expect(r.location).toContain('schema=team_a')
+  })
+
+  it('reads the pool size from ?pool= and keeps it out of the connection string', () => {
+    const r = resolvePostgresUrl('postgres://db/fw?pool=4&schema=s')
+    expect([r.poolSize, r.connectionString]).toEqual([4, 'postgres://db/fw'])
+    expect(resolvePostgresUrl('postgres://db/fw').poolSize).toBeNull()
+    expect(() => resolvePostgresUrl('postgres://db/fw?pool=0')).toThrow(/pool=0/)
   })
 
   it('refuses a schema name that is not a plain identifier', () => {

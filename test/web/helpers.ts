@@ -42,10 +42,9 @@ export function ensureWebBuilt(): void {
   }
   try {
     if (existsSync(index) && statSync(index).mtimeMs >= sources) return
-    execFileSync(process.execPath, [join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '--config', 'src/web/vite.config.ts', '--logLevel', 'warn'], {
-      cwd: ROOT,
-      stdio: 'inherit',
-    })
+    const vite = join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js')
+    const args = [vite, 'build', '--config', 'src/web/vite.config.ts', '--logLevel', 'warn']
+    execFileSync(process.execPath, args, { cwd: ROOT, stdio: 'inherit' })
   } finally {
     rmSync(lock, { recursive: true, force: true })
   }

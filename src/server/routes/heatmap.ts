@@ -49,11 +49,11 @@ export function heatmapRoutes(api: FastifyInstance, ctx: ServerContext): void {
         generated_at: iso(snapshot.computedAt),
         artifact_expiry_days: ctx.artifactExpiryDays,
         runs: snapshot.heatRuns.map((r) => heatRun(r, expiredBefore)),
-        tests: page.map(({ analysis: a }) => ({
+        tests: page.map((a) => ({
           test_id: a.testId,
-          name: a.test.name,
-          module: a.test.module,
-          suite: a.test.suite,
+          name: a.name,
+          module: a.module,
+          suite: a.suite,
           verdict: a.verdict,
           score: Math.round(a.score * 1e4) / 1e4,
         })),

@@ -14,7 +14,7 @@ export function kioskRoutes(api: FastifyInstance, ctx: ServerContext): void {
   api.get('/kiosk', async (request): Promise<KioskResponse> => {
     const snapshot = await ctx.cache.get(toSelection(parseInput(SelectionQuery, request.query, 'query')))
     return memoize(snapshot, 'kiosk', (): KioskResponse => {
-      const broken = snapshot.tests.filter((t) => t.analysis.verdict === 'broken')
+      const broken = snapshot.tests.filter((t) => t.verdict === 'broken')
       return {
         generated_at: iso(snapshot.computedAt),
         newest_run_at: snapshot.newestRunAt === null ? null : iso(snapshot.newestRunAt),
@@ -24,20 +24,20 @@ export function kioskRoutes(api: FastifyInstance, ctx: ServerContext): void {
           .sort((a, b) => (b.streakSince ?? 0) - (a.streakSince ?? 0))
           .slice(0, KIOSK_ROWS)
           .map((t) => ({
-            test_id: t.analysis.testId,
-            name: t.analysis.test.name,
-            suite: t.analysis.test.suite,
+            test_id: t.testId,
+            name: t.name,
+            suite: t.suite,
             streak: t.streak,
             since: t.streakSince === null ? null : iso(t.streakSince),
           })),
         flaky: snapshot.tests
-          .filter((t) => t.analysis.verdict === 'flaky')
+          .filter((t) => t.verdict === 'flaky')
           .slice(0, KIOSK_ROWS)
           .map((t) => ({
-            test_id: t.analysis.testId,
-            name: t.analysis.test.name,
-            suite: t.analysis.test.suite,
-            score: Math.round(t.analysis.score * 1e4) / 1e4,
+            test_id: t.testId,
+            name: t.name,
+            suite: t.suite,
+            score: Math.round(t.score * 1e4) / 1e4,
             last5: t.last5,
           })),
         suites: snapshot.suites.map((s) => ({

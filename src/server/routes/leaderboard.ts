@@ -1,11 +1,11 @@
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import { isActive } from '../../quarantine/gate.js'
-import type { LeaderboardResponse, LeaderboardSummary } from '../api-types.js'
+import type { LeaderboardResponse, LeaderboardRow, LeaderboardSummary } from '../api-types.js'
 import type { ServerContext } from '../context.js'
 import { parseInput, toSelection } from '../selection.js'
 import { memoize } from '../snapshot.js'
-import { iso, leaderboardRow } from '../to-json.js'
+import { iso } from '../to-json.js'
 import { viewTests } from '../views.js'
 import { toView, viewShape } from './view-query.js'
 
@@ -22,7 +22,7 @@ export function leaderboardRoutes(api: FastifyInstance, ctx: ServerContext): voi
     const tests = viewTests(snapshot, view)
     const counts = memoize(snapshot, `summary:${view.search ?? ''}:${view.verdict ?? ''}`, () => {
       const c = { tests: tests.length, flaky: 0, broken: 0, healthy: 0, insufficient_data: 0 }
-      for (const t of tests) c[t.analysis.verdict]++
+      for (const t of tests) c[t.verdict]++
       return c
     })
     let quarantined = 0
@@ -40,7 +40,7 @@ export function leaderboardRoutes(api: FastifyInstance, ctx: ServerContext): voi
       summary,
       rows: tests
         .slice(q.offset, q.offset + q.limit)
-        .map((t) => leaderboardRow(t.analysis, active.has(t.analysis.testId))),
+        .map((t): LeaderboardRow => ({ ...(JSON.parse(t.row) as Omit<LeaderboardRow, 'quarantined'>), quarantined: active.has(t.testId) })),
     }
   })
 }

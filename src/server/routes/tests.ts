@@ -1,8 +1,13 @@
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
-import { toAnalysisJson } from '../../analysis/index.js'
 import { NotFoundError } from '../../errors.js'
-import type { AttemptsResponse, HistoryResponse, TestDetailResponse, TestsResponse } from '../api-types.js'
+import type {
+  AttemptsResponse,
+  HistoryResponse,
+  TestAnalysisJson,
+  TestDetailResponse,
+  TestsResponse,
+} from '../api-types.js'
 import type { ServerContext } from '../context.js'
 import { parseInput, SelectionQuery, toSelection } from '../selection.js'
 import { attemptToJson, auditToJson, entryToJson, iso, quarantineToJson, testRefToJson } from '../to-json.js'
@@ -49,7 +54,7 @@ export function testRoutes(api: FastifyInstance, ctx: ServerContext): void {
     return {
       generated_at: iso(snapshot.computedAt),
       test: testRefToJson(test),
-      analysis: known ? toAnalysisJson(known.analysis) : null,
+      analysis: known ? (JSON.parse(known.detail) as TestAnalysisJson) : null,
       quarantine: quarantine ? quarantineToJson(quarantine, ctx.now()) : null,
       audit: audit.map(auditToJson),
     }

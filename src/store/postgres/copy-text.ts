@@ -12,14 +12,15 @@ export function copyRow(values: readonly (string | number | boolean | null)[]): 
   return `${line}\n`
 }
 
+/** One field; a NUL (which PostgreSQL text cannot hold) becomes U+FFFD rather than failing the whole report. */
 export function copyField(value: string | number | boolean | null): string {
   if (value === null) return '\\N'
   if (typeof value === 'number') return String(value)
   if (typeof value === 'boolean') return value ? 't' : 'f'
-  return /[\\\t\n\r]/.test(value) ? value.replace(/[\\\t\n\r]/g, escapeChar) : value
+  return /[\\\t\n\r\0]/.test(value) ? value.replace(/[\\\t\n\r\0]/g, escapeChar) : value
 }
 
-const ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' }
+const ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r', '\0': '\uFFFD' }
 
 function escapeChar(c: string): string {
   return ESCAPES[c] ?? c

@@ -43,7 +43,7 @@ import {
 } from './prepare-batch.js'
 
 export interface PostgresStoreOptions {
-  /** Connections kept by this store (default 10). The analysis scan holds one for its whole duration. */
+  /** Connections kept by this store (default: `?pool=` or 10). The analysis scan holds one for its whole duration. */
   poolSize?: number
   /** How long to wait for a connection before failing (ms, default 10 000). */
   connectTimeoutMs?: number
@@ -55,6 +55,8 @@ export interface ResolvedPostgresUrl {
   connectionString: string
   /** From `?schema=name`: every table lives there (created if missing), through `search_path`. */
   schema: string | null
+  /** From `?pool=n`: connections this store may hold, so that N servers can be fitted into `max_connections`. */
+  poolSize: number | null
   /** The URL without its password, for messages. */
   location: string
 }
@@ -83,11 +85,17 @@ export function resolvePostgresUrl(url: string): ResolvedPostgresUrl {
   if (schema !== null && !SCHEMA_NAME.test(schema)) {
     throw new StoreError(`schema "${schema}" is not a plain identifier (letters, digits, underscore)`)
   }
+  const pool = parsed.searchParams.get('pool')
+  const poolSize = pool === null ? null : Number(pool)
+  if (poolSize !== null && !(Number.isInteger(poolSize) && poolSize >= 1 && poolSize <= 1000)) {
+    throw new StoreError(`pool=${pool}: expected a whole number of connections from 1 to 1000`)
+  }
   parsed.searchParams.delete('schema')
+  parsed.searchParams.delete('pool')
   const connectionString = parsed.toString()
   parsed.password = ''
   if (schema) parsed.searchParams.set('schema', schema)
-  return { connectionString, schema, location: parsed.toString() }
+  return { connectionString, schema, poolSize, location: parsed.toString() }
 }
 
 function redact(url: string): string {
@@ -104,7 +112,7 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions 
   const pool = new driver.Pool({
     connectionString: resolved.connectionString,
     options: resolved.schema ? `-c search_path=${resolved.schema}` : undefined,
-    max: opts.poolSize ?? 10,
+    max: opts.poolSize ?? resolved.poolSize ?? 10,
     connectionTimeoutMillis: opts.connectTimeoutMs ?? 10_000,
     idleTimeoutMillis: 30_000,
     application_name: 'flakewatch',

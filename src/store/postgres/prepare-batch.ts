@@ -53,7 +53,8 @@ export function prepareBatch(batch: { runs: { run: RunMeta; results: Result[] }[
     if (text == null || text === '') return -1
     let i = byText.get(text)
     if (i !== undefined) return i
-    const clipped = clip(text)!
+    // Failure output may carry NUL bytes, which PostgreSQL text cannot hold; the rest of the message is kept.
+    const clipped = clip(text.includes('\0') ? text.replace(/\0/g, '\uFFFD') : text)!
     const key = messageKey(clipped)
     i = messageIndex.get(key)
     if (i === undefined) {

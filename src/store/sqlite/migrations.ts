@@ -48,7 +48,14 @@ export const SQLITE_MIGRATIONS: SqliteMigration[] = [
           duration_ms INTEGER,
           status TEXT NOT NULL CHECK (status IN ('complete', 'interrupted', 'unknown')),
           uploaded_at TEXT NOT NULL,
-          at INTEGER NOT NULL
+          at INTEGER NOT NULL,
+          -- Per-run counts, kept up to date by each ingest: the infra-failure guard and the run views read them
+          -- without touching the million-row results table.
+          total INTEGER NOT NULL DEFAULT 0,
+          passed INTEGER NOT NULL DEFAULT 0,
+          failed INTEGER NOT NULL DEFAULT 0,
+          skipped INTEGER NOT NULL DEFAULT 0,
+          flaky INTEGER NOT NULL DEFAULT 0
         );
         CREATE INDEX runs_at ON runs (at);
         CREATE TABLE reports (
@@ -78,7 +85,7 @@ export const SQLITE_MIGRATIONS: SqliteMigration[] = [
           healing INTEGER NOT NULL,
           PRIMARY KEY (test, at, run)
         ) WITHOUT ROWID;
-        CREATE INDEX results_run ON results (run, test);
+        CREATE INDEX results_run ON results (run, status, flaky);
         CREATE TABLE attempts (
           run INTEGER NOT NULL,
           test INTEGER NOT NULL,

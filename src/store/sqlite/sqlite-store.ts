@@ -135,6 +135,12 @@ export class SqliteStore implements Store {
       ),
       deleteResult: db.prepare('DELETE FROM results WHERE run = ? AND test = ?'),
       deleteAttempts: db.prepare('DELETE FROM attempts WHERE run = ? AND test = ?'),
+      recount: db.prepare(
+        `UPDATE runs SET (total, passed, failed, skipped, flaky) = (
+           SELECT count(*), coalesce(sum(status = 0), 0), coalesce(sum(status IN (1, 2)), 0),
+                  coalesce(sum(status = 3), 0), coalesce(sum(flaky), 0)
+           FROM results WHERE run = @run) WHERE id = @run`,
+      ),
       insertAttempt: db.prepare(
         `INSERT INTO attempts (run, test, retry, status, duration_ms, message, stack)
          VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
@@ -263,6 +269,7 @@ export class SqliteStore implements Store {
           }
         }
         this.stmts.insertReport.run(runKey, batch.contentHash, batch.file, now)
+        this.stmts.recount.run({ run: runKey })
         outcomes.push({
           runId: run.runId,
           outcome: replacing ? 'replaced' : 'ingested',
@@ -470,11 +477,8 @@ export class SqliteStore implements Store {
     const { sql, params } = this.runWhere(filter)
     const rows = this.db
       .prepare(
-        `SELECT r.run_id AS runId, r.at AS at, count(s.test) AS total,
-           coalesce(sum(s.status = 0), 0) AS passed, coalesce(sum(s.status IN (1, 2)), 0) AS failed,
-           coalesce(sum(s.status = 3), 0) AS skipped, coalesce(sum(s.flaky), 0) AS flaky
-         FROM (SELECT * FROM runs ${sql} ORDER BY at DESC, id DESC LIMIT ? OFFSET ?) r
-         LEFT JOIN results s ON s.run = r.id GROUP BY r.id ORDER BY r.at DESC, r.id DESC`,
+        `SELECT run_id AS runId, at, total, passed, failed, skipped, flaky FROM runs ${sql}
+         ORDER BY at DESC, id DESC LIMIT ? OFFSET ?`,
       )
       .all(...params, filter.limit ?? -1, filter.offset ?? 0) as RunSummary[]
     return Promise.resolve(rows)
