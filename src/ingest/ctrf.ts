@@ -34,6 +34,14 @@ interface CtrfTest {
   retries?: number | null
   retryAttempts?: CtrfRetryAttempt[] | null
   flaky?: boolean | null
+  /** Free-form; flakewatch's own reporters put `env` facets, `healingOccurred` and `errorType` here. */
+  extra?: CtrfTestExtra | null
+}
+
+interface CtrfTestExtra {
+  env?: Record<string, string> | null
+  healingOccurred?: boolean | null
+  errorType?: string | null
 }
 
 interface CtrfRetryAttempt {
@@ -92,6 +100,15 @@ const schema: z.ZodType<CtrfReport> = z.object({
         retries: count,
         retryAttempts: z.array(retryAttempt).nullish(),
         flaky: z.boolean().nullish(),
+        // Other writers put anything here: read only what is recognised, and ignore the rest.
+        extra: z
+          .object({
+            env: z.record(z.string(), z.string()).nullish().catch(null),
+            healingOccurred: z.boolean().nullish().catch(null),
+            errorType: z.string().nullish().catch(null),
+          })
+          .nullish()
+          .catch(null),
       }),
     ),
     environment: z
@@ -151,11 +168,12 @@ function toCase(t: CtrfTest, tool: string): ParsedCase {
     status: finalStatus,
     flakyOnRetry,
     durationMs: t.duration ?? null,
-    errorType: timedOut ? 'timeout' : null,
+    errorType: t.extra?.errorType ?? (timedOut ? 'timeout' : null),
     message: lastFailure ? lastFailure.message : message,
     stack: lastFailure ? lastFailure.stack : stack,
-    healingOccurred: false,
+    healingOccurred: t.extra?.healingOccurred === true,
     attempts,
+    ...(t.extra?.env && Object.keys(t.extra.env).length > 0 ? { env: t.extra.env } : {}),
   }
 }
 

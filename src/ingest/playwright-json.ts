@@ -33,8 +33,14 @@ interface PwSpec {
 type PwTestStatus = 'expected' | 'unexpected' | 'flaky' | 'skipped'
 type PwResultStatus = 'passed' | 'failed' | 'timedOut' | 'skipped' | 'interrupted'
 
+interface PwAnnotation {
+  type: string
+  description?: string | null
+}
+
 interface PwTest {
   projectName?: string | null
+  annotations?: PwAnnotation[] | null
   expectedStatus?: PwResultStatus | null
   status: PwTestStatus
   results: PwResult[]
@@ -47,6 +53,7 @@ interface PwError {
 
 interface PwResult {
   retry: number
+  annotations?: PwAnnotation[] | null
   status?: PwResultStatus | null
   duration?: number | null
   error?: PwError | null
@@ -73,17 +80,23 @@ const FAILING = new Set<PwResultStatus>(['failed', 'timedOut', 'interrupted'])
 
 const resultStatus = z.enum(['passed', 'failed', 'timedOut', 'skipped', 'interrupted'])
 const error = z.object({ message: z.string().nullish(), stack: z.string().nullish() })
+const annotation = z.object({ type: z.string(), description: z.string().nullish() })
+
+/** Set by the flakewatch/playwright fixture when a locator was healed: the result is marked healing_occurred. */
+const HEALED = 'flakewatch-healed'
 const spec = z.object({
   title: z.string(),
   file: z.string().nullish(),
   tests: z.array(
     z.object({
       projectName: z.string().nullish(),
+      annotations: z.array(annotation).nullish(),
       expectedStatus: resultStatus.nullish(),
       status: z.enum(['expected', 'unexpected', 'flaky', 'skipped']),
       results: z.array(
         z.object({
           retry: z.number().int().nonnegative(),
+          annotations: z.array(annotation).nullish(),
           status: resultStatus.nullish(),
           duration: z.number().nullish(),
           error: error.nullish(),
@@ -174,7 +187,7 @@ function toCase(file: string, name: string, t: PwTest): ParsedCase {
     errorType: shown?.status === 'timedOut' ? 'timeout' : null,
     message: err.message,
     stack: err.stack,
-    healingOccurred: false,
+    healingOccurred: [t.annotations, ...results.map((r) => r.annotations)].some((list) => list?.some((a) => a.type === HEALED)),
     attempts,
     ...(t.projectName ? { env: { project: t.projectName } } : {}),
   }

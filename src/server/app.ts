@@ -19,6 +19,7 @@ import { reportRoutes } from './routes/reports.js'
 import { runRoutes } from './routes/runs.js'
 import { testRoutes } from './routes/tests.js'
 import { trendRoutes } from './routes/trends.js'
+import { createSnapshotBuilder } from './snapshot-builder.js'
 import { createSnapshotCache, type SnapshotCacheOptions } from './snapshot-cache.js'
 
 export interface AppDeps {
@@ -26,7 +27,14 @@ export interface AppDeps {
   config: ResolvedConfig
   /** Fastify's pino logger: `true`, options, or `false` (the default: quiet, as tests want). */
   logger?: FastifyServerOptions['logger']
-  /** A second connection for the long analysis scan, so that the scan never holds the one other requests use. */
+  /**
+   * The store's location (SQLite file or postgres:// URL). With it, analysis snapshots are built in a worker
+   * thread on a connection of their own, so that a rebuild never stalls the API.
+   */
+  db?: string
+  /** Build snapshots in a worker thread when `db` allows it. Default true. */
+  analysisWorker?: boolean
+  /** A second connection for long scans on this thread (the bundle, in-process builds). */
   scanStore?: Store
   /** The analysis's clock. */
   now?: () => number
@@ -35,6 +43,13 @@ export interface AppDeps {
   /** Runs older than this have probably lost their CI artifacts; the heatmap dims them. Default 30. */
   artifactExpiryDays?: number
   cache?: Pick<SnapshotCacheOptions, 'ttlMs' | 'maxAgeMs' | 'maxEntries'>
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Where analysis snapshots are built: a worker thread, or this one. */
+    flakewatchAnalysis: 'worker' | 'in-process'
+  }
 }
 
 /**
@@ -69,6 +84,15 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
   })
   const now = deps.now ?? Date.now
   const analysis = resolveAnalysisConfig(analysisOptions(config))
+  const builder = createSnapshotBuilder({
+    store,
+    scanStore: deps.scanStore,
+    cfg: analysis,
+    db: deps.db,
+    worker: deps.analysisWorker,
+  })
+  app.addHook('onClose', () => builder.close())
+  app.decorate('flakewatchAnalysis', builder.kind)
   const ctx: ServerContext = {
     store,
     scanStore: deps.scanStore ?? store,
@@ -77,8 +101,7 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
     tokens: { writeToken: config.server.writeToken, readToken: config.server.readToken },
     cache: createSnapshotCache({
       store,
-      scanStore: deps.scanStore,
-      cfg: analysis,
+      builder,
       now,
       ...deps.cache,
       onError: (error) => app.log.error({ err: error }, 'background analysis failed'),

@@ -1,14 +1,13 @@
-import type { ResolvedAnalysisConfig } from '../analysis/index.js'
 import type { Run } from '../model.js'
 import type { RunSummary, Store } from '../store/store.js'
 import { selectionKey, type Selection } from './selection.js'
-import { buildSnapshot, type Snapshot } from './snapshot.js'
+import type { Snapshot } from './snapshot.js'
+import type { SnapshotBuilder } from './snapshot-builder.js'
 
 export interface SnapshotCacheOptions {
+  /** The store, for the cheap change probe. */
   store: Store
-  /** A second connection for the long analysis scan, if the caller opened one. */
-  scanStore?: Store
-  cfg: ResolvedAnalysisConfig
+  builder: SnapshotBuilder
   now?: () => number
   /** How often the store is probed for other instances' writes. Default 5 s. */
   ttlMs?: number
@@ -53,7 +52,8 @@ async function storeFingerprint(store: Store): Promise<string> {
  *   fresh one (read-your-writes for the uploader and the dashboard user).
  * - Other instances' writes are found by a cheap probe of the store at most every `ttlMs`; a changed store, or a
  *   snapshot older than `maxAgeMs`, is rebuilt in the background while the old one keeps answering.
- * - Builds run one at a time and yield to the event loop, so a rebuild never stalls other requests for long.
+ * - Builds run one at a time, in a worker thread when the store allows it (else in this thread, yielding to the
+ *   event loop between slices), so a rebuild does not stall other requests.
  *
  * No other state changes answers, so any number of stateless instances can serve one store.
  */
@@ -144,11 +144,7 @@ export class SnapshotCache {
       writes,
       promise: this.serial(async () => {
         const fingerprint = await this.probe()
-        const snapshot = await buildSnapshot(this.opts.store, entry.selection, {
-          cfg: this.opts.cfg,
-          now: this.now(),
-          scanStore: this.opts.scanStore,
-        })
+        const snapshot = await this.opts.builder.build(entry.selection, this.now())
         return { snapshot, writes, fingerprint }
       }).then(
         (built) => {

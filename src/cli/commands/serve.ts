@@ -57,7 +57,7 @@ export async function serve(opts: ServeOptions, io: Io, hooks: ServeHooks = {}):
   const port = parsePort(opts.port ?? config.server.port)
   const artifactExpiryDays = parseDays(opts.artifactDays)
   const store = await openStore({ db, env: {} })
-  // The analysis scan gets its own connection, so that it never holds the one other requests use.
+  // Long scans on this thread (the bundle download) get their own connection; analysis runs in a worker with its own.
   const scanStore = db === ':memory:' ? undefined : await openStore({ db, env: {} })
   const closeStores = async () => {
     await scanStore?.close()
@@ -67,6 +67,7 @@ export async function serve(opts: ServeOptions, io: Io, hooks: ServeHooks = {}):
   try {
     app = await createApp({
       store,
+      db,
       scanStore,
       config,
       artifactExpiryDays,

@@ -1,0 +1,120 @@
+import { existsSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { Worker } from 'node:worker_threads'
+import type { ResolvedAnalysisConfig } from '../analysis/index.js'
+import { InputError, NotFoundError, StoreError } from '../errors.js'
+import type { Store } from '../store/store.js'
+import type { Selection } from './selection.js'
+import { buildSnapshot, type Snapshot } from './snapshot.js'
+
+/** Builds analysis snapshots, in a worker thread or in this one. */
+export interface SnapshotBuilder {
+  readonly kind: 'worker' | 'in-process'
+  build(selection: Selection, now: number): Promise<Snapshot>
+  close(): Promise<void>
+}
+
+/** What the worker is started with. */
+export interface SnapshotWorkerData {
+  db: string
+  cfg: ResolvedAnalysisConfig
+}
+
+export type SnapshotRequest = { id: number; selection: Selection; now: number }
+export type SnapshotReply =
+  | { id: number; snapshot: Snapshot }
+  | { id: number; error: { code: string | null; message: string } }
+
+const WORKER_URL = new URL('./snapshot-worker.js', import.meta.url)
+
+/** Errors keep their meaning across the thread boundary: a bad revision range is still a 400. */
+function revive(error: { code: string | null; message: string }): Error {
+  switch (error.code) {
+    case 'FW_INPUT':
+      return new InputError(error.message)
+    case 'FW_NOT_FOUND':
+      return new NotFoundError(error.message)
+    case 'FW_STORE':
+      return new StoreError(error.message)
+    default:
+      return new Error(error.message)
+  }
+}
+
+/**
+ * Builds in a worker thread with its own store connection. A build scans every result synchronously (the SQLite
+ * driver is synchronous), so on the main thread it would stall every other request for the length of each
+ * page; in a worker, the main thread only pays for receiving the finished snapshot.
+ */
+class WorkerBuilder implements SnapshotBuilder {
+  readonly kind = 'worker' as const
+  private worker: Worker | null = null
+  private readonly pending = new Map<number, { resolve: (s: Snapshot) => void; reject: (e: Error) => void }>()
+  private seq = 0
+
+  constructor(private readonly data: SnapshotWorkerData) {}
+
+  private spawn(): Worker {
+    const worker = new Worker(WORKER_URL, { workerData: this.data })
+    // A worker must never keep a process alive that is otherwise done (a test that forgot to close the app).
+    worker.unref()
+    worker.on('message', (reply: SnapshotReply) => {
+      const waiting = this.pending.get(reply.id)
+      if (!waiting) return
+      this.pending.delete(reply.id)
+      if ('error' in reply) waiting.reject(revive(reply.error))
+      else waiting.resolve({ ...reply.snapshot, memo: new Map() })
+    })
+    const fail = (error: Error) => {
+      if (this.worker === worker) this.worker = null
+      for (const waiting of this.pending.values()) waiting.reject(error)
+      this.pending.clear()
+    }
+    worker.on('error', fail)
+    worker.on('exit', (code) => fail(new StoreError(`the analysis worker stopped (exit code ${code})`)))
+    return worker
+  }
+
+  build(selection: Selection, now: number): Promise<Snapshot> {
+    this.worker ??= this.spawn()
+    const id = ++this.seq
+    const worker = this.worker
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject })
+      worker.postMessage({ id, selection, now } satisfies SnapshotRequest)
+    })
+  }
+
+  async close(): Promise<void> {
+    const worker = this.worker
+    this.worker = null
+    if (worker) await worker.terminate()
+  }
+}
+
+export interface SnapshotBuilderOptions {
+  store: Store
+  scanStore?: Store
+  cfg: ResolvedAnalysisConfig
+  /** The store's location (SQLite file or postgres:// URL): with it, builds run in a worker thread. */
+  db?: string
+  /** Set false to build in this thread even when a worker is possible. */
+  worker?: boolean
+}
+
+/**
+ * A worker-thread builder when the store can be opened a second time (a file or a URL, not `:memory:`) and the
+ * compiled worker is present (running from TypeScript sources, it is not); otherwise an in-process one.
+ * @example const builder = createSnapshotBuilder({ store, cfg, db: '.flakewatch.db' })
+ */
+export function createSnapshotBuilder(opts: SnapshotBuilderOptions): SnapshotBuilder {
+  const db = opts.db
+  if (opts.worker !== false && db && db !== ':memory:' && existsSync(fileURLToPath(WORKER_URL))) {
+    return new WorkerBuilder({ db, cfg: opts.cfg })
+  }
+  return {
+    kind: 'in-process',
+    build: (selection, now) => buildSnapshot(opts.store, selection, { cfg: opts.cfg, now, scanStore: opts.scanStore }),
+    close: () => Promise.resolve(),
+  }
+}
