@@ -28,8 +28,8 @@ const { resolveConfig } = await import(join(dist, 'config/load.js'))
 const { chromium } = await import('playwright-core')
 
 log(`heatmap-paint: ${TESTS} tests × ${RUNS} runs`)
-const { store } = await benchStore({ dist, name: 'heatmap-paint', tests: TESTS, runs: RUNS, log })
-const app = await createApp({ store, config: { ...resolveConfig({}), file: null }, webRoot: web })
+const { store, file } = await benchStore({ dist, name: 'heatmap-paint', tests: TESTS, runs: RUNS, log })
+const app = await createApp({ store, db: file, config: { ...resolveConfig({}), file: null }, webRoot: web })
 
 // The baseline page: same server, same headers (CSP included), a canvas and the same mark, no data.
 const EMPTY_HTML = [

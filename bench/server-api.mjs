@@ -24,7 +24,9 @@ const stats = await store.stats()
 log(`  store ${reused ? 'reused' : 'generated'}: ${stats.results} results`)
 const scanStore = await openSqliteStore(file)
 const config = { ...resolveConfig({}), file: null }
-const app = await createApp({ store, scanStore, config, webRoot: null })
+// As `flakewatch serve` does: analysis in a worker thread on its own connection, a second one for long scans.
+const app = await createApp({ store, db: file, scanStore, config, webRoot: null })
+log(`  analysis builds: ${app.flakewatchAnalysis}`)
 await app.listen({ host: '127.0.0.1', port: 0 })
 const base = `http://127.0.0.1:${app.server.address().port}`
 

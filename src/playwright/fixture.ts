@@ -8,6 +8,8 @@ import type { TestInfo } from '@playwright/test'
 import type { HealStore } from '../heal/healer.js'
 import { createMemoryHealStore } from '../heal/memory-store.js'
 import { makeTestId } from '../model.js'
+import { openStore } from '../store/open.js'
+import type { Store } from '../store/store.js'
 import { DEFAULT_SUITE } from '../pipeline/build-batch.js'
 import { HEALED_ANNOTATION } from '../reporters/build-cases.js'
 import { createHealingPage } from './page.js'
@@ -32,7 +34,12 @@ export interface FlakewatchTestFixtures {
 }
 
 export interface FlakewatchWorkerFixtures {
-  /** Where fingerprints and heals go. Defaults to memory (per worker): override it with a real store. */
+  /**
+   * The store location: a SQLite file or `postgres://` URL. Default: `FLAKEWATCH_DB`, else `.flakewatch.db` in
+   * the working directory, the same store the reporter and the CLI use.
+   */
+  flakewatchDb: string | undefined
+  /** Where fingerprints and heals go: the flakewatch store at `flakewatchDb`, opened once per worker. */
   flakewatchStore: HealStore
 }
 
@@ -58,11 +65,21 @@ export function playwrightTestId(info: Pick<TestInfo, 'config' | 'file' | 'title
  * })
  */
 export const test = base.extend<FlakewatchTestFixtures, FlakewatchWorkerFixtures>({
+  flakewatchDb: [undefined, { option: true, scope: 'worker' }],
   flakewatchStore: [
-    // Playwright reads fixture dependencies from the destructuring pattern, so it must be there even when empty.
-    // eslint-disable-next-line no-empty-pattern
-    async ({}, use) => {
-      await use(createMemoryHealStore())
+    async ({ flakewatchDb }, use) => {
+      let store: Store | null = null
+      try {
+        store = await openStore({ db: flakewatchDb })
+      } catch (error) {
+        // Healing must not break a test run: without a store, learning lasts for this worker only.
+        process.stderr.write(`flakewatch: cannot open the store, fingerprints kept in memory: ${(error as Error).message}\n`)
+      }
+      try {
+        await use(store ?? createMemoryHealStore())
+      } finally {
+        await store?.close()
+      }
     },
     { scope: 'worker' },
   ],

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process'
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { afterAll, beforeAll, expect, test } from 'vitest'
+import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js'
 import { servePages } from './helpers/browser.js'
 import type { PageServer } from './helpers/browser.js'
 import { CHECKOUT, MUTATIONS } from './helpers/pages.js'
@@ -9,7 +10,7 @@ import { CHECKOUT, MUTATIONS } from './helpers/pages.js'
 // The fixture runs where it is meant to: inside the real Playwright runner, in two runs that share a store file.
 const root = resolve(import.meta.dirname, '../..')
 const dir = join(root, 'test/.tmp', `heal-fixture-${process.pid}`)
-const storeFile = join(dir, 'store.json')
+const storeFile = join(dir, 'fw.db')
 let server: PageServer
 
 const CONFIG = `
@@ -34,22 +35,10 @@ export default {
 }
 `
 
-// A store in a JSON file: enough to carry fingerprints from the first run to the second.
+// No store is configured: the fixture opens the flakewatch store at FLAKEWATCH_DB, as users get it.
 const SPEC = `
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
-import { test as base, expect } from ${JSON.stringify(join(root, 'src/playwright/fixture.ts'))}
+import { test, expect } from ${JSON.stringify(join(root, 'src/playwright/fixture.ts'))}
 
-const file = process.env.FW_STORE_FILE
-const load = () => (existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : { fingerprints: {}, heals: [] })
-const save = (data) => writeFileSync(file, JSON.stringify(data))
-const fileStore = {
-  async putFingerprint(fp) { const d = load(); d.fingerprints[fp.testId + '|' + fp.locator] = fp; save(d) },
-  async getFingerprint(testId, locator) { return load().fingerprints[testId + '|' + locator] ?? null },
-  async appendHeal(h) { const d = load(); d.heals.push(h); save(d) },
-  async listHeals() { return load().heals.slice().reverse() },
-}
-
-const test = base.extend({ flakewatchStore: [async ({}, use) => { await use(fileStore) }, { scope: 'worker' }] })
 test.use({ flakewatchHeal: { probeTimeout: 500, logger: { warn: (m) => console.log(m) } } })
 
 test.describe('checkout', () => {
@@ -98,7 +87,7 @@ async function runPlaywright(url: string, report: string): Promise<PlaywrightRun
       env: {
         ...process.env,
         FW_URL: url,
-        FW_STORE_FILE: storeFile,
+        FLAKEWATCH_DB: storeFile,
         FW_REPORT: join(dir, report),
         FLAKEWATCH_SUITE: 'e2e',
         CI: '1',
@@ -119,8 +108,9 @@ test(name, { timeout: 180_000 }, async () => {
   const first = await runPlaywright(server.set('/checkout', CHECKOUT), 'first.json')
   expect(first.code, first.output).toBe(0)
   expect(first.test.annotations).toEqual([])
-  const learned = JSON.parse(readFileSync(storeFile, 'utf8')) as { fingerprints: Record<string, unknown> }
-  expect(Object.keys(learned.fingerprints)).toContain("e2e::heal.spec.mjs::checkout › pays|locator('#pay')")
+  const learnedStore = await openSqliteStore(storeFile)
+  expect(await learnedStore.getFingerprint('e2e::heal.spec.mjs::checkout › pays', "locator('#pay')")).not.toBeNull()
+  await learnedStore.close()
 
   const second = await runPlaywright(server.set('/checkout', MUTATIONS.idRenamed(CHECKOUT)), 'second.json')
   expect(second.code, second.output).toBe(0)
@@ -132,8 +122,10 @@ test(name, { timeout: 180_000 }, async () => {
     },
   ])
   expect(second.output).toContain("flakewatch: healed locator('#pay') → getByTestId('pay')")
-  const stored = JSON.parse(readFileSync(storeFile, 'utf8')) as { heals: unknown[] }
-  expect(stored.heals).toEqual([
+  const store = await openSqliteStore(storeFile)
+  const heals = await store.listHeals()
+  await store.close()
+  expect(heals).toEqual([
     expect.objectContaining({ testId: 'e2e::heal.spec.mjs::checkout › pays', newLocator: "getByTestId('pay')" }),
   ])
 })

@@ -29,9 +29,9 @@ import type {
   StoreStats,
   TestFilter,
 } from '../store.js'
-import { copyChunks } from './copy-text.js'
 import type { MigrationResultSet } from '../sqlite/migrations.js'
-import { loadPg, type PgClient, type PgDriver, type PgPool, type PgQueryable } from './driver.js'
+import { copyChunks } from './copy-text.js'
+import { loadPg, type PgClient, type PgDriver, type PgPool, type PgQueryable, type PgQueryConfig } from './driver.js'
 import { migratePostgres } from './migrations.js'
 import {
   attemptCopyRows,
@@ -202,13 +202,26 @@ export class PostgresStore implements Store {
   /** Pool clients that already have the session's staging tables. */
   private readonly staged = new WeakSet<PgClient>()
 
+  /** The pool, with its errors turned into StoreErrors that name the database, as every other failure here is. */
+  private readonly db: PgQueryable
+
   constructor(
     private readonly driver: PgDriver,
     private readonly pool: PgPool,
     readonly location: string,
     /** What opening this store did to the schema: which migrations it applied and which it found applied. */
     readonly migrations: MigrationResultSet['results'] = [],
-  ) {}
+  ) {
+    this.db = {
+      query: async <R>(query: string | PgQueryConfig, values?: unknown[]) => {
+        try {
+          return await pool.query<R>(query, values)
+        } catch (error) {
+          throw this.wrap('query', error)
+        }
+      },
+    }
+  }
 
   // ---------------------------------------------------------------------------------------------------- ingest
 
@@ -626,7 +639,12 @@ export class PostgresStore implements Store {
    * results come from one snapshot, and only one page of rows is in memory at a time, however big the table.
    */
   async *scanHistory(filter: HistoryFilter = {}): AsyncIterable<TestHistory> {
-    const client = await this.pool.connect()
+    let client: PgClient
+    try {
+      client = await this.pool.connect()
+    } catch (error) {
+      throw this.wrap('history scan', error)
+    }
     let broken: unknown = undefined
     try {
       await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY')
@@ -690,13 +708,13 @@ export class PostgresStore implements Store {
   }
 
   async getTestHistory(testId: string, opts: { limit?: number } = {}): Promise<TestHistory | null> {
-    const t = await this.pool.query<{ id: number; test_id: string } & Omit<TestRef, 'testId'>>(
+    const t = await this.db.query<{ id: number; test_id: string } & Omit<TestRef, 'testId'>>(
       'SELECT id, test_id, suite, module, name, file FROM tests WHERE test_id = $1',
       [testId],
     )
     const test = t.rows[0]
     if (!test) return null
-    const { rows } = await this.pool.query<ResultRow>({
+    const { rows } = await this.db.query<ResultRow>({
       text: `SELECT ${RESULT_COLUMNS} FROM results WHERE test = $1 ORDER BY at DESC, run DESC LIMIT $2`,
       values: [test.id, opts.limit ?? 1000],
       rowMode: 'array',
@@ -704,14 +722,14 @@ export class PostgresStore implements Store {
     const runKeys = [...new Set(rows.map((r) => r[1]))]
     const runs = new Map<number, RunInfo>()
     if (runKeys.length) {
-      const r = await this.pool.query<RunRow & { id: number }>(
+      const r = await this.db.query<RunRow & { id: number }>(
         `SELECT id, ${RUN_COLUMNS} FROM runs WHERE id = ANY($1::integer[])`,
         [runKeys],
       )
       for (const row of r.rows) runs.set(row.id, runInfoFromRow(row))
     }
     await this.loadMessages(
-      this.pool,
+      this.db,
       rows.map((r) => r[8]),
     )
     return {
@@ -721,7 +739,7 @@ export class PostgresStore implements Store {
   }
 
   async getAttempts(testId: string, runId: string): Promise<Attempt[]> {
-    const { rows } = await this.pool.query<{
+    const { rows } = await this.db.query<{
       retry: number
       status: number
       duration_ms: number | null
@@ -735,7 +753,7 @@ export class PostgresStore implements Store {
     )
     if (rows.length > 0) {
       await this.loadMessages(
-        this.pool,
+        this.db,
         rows.flatMap((r) => [r.message, r.stack]),
       )
       return rows.map((r) => ({
@@ -747,7 +765,7 @@ export class PostgresStore implements Store {
       }))
     }
     // A single passing attempt is implied by its result row.
-    const res = await this.pool.query<{ status: number; duration_ms: number | null; message: number | null }>(
+    const res = await this.db.query<{ status: number; duration_ms: number | null; message: number | null }>(
       `SELECT s.status, s.duration_ms, s.message FROM results s
        JOIN tests t ON t.id = s.test JOIN runs r ON r.id = s.run
        WHERE t.test_id = $1 AND r.run_id = $2`,
@@ -755,7 +773,7 @@ export class PostgresStore implements Store {
     )
     const one = res.rows[0]
     if (!one) return []
-    await this.loadMessages(this.pool, [one.message])
+    await this.loadMessages(this.db, [one.message])
     return [
       {
         retry: 0,
@@ -774,7 +792,7 @@ export class PostgresStore implements Store {
   async listRuns(filter: RunFilter = {}): Promise<Run[]> {
     const p = new Params()
     const where = runWhere(filter, p)
-    const { rows } = await this.pool.query<RunRow>(
+    const { rows } = await this.db.query<RunRow>(
       `SELECT ${RUN_COLUMNS} FROM runs ${where} ORDER BY at DESC, id DESC
        LIMIT ${p.add(filter.limit ?? null)} OFFSET ${p.add(filter.offset ?? 0)}`,
       p.values,
@@ -783,14 +801,14 @@ export class PostgresStore implements Store {
   }
 
   async getRun(runId: string): Promise<Run | null> {
-    const { rows } = await this.pool.query<RunRow>(`SELECT ${RUN_COLUMNS} FROM runs WHERE run_id = $1`, [runId])
+    const { rows } = await this.db.query<RunRow>(`SELECT ${RUN_COLUMNS} FROM runs WHERE run_id = $1`, [runId])
     return rows[0] ? runFromRow(rows[0]) : null
   }
 
   async runSummaries(filter: RunFilter = {}): Promise<RunSummary[]> {
     const p = new Params()
     const where = runWhere(filter, p)
-    const { rows } = await this.pool.query<RunSummary>(
+    const { rows } = await this.db.query<RunSummary>(
       `SELECT r.run_id AS "runId", r.at AS at, count(s.run)::integer AS total,
          count(*) FILTER (WHERE s.status = 0)::integer AS passed,
          count(*) FILTER (WHERE s.status IN (1, 2))::integer AS failed,
@@ -811,7 +829,7 @@ export class PostgresStore implements Store {
     if (filter.suite) where.push(`suite = ${p.add(filter.suite)}`)
     // strpos, not LIKE: the search is a plain substring, with no wildcard to escape.
     if (filter.search) where.push(`strpos(lower(test_id), ${p.add(filter.search.toLowerCase())}) > 0`)
-    const { rows } = await this.pool.query<TestRef>(
+    const { rows } = await this.db.query<TestRef>(
       `SELECT test_id AS "testId", suite, module, name, file FROM tests
        ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
        ORDER BY test_id LIMIT ${p.add(filter.limit ?? null)} OFFSET ${p.add(filter.offset ?? 0)}`,
@@ -821,7 +839,7 @@ export class PostgresStore implements Store {
   }
 
   async getTest(testId: string): Promise<TestRef | null> {
-    const { rows } = await this.pool.query<TestRef>(
+    const { rows } = await this.db.query<TestRef>(
       'SELECT test_id AS "testId", suite, module, name, file FROM tests WHERE test_id = $1',
       [testId],
     )
@@ -829,7 +847,7 @@ export class PostgresStore implements Store {
   }
 
   async stats(): Promise<StoreStats> {
-    const { rows } = await this.pool.query<StoreStats>(
+    const { rows } = await this.db.query<StoreStats>(
       `SELECT (SELECT count(*) FROM runs) AS runs, (SELECT count(*) FROM tests) AS tests,
          r.results, r.attempts, s.lo AS "oldestRunAt", s.hi AS "newestRunAt"
        FROM (SELECT count(*) AS results, coalesce(sum(attempts), 0)::bigint AS attempts FROM results) r,
@@ -841,12 +859,12 @@ export class PostgresStore implements Store {
   // ---------------------------------------------------------------------------------------------------- quarantine
 
   async listQuarantines(): Promise<QuarantineRecord[]> {
-    const { rows } = await this.pool.query<QuarantineRow>('SELECT * FROM quarantine ORDER BY test_id')
+    const { rows } = await this.db.query<QuarantineRow>('SELECT * FROM quarantine ORDER BY test_id')
     return rows.map(quarantineFromRow)
   }
 
   async getQuarantine(testId: string): Promise<QuarantineRecord | null> {
-    const { rows } = await this.pool.query<QuarantineRow>('SELECT * FROM quarantine WHERE test_id = $1', [testId])
+    const { rows } = await this.db.query<QuarantineRow>('SELECT * FROM quarantine WHERE test_id = $1', [testId])
     return rows[0] ? quarantineFromRow(rows[0]) : null
   }
 
@@ -903,7 +921,7 @@ export class PostgresStore implements Store {
   }
 
   async listAudit(filter: { testId?: string; limit?: number } = {}): Promise<AuditEntry[]> {
-    const { rows } = await this.pool.query<AuditRow>(
+    const { rows } = await this.db.query<AuditRow>(
       `SELECT * FROM quarantine_audit WHERE $1::text IS NULL OR test_id = $1 ORDER BY id DESC LIMIT $2`,
       [filter.testId ?? null, filter.limit ?? null],
     )
@@ -913,7 +931,7 @@ export class PostgresStore implements Store {
   // ---------------------------------------------------------------------------------------------------- healing
 
   async putFingerprint(fp: Fingerprint): Promise<void> {
-    await this.pool.query(
+    await this.db.query(
       `INSERT INTO fingerprints (test_id, locator, data, updated_at) VALUES ($1, $2, $3, $4)
        ON CONFLICT (test_id, locator) DO UPDATE SET data = EXCLUDED.data, updated_at = EXCLUDED.updated_at`,
       [fp.testId, fp.locator, JSON.stringify(fp.data), fp.updatedAt],
@@ -921,7 +939,7 @@ export class PostgresStore implements Store {
   }
 
   async getFingerprint(testId: string, locator: string): Promise<Fingerprint | null> {
-    const { rows } = await this.pool.query<{ data: unknown; updated_at: string }>(
+    const { rows } = await this.db.query<{ data: unknown; updated_at: string }>(
       'SELECT data, updated_at FROM fingerprints WHERE test_id = $1 AND locator = $2',
       [testId, locator],
     )
@@ -930,7 +948,7 @@ export class PostgresStore implements Store {
   }
 
   async appendHeal(heal: HealRecord): Promise<void> {
-    await this.pool.query(
+    await this.db.query(
       `INSERT INTO heal_log (test_id, old_locator, new_locator, score, breakdown, url, at, run_id)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
       [
@@ -951,7 +969,7 @@ export class PostgresStore implements Store {
     const where: string[] = []
     if (filter.testId) where.push(`test_id = ${p.add(filter.testId)}`)
     if (filter.since) where.push(`at >= ${p.add(filter.since)}`)
-    const { rows } = await this.pool.query<{
+    const { rows } = await this.db.query<{
       id: number
       test_id: string
       old_locator: string

@@ -1,0 +1,99 @@
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { LeaderboardResponse } from '../../src/server/api-types.js'
+import type { createApp as CreateApp } from '../../src/server/app.js'
+import { createApp as createAppFromSource } from '../../src/server/app.js'
+import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/sqlite-store.js'
+import { batch, result, runMeta } from '../helpers/builders.js'
+import { config, NOW, seed, tempDir } from './helpers.js'
+
+// The worker thread runs compiled JavaScript, so this suite drives the build in dist/ (test/global-setup.ts keeps
+// it current); from TypeScript sources the app builds in process, which every other suite covers.
+const DIST_APP = join(import.meta.dirname, '..', '..', 'dist', 'server', 'app.js')
+
+describe.skipIf(!existsSync(DIST_APP))('analysis in a worker thread', () => {
+  let createApp: typeof CreateApp
+  let store: SqliteStore
+  let file: string
+  let cleanup: () => void
+  beforeAll(async () => {
+    ;({ createApp } = (await import(DIST_APP)) as { createApp: typeof CreateApp })
+    const tmp = tempDir()
+    cleanup = tmp.cleanup
+    file = join(tmp.dir, 'fw.db')
+    store = await openSqliteStore(file)
+    await seed(store)
+  })
+  afterAll(async () => {
+    await store.close()
+    cleanup()
+  })
+
+  it('answers the same as an in-process build', async () => {
+    const worker = await createApp({ store, db: file, config: config(), now: () => NOW, webRoot: null })
+    const local = await createAppFromSource({ store, config: config(), now: () => NOW, webRoot: null })
+    try {
+      expect(worker.flakewatchAnalysis).toBe('worker')
+      expect(local.flakewatchAnalysis).toBe('in-process')
+      for (const url of ['/api/v1/leaderboard', '/api/v1/heatmap?last=5', '/api/v1/trends', '/api/v1/kiosk']) {
+        const a = (await worker.inject({ method: 'GET', url })).json<Record<string, unknown>>()
+        const b = (await local.inject({ method: 'GET', url })).json<Record<string, unknown>>()
+        expect({ ...a, generated_at: 0 }, url).toEqual({ ...b, generated_at: 0 })
+      }
+    } finally {
+      await worker.close()
+      await local.close()
+    }
+  })
+
+  it('keeps input errors as 400s across the thread boundary, and sees writes', async () => {
+    const app = await createApp({ store, db: file, config: config(), now: () => NOW, webRoot: null })
+    try {
+      const bad = await app.inject({ method: 'GET', url: '/api/v1/leaderboard?rev=nope...rev02' })
+      expect(bad.statusCode).toBe(400)
+      expect(bad.json<{ error: { code: string } }>().error.code).toBe('FW_INPUT')
+      const before = (await app.inject({ method: 'GET', url: '/api/v1/leaderboard' })).json<LeaderboardResponse>()
+      const body = '<testsuite name="s"><testcase classname="m" name="uploaded"/></testsuite>'
+      const headers = { authorization: `Bearer ${config().server.writeToken}`, 'content-type': 'application/xml' }
+      const up = await app.inject({ method: 'POST', url: '/api/v1/reports?suite=unit&run_id=w-1', headers, payload: body })
+      expect(up.statusCode).toBe(201)
+      const after = (await app.inject({ method: 'GET', url: '/api/v1/leaderboard' })).json<LeaderboardResponse>()
+      expect(after.total).toBe(before.total + 1)
+    } finally {
+      await app.close()
+    }
+  })
+
+  it('keeps the main thread free while a large store is analysed', async () => {
+    const tmp = tempDir()
+    const big = await openSqliteStore(join(tmp.dir, 'big.db'))
+    const tests = Array.from({ length: 1000 }, (_, i) => `t-${i}`)
+    for (let r = 0; r < 60; r++) {
+      const run = runMeta(`big-${r}`, new Date(NOW - (r + 1) * 3_600_000).toISOString())
+      await big.ingestReport(batch(run, tests.map((t) => result(t, (r + t.length) % 9 ? 'passed' : 'failed'))))
+    }
+    const app = await createApp({ store: big, db: join(tmp.dir, 'big.db'), config: config(), now: () => NOW, webRoot: null })
+    try {
+      const analysed = app.inject({ method: 'GET', url: '/api/v1/leaderboard' })
+      let done = false
+      void analysed.then(() => (done = true))
+      let worst = 0
+      let probes = 0
+      while (!done) {
+        const t = performance.now()
+        await new Promise((r) => setImmediate(r))
+        worst = Math.max(worst, performance.now() - t)
+        probes++
+      }
+      expect((await analysed).json<LeaderboardResponse>().total).toBe(1000)
+      expect(probes).toBeGreaterThan(10)
+      // Generous for a shared two-core machine: what matters is that no whole-scan stall happens here.
+      expect(worst).toBeLessThan(250)
+    } finally {
+      await app.close()
+      await big.close()
+      tmp.cleanup()
+    }
+  })
+})
