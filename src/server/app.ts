@@ -36,7 +36,10 @@ export interface AppDeps {
   analysisWorker?: boolean
   /** A second connection for long scans on this thread (the bundle, in-process builds). */
   scanStore?: Store
-  /** The analysis's clock. */
+  /**
+   * The clock. Without it, analysis windows end at the newest stored run of each selection (as the CLI's do), and
+   * wall-clock time serves for quarantine expiry, artifact retention and days without failures.
+   */
   now?: () => number
   /** The built dashboard folder; `null` serves none. Default: `dist/web`, when built. */
   webRoot?: string | null
@@ -102,7 +105,7 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
     cache: createSnapshotCache({
       store,
       builder,
-      now,
+      now: deps.now,
       ...deps.cache,
       onError: (error) => app.log.error({ err: error }, 'background analysis failed'),
     }),

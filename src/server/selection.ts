@@ -100,21 +100,25 @@ export function runTime(r: Run): number {
 
 /**
  * The runs a selection names, newest first: suite and branch, env facets, then a revision range, then the newest
- * `last`; without `last` or a revision range, the runs inside the analysis lookback window.
+ * `last`; without `last` or a revision range, the runs inside the analysis lookback window (ending at `now`, or at
+ * the newest run).
  */
 export async function selectRuns(
   store: Store,
   sel: Selection,
-  opts: { now: number; lookbackDays: number },
+  opts: { now?: number; lookbackDays: number },
 ): Promise<Run[]> {
   const base = { suite: sel.suite, branch: sel.branch }
   const windowed = sel.last === undefined && sel.rev === undefined
   const cheapLast = sel.last !== undefined && sel.env.length === 0 && !sel.rev
-  let runs = await store.listRuns({
-    ...base,
-    since: windowed ? opts.now - opts.lookbackDays * DAY_MS : undefined,
-    limit: cheapLast ? sel.last : undefined,
-  })
+  let since: number | undefined
+  if (windowed) {
+    // The window ends at the given clock, else at the newest run, as the CLI's analysis does.
+    const newest = opts.now === undefined ? (await store.listRuns({ ...base, limit: 1 }))[0] : undefined
+    const end = opts.now ?? (newest ? runTime(newest) + 1 : Date.now())
+    since = end - opts.lookbackDays * DAY_MS
+  }
+  let runs = await store.listRuns({ ...base, since, limit: cheapLast ? sel.last : undefined })
   if (sel.env.length) runs = runs.filter((r) => envMatches(r.env, sel.env))
   if (sel.rev) {
     const { from, to } = sel.rev

@@ -10,7 +10,8 @@ import { buildSnapshot, type Snapshot } from './snapshot.js'
 /** Builds analysis snapshots, in a worker thread or in this one. */
 export interface SnapshotBuilder {
   readonly kind: 'worker' | 'in-process'
-  build(selection: Selection, now: number): Promise<Snapshot>
+  /** `now` ends the analysis windows; undefined ends them at the newest selected run. */
+  build(selection: Selection, now: number | undefined): Promise<Snapshot>
   close(): Promise<void>
 }
 
@@ -20,7 +21,7 @@ export interface SnapshotWorkerData {
   cfg: ResolvedAnalysisConfig
 }
 
-export type SnapshotRequest = { id: number; selection: Selection; now: number }
+export type SnapshotRequest = { id: number; selection: Selection; now: number | undefined }
 export type SnapshotReply =
   | { id: number; snapshot: Snapshot }
   | { id: number; error: { code: string | null; message: string } }
@@ -75,7 +76,7 @@ class WorkerBuilder implements SnapshotBuilder {
     return worker
   }
 
-  build(selection: Selection, now: number): Promise<Snapshot> {
+  build(selection: Selection, now: number | undefined): Promise<Snapshot> {
     this.worker ??= this.spawn()
     const id = ++this.seq
     const worker = this.worker

@@ -8,6 +8,7 @@ export interface SnapshotCacheOptions {
   /** The store, for the cheap change probe. */
   store: Store
   builder: SnapshotBuilder
+  /** Ends the analysis windows; without it they end at the newest selected run. */
   now?: () => number
   /** How often the store is probed for other instances' writes. Default 5 s. */
   ttlMs?: number
@@ -68,13 +69,13 @@ export class SnapshotCache {
   private readonly ttlMs: number
   private readonly maxAgeMs: number
   private readonly maxEntries: number
-  private readonly now: () => number
+  private readonly now: (() => number) | undefined
 
   constructor(private readonly opts: SnapshotCacheOptions) {
     this.ttlMs = opts.ttlMs ?? 5000
     this.maxAgeMs = opts.maxAgeMs ?? 60_000
     this.maxEntries = opts.maxEntries ?? 8
-    this.now = opts.now ?? Date.now
+    this.now = opts.now
   }
 
   /** A write went through this process: the next read must see it. */
@@ -144,7 +145,7 @@ export class SnapshotCache {
       writes,
       promise: this.serial(async () => {
         const fingerprint = await this.probe()
-        const snapshot = await this.opts.builder.build(entry.selection, this.now())
+        const snapshot = await this.opts.builder.build(entry.selection, this.now?.())
         return { snapshot, writes, fingerprint }
       }).then(
         (built) => {

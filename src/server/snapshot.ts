@@ -16,12 +16,6 @@ const DAY_MS = 86_400_000
 /** Most heatmap columns kept per snapshot: enough for the dashboard's slider, bounded in memory. */
 export const HEATMAP_MAX_RUNS = 500
 
-/**
- * Runs per `runSummaries` page. Each page is one synchronous aggregate over every result of its runs (10,000 rows
- * for a run of 10,000 tests), during which no other request is served; one run per page keeps that stall short.
- */
-const SUMMARY_PAGE = 1
-
 /** Longest stretch of synchronous work before the scan lets other requests run. */
 const SLICE_MS = 8
 
@@ -71,7 +65,7 @@ export interface SuiteHealth {
 export interface Snapshot {
   selection: Selection
   computedAt: number
-  /** The analysis's "now". */
+  /** Where the analysis windows ended: the given clock, else just after the newest selected run. */
   now: number
   /** Selected runs, newest first. */
   runs: Run[]
@@ -90,7 +84,11 @@ export interface Snapshot {
 
 export interface BuildSnapshotOptions {
   cfg: ResolvedAnalysisConfig
-  now: number
+  /**
+   * Where the analysis windows end. Default: just after the newest selected run, as `analyzeStore` does, so that
+   * a store that has not been fed for a while still shows its last weeks.
+   */
+  now?: number
   /** The store the scan reads; may be a second connection so that other requests are not blocked by it. */
   scanStore?: Store
 }
@@ -211,30 +209,32 @@ function dayString(day: number): string {
  * facts on the way. Yields to the event loop between slices so that the server keeps answering meanwhile.
  */
 export async function buildSnapshot(store: Store, selection: Selection, opts: BuildSnapshotOptions): Promise<Snapshot> {
-  const { cfg, now } = opts
+  const { cfg } = opts
   const scanStore = opts.scanStore ?? store
   const maybePause = slicer()
-  const runs = await selectRuns(store, selection, { now, lookbackDays: cfg.scoring.lookbackDays })
+  const runs = await selectRuns(store, selection, { now: opts.now, lookbackDays: cfg.scoring.lookbackDays })
   const selected = new Set(runs.map((r) => r.runId))
+  const base: HistoryFilter = { suite: selection.suite, branch: selection.branch }
 
-  // Scan bounds: only an optimisation (entries are matched by run id below), so they are left open when a run's
-  // stored time cannot be known exactly from its metadata.
-  const filter: HistoryFilter = { suite: selection.suite, branch: selection.branch }
-  if (runs.length && runs.every((r) => r.startedAt && !Number.isNaN(Date.parse(r.startedAt)))) {
-    filter.since = runTime(runs[runs.length - 1]!)
-    filter.until = runTime(runs[0]!)
-  } else if (selection.last === undefined && !selection.rev) {
-    filter.since = now - cfg.scoring.lookbackDays * DAY_MS
-  }
-
+  // Per-run counts (the store keeps them, so this reads runs, not results) give the infrastructure-failure guard
+  // its input and each run's exact stored time. Run metadata only approximates that time, hence the margin.
   const runCounts = new Map<string, RunSummary>()
-  for (let offset = 0; runs.length > 0; offset += SUMMARY_PAGE) {
-    const page = await store.runSummaries({ ...filter, limit: SUMMARY_PAGE, offset })
-    for (const s of page) if (selected.has(s.runId)) runCounts.set(s.runId, s)
-    if (page.length < SUMMARY_PAGE || runCounts.size === selected.size) break
-    await maybePause()
+  if (runs.length) {
+    const times = runs.map(runTime)
+    const near = { ...base, since: Math.min(...times) - DAY_MS, until: Math.max(...times) + DAY_MS }
+    for (const s of await store.runSummaries(near)) if (selected.has(s.runId)) runCounts.set(s.runId, s)
+    if (runCounts.size < selected.size) {
+      for (const s of await store.runSummaries(base)) if (selected.has(s.runId)) runCounts.set(s.runId, s)
+    }
   }
   const excludedRuns = infraRunIds(runCounts.values(), cfg)
+  const runAt = new Map<string, number>()
+  for (const r of runs) runAt.set(r.runId, runCounts.get(r.runId)?.at ?? runTime(r))
+  const ats = [...runAt.values()]
+  const newestRunAt = ats.length ? Math.max(...ats) : null
+  const now = opts.now ?? (newestRunAt === null ? Date.now() : newestRunAt + 1)
+  // Bounds are only an optimisation: entries are matched by run id below.
+  const filter: HistoryFilter = ats.length ? { ...base, since: Math.min(...ats), until: newestRunAt! } : base
 
   const heatRuns = runs.slice(0, HEATMAP_MAX_RUNS).reverse()
   const heatCol = new Map(heatRuns.map((r, i) => [r.runId, i]))
@@ -302,9 +302,7 @@ export async function buildSnapshot(store: Store, selection: Selection, opts: Bu
   }
   tests.sort(compareMostFlaky)
 
-  const runAt = new Map<string, number>()
-  for (const r of runs) runAt.set(r.runId, runCounts.get(r.runId)?.at ?? runTime(r))
-  for (const at of runAt.values()) {
+  for (const at of ats) {
     const d = Math.floor(at / DAY_MS)
     let c = days.get(d)
     if (!c) days.set(d, (c = { flaky: 0, broken: 0, tests: 0, runs: 0 }))
@@ -332,7 +330,7 @@ export async function buildSnapshot(store: Store, selection: Selection, opts: Bu
     excludedRuns,
     trends,
     suites,
-    newestRunAt: runs.length ? Math.max(...runAt.values()) : null,
+    newestRunAt,
     memo: new Map(),
   }
 }

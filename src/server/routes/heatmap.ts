@@ -44,7 +44,7 @@ export function heatmapRoutes(api: FastifyInstance, ctx: ServerContext): void {
     const body = memoize(snapshot, key, () => {
       const tests = viewTests(snapshot, view)
       const page = tests.slice(q.offset, q.offset + q.limit)
-      const expiredBefore = snapshot.now - ctx.artifactExpiryDays * DAY_MS
+      const expiredBefore = ctx.now() - ctx.artifactExpiryDays * DAY_MS
       const response: HeatmapResponse = {
         generated_at: iso(snapshot.computedAt),
         artifact_expiry_days: ctx.artifactExpiryDays,

@@ -65,7 +65,7 @@ export interface ResolvedPostgresUrl {
 const SCAN_PAGE = 20_000
 /** Deadlocks and serialization failures are transient: the whole report is retried this many times. */
 const MAX_ATTEMPTS = 5
-const RETRYABLE = new Set(['40P01', '40001'])
+const RETRYABLE = new Set(['40P01', '40001', 'FW_RUN_GONE'])
 const INT8_OID = 20
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/
 
@@ -273,8 +273,11 @@ export class PostgresStore implements Store {
         continue
       }
       const replacing = !created && Boolean(opts.replace)
-      if (replacing) await this.replaceRun(client, key, p.run, now)
-      else if (!created) await this.mergeRun(client, key, p.run)
+      const updated =
+        created ||
+        (replacing ? await this.replaceRun(client, key, p.run, now) : await this.mergeRun(client, key, p.run))
+      // A prune deleted the run between finding it and locking it; a retry creates it afresh.
+      if (!updated) throw Object.assign(new Error(`run ${p.run.runId} was pruned meanwhile`), { code: 'FW_RUN_GONE' })
       active.push({ prepared: p, key, at, created, replacing })
     }
     if (active.length === 0) return outcomes
@@ -326,8 +329,8 @@ export class PostgresStore implements Store {
   }
 
   /** A later report of the same run fills what earlier ones left unknown; it never erases. */
-  private async mergeRun(client: PgClient, key: number, run: RunMeta): Promise<void> {
-    await client.query(
+  private async mergeRun(client: PgClient, key: number, run: RunMeta): Promise<boolean> {
+    const { rowCount } = await client.query(
       `UPDATE runs SET branch = coalesce(branch, $1), revision = coalesce(revision, $2),
         pipeline_id = coalesce(pipeline_id, $3), pipeline_url = coalesce(pipeline_url, $4),
         job_id = coalesce(job_id, $5), job_url = coalesce(job_url, $6), artifacts_url = coalesce(artifacts_url, $7),
@@ -355,15 +358,17 @@ export class PostgresStore implements Store {
         key,
       ],
     )
+    return rowCount === 1
   }
 
-  private async replaceRun(client: PgClient, key: number, run: RunMeta, now: string): Promise<void> {
-    await client.query(
+  private async replaceRun(client: PgClient, key: number, run: RunMeta, now: string): Promise<boolean> {
+    const { rowCount } = await client.query(
       `UPDATE runs SET suite = $1, branch = $2, revision = $3, pipeline_id = $4, pipeline_url = $5, job_id = $6,
         job_url = $7, artifacts_url = $8, job_status = $9, pipeline_status = $10, runner_id = $11, env = $12,
         started_at = $13, finished_at = $14, duration_ms = $15, status = $16, uploaded_at = $17 WHERE id = $18`,
       [...runValues(run), now, key],
     )
+    return rowCount === 1
   }
 
   /**
