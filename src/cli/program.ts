@@ -3,6 +3,14 @@ import { ExitError, InputError } from '../errors.js'
 import { FORMATS } from '../ingest/formats.js'
 import { VERSION } from '../version.js'
 import type { Io } from './output.js'
+import type { AnalyzeCommandOptions } from './commands/analyze.js'
+import type { ExportBundleCommandOptions, ExportTableCommandOptions } from './commands/export.js'
+import type { GateCommandOptions } from './commands/gate.js'
+import type { ImportCommandOptions } from './commands/import.js'
+import type { IngestCommandOptions } from './commands/ingest.js'
+import type { PublishCommandOptions } from './commands/publish.js'
+import type { QuarantineCommandOptions } from './commands/quarantine.js'
+import type { RunCommandOptions } from './commands/run.js'
 
 const collect = (value: string, previous: string[] = []) => [...previous, value]
 
@@ -56,7 +64,7 @@ Examples:
   $ flakewatch ingest 'reports/**/*.xml' --suite unit --env os=linux
   $ flakewatch ingest results.json --format playwright-json --json`,
     )
-    .action(async (inputs: string[], opts) => {
+    .action(async (inputs: string[], opts: IngestCommandOptions) => {
       const { ingest, printIngest } = await import('./commands/ingest.js')
       const summary = await ingest(inputs, opts, io)
       printIngest(summary, opts, io)
@@ -87,7 +95,7 @@ Examples:
   $ flakewatch analyze --suite e2e --since 14d --format markdown
   $ flakewatch analyze --json > flaky.json`,
     )
-    .action(async (opts) => {
+    .action(async (opts: AnalyzeCommandOptions) => {
       const { analyze, printAnalyze } = await import('./commands/analyze.js')
       printAnalyze(await analyze(opts, io), opts, io)
     })
@@ -96,7 +104,7 @@ Examples:
     .description('one test: history strip, score components, failure modes, contexts, hints and quarantine')
     .argument('<test-id>', 'the test id (suite::module::name)')
     .addHelpText('after', `\nExamples:\n  $ flakewatch show 'unit::src/cart.test.ts::adds an item'`)
-    .action(async (testId: string, opts) => {
+    .action(async (testId: string, opts: AnalyzeCommandOptions) => {
       const { show, printShow } = await import('./commands/analyze.js')
       printShow(await show(testId, opts, io), opts, io)
     })
@@ -124,7 +132,7 @@ Examples:
   $ flakewatch gate 'test-results/*.xml'
   $ flakewatch gate junit.xml --quarantine-file .flakewatch/quarantine.json --junit-out junit-gated.xml`,
     )
-    .action(async (reports: string[], opts) => {
+    .action(async (reports: string[], opts: GateCommandOptions) => {
       const { runGate, printGate } = await import('./commands/gate.js')
       const { result } = await runGate(reports, opts, io)
       printGate(result, opts, io)
@@ -152,7 +160,7 @@ Examples:
   $ flakewatch run --report 'reports/*.xml' -- npx vitest run --reporter=junit --outputFile=reports/junit.xml
   $ flakewatch run -- npx playwright test`,
     )
-    .action(async (command: string[], opts) => {
+    .action(async (command: string[], opts: RunCommandOptions) => {
       const { run } = await import('./commands/run.js')
       const outcome = await run(command, opts, io)
       io.stderr.write(`${outcome.message}\n`)
@@ -171,7 +179,7 @@ Examples:
     .option('--expires <when>', 'ISO date, number of days (14d) or "never" (default: quarantine.expiryDays)')
     .option('--actor <name>', 'who is doing this (default: CI user or $USER)')
     .option('--json', 'print the record as JSON')
-    .action(async (testId: string, opts) => {
+    .action(async (testId: string, opts: QuarantineCommandOptions) => {
       const { quarantineAdd, printRecords } = await import('./commands/quarantine.js')
       printRecords([await quarantineAdd(testId, opts, io)], opts, io)
     })
@@ -180,7 +188,7 @@ Examples:
     .argument('<test-id>')
     .requiredOption('--reason <text>', 'why (kept in the audit log)')
     .option('--actor <name>', 'who is doing this')
-    .action(async (testId: string, opts) => {
+    .action(async (testId: string, opts: QuarantineCommandOptions) => {
       const { quarantineRemove } = await import('./commands/quarantine.js')
       if (!(await quarantineRemove(testId, opts, io))) throw new InputError(`${testId} is not quarantined`)
       io.stderr.write(`released ${testId}\n`)
@@ -189,7 +197,7 @@ Examples:
     .description('list quarantined tests')
     .option('--json', 'print JSON')
     .option('-o, --output <file>', 'write to a file')
-    .action(async (opts) => {
+    .action(async (opts: QuarantineCommandOptions) => {
       const { quarantineList, printRecords } = await import('./commands/quarantine.js')
       printRecords(await quarantineList(opts, io), opts, io)
     })
@@ -197,14 +205,14 @@ Examples:
     .description('apply the quarantine policy: quarantine flaky tests, release fixed and expired ones')
     .option('--dry-run', 'show what would change')
     .option('--json', 'print JSON')
-    .action(async (opts) => {
+    .action(async (opts: QuarantineCommandOptions) => {
       const { quarantineAuto, printAuto } = await import('./commands/quarantine.js')
       printAuto(await quarantineAuto(opts, io), opts, io)
     })
   qOpts(quarantine.command('export'))
     .description('write the quarantine file (sorted, for review in git)')
     .option('--file <file>', 'default: quarantine.file (.flakewatch/quarantine.json)')
-    .action(async (opts) => {
+    .action(async (opts: QuarantineCommandOptions) => {
       const { quarantineExport } = await import('./commands/quarantine.js')
       const { file, count } = await quarantineExport(opts, io)
       io.stderr.write(`wrote ${count} quarantine(s) to ${file}\n`)
@@ -265,7 +273,7 @@ Examples:
   $ flakewatch export bundle --days 30 --suite nightly --classification verdict -o bundle.json
   $ flakewatch export bundle --context-keys browser,os | gzip > bundle.json.gz`,
     )
-    .action(async (opts) => {
+    .action(async (opts: ExportBundleCommandOptions) => {
       const { exportBundle, printExportBundle } = await import('./commands/export.js')
       printExportBundle(await exportBundle(opts, io), opts, io)
     })
@@ -290,7 +298,7 @@ Examples:
   $ flakewatch export csv -o flaky-tests.csv
   $ flakewatch export csv --suite e2e --days 14 > e2e.csv`,
     )
-    .action(async (opts) => {
+    .action(async (opts: ExportTableCommandOptions) => {
       const { exportCsv, printExportCsv } = await import('./commands/export.js')
       printExportCsv(await exportCsv(opts, io), opts, io)
     })
@@ -304,7 +312,7 @@ Examples:
   $ flakewatch export stats -o success-rates.json
   $ flakewatch export stats --suite unit | jq 'to_entries | map(select(.value < 0.9))'`,
     )
-    .action(async (opts) => {
+    .action(async (opts: ExportTableCommandOptions) => {
       const { exportStats, printExportStats } = await import('./commands/export.js')
       printExportStats(await exportStats(opts, io), opts, io)
     })
@@ -330,7 +338,7 @@ Examples:
   $ flakewatch import bundle flake-history.json
   $ flakewatch import bundle bundle.json --db postgres://ci@db/flakewatch --json`,
     )
-    .action(async (file: string, opts) => {
+    .action(async (file: string, opts: ImportCommandOptions) => {
       const { importBundleFile, printImport } = await import('./commands/import.js')
       printImport(await importBundleFile(file, opts, io), opts, io)
     })
@@ -360,7 +368,7 @@ Examples:
   $ flakewatch publish gitlab --days 30 --classification verdict --keep-days 30
   $ flakewatch publish gitlab --url https://gitlab.example.com --project group/app --token "$FLAKE_TOKEN" --file bundle.json`,
     )
-    .action(async (opts) => {
+    .action(async (opts: PublishCommandOptions) => {
       const { publish, printPublish } = await import('./commands/publish.js')
       const result = await publish(opts, io)
       printPublish(result, opts, io)

@@ -55,7 +55,7 @@ export interface RunJson {
   duration_ms: number | null
   status: RunStatus
   uploaded_at: string
-  /** Result counts, when a recent analysis of this server already knows them; null otherwise. */
+  /** Result counts (null only for a run whose counts the store could not give). */
   counts: RunCountsJson | null
 }
 

@@ -19,7 +19,7 @@ export function runCli(args: string[], opts: { cwd?: string; env?: Record<string
     for (const k of ['GITHUB_ACTIONS', 'GITLAB_CI', 'BUILDKITE', 'CIRCLECI', 'JENKINS_URL', 'FLAKEWATCH_DB', 'GITHUB_STEP_SUMMARY']) {
       if (!opts.env || !(k in opts.env)) delete env[k]
     }
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: opts.cwd ?? ROOT, env: env as NodeJS.ProcessEnv })
+    const child = spawn(process.execPath, [CLI, ...args], { cwd: opts.cwd ?? ROOT, env })
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))

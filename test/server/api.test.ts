@@ -126,6 +126,20 @@ describe('GET /api/v1/heatmap', () => {
     }
   })
 
+  it('without a clock, ends the analysis at the newest run but judges artifacts by the wall clock', async () => {
+    // The seeded runs are from March 2026: long before the wall clock of any test run.
+    const t = await seededApp({ now: undefined })
+    try {
+      const board = (await t.app.inject({ method: 'GET', url: '/api/v1/leaderboard' })).json<LeaderboardResponse>()
+      expect(board.summary).toMatchObject({ tests: 6, flaky: 2, broken: 1 })
+      const heat = (await t.app.inject({ method: 'GET', url: '/api/v1/heatmap' })).json<HeatmapResponse>()
+      expect(heat.runs).toHaveLength(RUNS)
+      expect(heat.runs.every((r) => r.artifacts_expired)).toBe(true)
+    } finally {
+      await t.cleanup()
+    }
+  })
+
   it('pages tests, most flaky first', async () => {
     const d = await get<HeatmapResponse>('/api/v1/heatmap?limit=2&offset=1')
     expect(d.total_tests).toBe(6)
@@ -171,13 +185,13 @@ describe('tests', () => {
 })
 
 describe('runs, facets, trends, kiosk', () => {
-  it('lists runs newest first with counts once an analysis knows them', async () => {
-    await get('/api/v1/leaderboard')
+  it('lists runs newest first, with their counts', async () => {
     const d = await get<RunsResponse>('/api/v1/runs?limit=2')
     expect(d.runs.map((r) => r.run_id)).toEqual(['r13', 'r12'])
     expect(d.runs[0]!.counts).toEqual({ total: 6, passed: 3, failed: 3, skipped: 0, flaky: 0 })
     const one = await get<RunJson>('/api/v1/runs/r06')
     expect(one.status).toBe('interrupted')
+    expect(one.counts).toEqual({ total: 5, passed: 5, failed: 0, skipped: 0, flaky: 1 })
     expect((await s.app.inject({ method: 'GET', url: '/api/v1/runs/nope' })).statusCode).toBe(404)
   })
 

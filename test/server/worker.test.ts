@@ -56,7 +56,8 @@ describe.skipIf(!existsSync(DIST_APP))('analysis in a worker thread', () => {
       const before = (await app.inject({ method: 'GET', url: '/api/v1/leaderboard' })).json<LeaderboardResponse>()
       const body = '<testsuite name="s"><testcase classname="m" name="uploaded"/></testsuite>'
       const headers = { authorization: `Bearer ${config().server.writeToken}`, 'content-type': 'application/xml' }
-      const up = await app.inject({ method: 'POST', url: '/api/v1/reports?suite=unit&run_id=w-1', headers, payload: body })
+      const url = '/api/v1/reports?suite=unit&run_id=w-1'
+      const up = await app.inject({ method: 'POST', url, headers, payload: body })
       expect(up.statusCode).toBe(201)
       const after = (await app.inject({ method: 'GET', url: '/api/v1/leaderboard' })).json<LeaderboardResponse>()
       expect(after.total).toBe(before.total + 1)
@@ -73,7 +74,8 @@ describe.skipIf(!existsSync(DIST_APP))('analysis in a worker thread', () => {
       const run = runMeta(`big-${r}`, new Date(NOW - (r + 1) * 3_600_000).toISOString())
       await big.ingestReport(batch(run, tests.map((t) => result(t, (r + t.length) % 9 ? 'passed' : 'failed'))))
     }
-    const app = await createApp({ store: big, db: join(tmp.dir, 'big.db'), config: config(), now: () => NOW, webRoot: null })
+    const db = join(tmp.dir, 'big.db')
+    const app = await createApp({ store: big, db, config: config(), now: () => NOW, webRoot: null })
     try {
       const analysed = app.inject({ method: 'GET', url: '/api/v1/leaderboard' })
       let done = false

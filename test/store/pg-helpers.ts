@@ -66,7 +66,7 @@ export async function sql<R = Record<string, unknown>>(
   text: string,
   values: unknown[] = [],
 ): Promise<R[]> {
-  const client = new pg.Client({ connectionString: url.replace(/[?&]schema=([^&]+)/, ''), options: searchPath(url) })
+  const client = new pg.Client({ connectionString: withoutSchema(url), options: searchPath(url) })
   await client.connect()
   try {
     return (await client.query<R & pg.QueryResultRow>(text, values)).rows
@@ -75,7 +75,14 @@ export async function sql<R = Record<string, unknown>>(
   }
 }
 
-function searchPath(url: string): string | undefined {
+/** The URL `pg` itself may be given: flakewatch's `?schema=` is not a libpq parameter. */
+export function withoutSchema(url: string): string {
+  const u = new URL(url)
+  u.searchParams.delete('schema')
+  return u.toString()
+}
+
+export function searchPath(url: string): string | undefined {
   const schema = new URL(url).searchParams.get('schema')
   return schema ? `-c search_path=${schema}` : undefined
 }

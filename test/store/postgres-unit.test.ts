@@ -64,6 +64,16 @@ describe('prepareBatch', () => {
     ])
   })
 
+  it('keeps one attempt per retry number', () => {
+    const f = flakyResult('f')
+    f.attempts.push({ ...f.attempts[1]!, status: 'failed' })
+    const [p] = prepareBatch(batch(runMeta('r1', '2026-01-01T00:00:00Z'), [f])).runs
+    expect(p!.attempts.map((a) => [a.retry, a.status])).toEqual([
+      [0, 1],
+      [1, 0],
+    ])
+  })
+
   it('rejects an unknown status before anything is written', () => {
     const bad = { ...result('a', 'passed'), status: 'bogus' as never }
     expect(() => prepareBatch(batch(runMeta('r1', '2026-01-01T00:00:00Z'), [bad]))).toThrow(/unknown result status/)

@@ -2,9 +2,23 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/postgres-store.js'
 import { batch, result, runMeta } from '../helpers/builders.js'
 import { storeContract } from './contract.js'
-import { resolveTestPg, schemas, sql } from './pg-helpers.js'
+import pgModule from 'pg'
+import { resolveTestPg, schemas, searchPath, sql, withoutSchema } from './pg-helpers.js'
 
 const pg = await resolveTestPg()
+
+/** Waits until some flakewatch connection is blocked on a row lock. */
+async function waitForLockWait(url: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const rows = await sql(
+      url,
+      "SELECT 1 FROM pg_stat_activity WHERE application_name = 'flakewatch' AND wait_event_type = 'Lock'",
+    )
+    if (rows.length) return
+    await new Promise((r) => setTimeout(r, 25))
+  }
+  throw new Error('no connection ever waited for the lock')
+}
 
 if (pg.skip !== undefined) {
   console.warn(`PostgreSQL tests skipped: ${pg.skip}`)
@@ -108,6 +122,33 @@ if (pg.skip !== undefined) {
       } finally {
         await a.close()
         await b.close()
+      }
+    })
+
+    it('recreates a run that a prune deletes while another file of it is being merged', async () => {
+      const url = db.fresh()
+      const store = await openPostgresStore(url)
+      const pruner = new pgModule.Client({ connectionString: withoutSchema(url), options: searchPath(url) })
+      await pruner.connect()
+      try {
+        const run = runMeta('job-1', '2026-01-01T00:00:00Z')
+        await store.ingestReport(batch(run, [result('a', 'passed')], 'file-1'))
+        // The pruner holds the run locked and deleted, as prune does, while the second file arrives.
+        await pruner.query('BEGIN')
+        await pruner.query("SELECT id FROM runs WHERE run_id = 'job-1' FOR UPDATE")
+        await pruner.query('DELETE FROM results')
+        await pruner.query('DELETE FROM reports')
+        await pruner.query('DELETE FROM runs')
+        const merging = store.ingestReport(batch(run, [result('b', 'failed')], 'file-2'))
+        await waitForLockWait(url)
+        await pruner.query('COMMIT')
+        expect((await merging)[0]).toMatchObject({ outcome: 'ingested', results: 1 })
+        const orphans = await store.rawQuery('SELECT run FROM results WHERE run NOT IN (SELECT id FROM runs)')
+        expect(orphans).toEqual([])
+        expect((await store.getRun('job-1'))!.runId).toBe('job-1')
+      } finally {
+        await pruner.end()
+        await store.close()
       }
     })
 

@@ -156,7 +156,7 @@ export function printShow(r: ShowResult, opts: AnalyzeCommandOptions, io: Io): v
   lines.push(`recommendation: ${a.recommendation.action} (${a.recommendation.priority}) — ${a.recommendation.reason}`)
   if (a.timeLostMs > 0) lines.push(`CI time lost to failed attempts: ${(a.timeLostMs / 1000).toFixed(1)} s`)
   lines.push(h('Score components'))
-  const comp = Object.entries(a.components).map(([k, v]) => [k, num(v)])
+  const comp = Object.entries(a.components).map(([k, v]: [string, number]) => [k, num(v)])
   lines.push(md ? renderMarkdownTable(['component', 'value'], comp) : renderTable(['component', 'value'], comp, { right: [1] }))
   if (a.evidence.length) {
     lines.push(h('Evidence'))

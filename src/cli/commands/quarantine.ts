@@ -2,6 +2,7 @@ import { loadConfig } from '../../config/load.js'
 import { InputError } from '../../errors.js'
 import { importQuarantineFile, readQuarantineFile, writeQuarantineFile } from '../../quarantine/file.js'
 import { createQuarantineManager, type AutoUpdateResult } from '../../quarantine/manager.js'
+import type { PolicyTest } from '../../quarantine/policy.js'
 import type { QuarantineRecord, Store } from '../../store/store.js'
 import { openStore } from '../../store/open.js'
 import { emitJson, renderTable, type Io } from '../output.js'
@@ -46,7 +47,7 @@ export async function withStore<T>(opts: { db?: string; config?: string }, io: I
   }
 }
 
-function manager(store: Store, config: ReturnType<typeof loadConfig>, analyze?: () => Promise<import('../../quarantine/policy.js').PolicyTest[]>) {
+function manager(store: Store, config: ReturnType<typeof loadConfig>, analyze?: () => Promise<PolicyTest[]>) {
   return createQuarantineManager({ store, policy: config.quarantine, analyze, defaultOwner: config.quarantine.owner })
 }
 

@@ -9,6 +9,8 @@ import { iso } from '../to-json.js'
 import { viewTests } from '../views.js'
 import { toView, viewShape } from './view-query.js'
 
+type RowBase = Omit<LeaderboardRow, 'quarantined'>
+
 const LeaderboardQuery = z.object({ ...viewShape, limit: z.coerce.number().int().min(1).max(1000).default(50) })
 
 /** `GET /leaderboard`: analysed tests, most flaky first by default, paged. */
@@ -40,7 +42,7 @@ export function leaderboardRoutes(api: FastifyInstance, ctx: ServerContext): voi
       summary,
       rows: tests
         .slice(q.offset, q.offset + q.limit)
-        .map((t): LeaderboardRow => ({ ...(JSON.parse(t.row) as Omit<LeaderboardRow, 'quarantined'>), quarantined: active.has(t.testId) })),
+        .map((t): LeaderboardRow => ({ ...(JSON.parse(t.row) as RowBase), quarantined: active.has(t.testId) })),
     }
   })
 }

@@ -1,10 +1,11 @@
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import { NotFoundError } from '../../errors.js'
+import type { Run } from '../../model.js'
 import type { RunSummary } from '../../store/store.js'
 import type { FacetsResponse, RunJson, RunsResponse } from '../api-types.js'
 import type { ServerContext } from '../context.js'
-import { parseInput } from '../selection.js'
+import { parseInput, runTime } from '../selection.js'
 import { runToJson } from '../to-json.js'
 
 const RunsQuery = z.object({
@@ -16,10 +17,15 @@ const RunsQuery = z.object({
   offset: z.coerce.number().int().min(0).default(0),
 })
 
-/** Run counts cost an aggregate over every result of a run, so they come from an analysis already in memory. */
-function knownCounts(ctx: ServerContext, runId: string): RunSummary | undefined {
+
+/** One run's counts: the runs stored at its time (usually just it), or what an analysis in memory knows. */
+async function runCounts(ctx: ServerContext, run: Run): Promise<RunSummary | undefined> {
+  const at = runTime(run)
+  const near = await ctx.store.runSummaries({ since: at, until: at })
+  const found = near.find((s) => s.runId === run.runId)
+  if (found) return found
   for (const s of ctx.cache.cached()) {
-    const c = s.runCounts.get(runId)
+    const c = s.runCounts.get(run.runId)
     if (c) return c
   }
   return undefined
@@ -29,21 +35,24 @@ function knownCounts(ctx: ServerContext, runId: string): RunSummary | undefined 
 export function runRoutes(api: FastifyInstance, ctx: ServerContext): void {
   api.get('/runs', async (request): Promise<RunsResponse> => {
     const q = parseInput(RunsQuery, request.query, 'query')
-    const runs = await ctx.store.listRuns({
+    const filter = {
       suite: q.suite,
       branch: q.branch,
       since: q.since ? Date.parse(q.since) : undefined,
       until: q.until ? Date.parse(q.until) : undefined,
       limit: q.limit,
       offset: q.offset,
-    })
-    return { runs: runs.map((r) => runToJson(r, knownCounts(ctx, r.runId))), offset: q.offset, limit: q.limit }
+    }
+    // Same filter, same order: the page of counts matches the page of runs (the store keeps counts per run).
+    const [runs, summaries] = await Promise.all([ctx.store.listRuns(filter), ctx.store.runSummaries(filter)])
+    const counts = new Map(summaries.map((s) => [s.runId, s]))
+    return { runs: runs.map((r) => runToJson(r, counts.get(r.runId))), offset: q.offset, limit: q.limit }
   })
 
   api.get<{ Params: { runId: string } }>('/runs/:runId', async (request): Promise<RunJson> => {
     const run = await ctx.store.getRun(request.params.runId)
     if (!run) throw new NotFoundError(`no run "${request.params.runId}"`)
-    return runToJson(run, knownCounts(ctx, run.runId))
+    return runToJson(run, await runCounts(ctx, run))
   })
 
   api.get('/facets', (): Promise<FacetsResponse> =>

@@ -67,6 +67,8 @@ const SCAN_PAGE = 20_000
 const MAX_ATTEMPTS = 5
 const RETRYABLE = new Set(['40P01', '40001', 'FW_RUN_GONE'])
 const INT8_OID = 20
+/** Message texts kept in memory between queries: failure messages repeat, so a few thousand cover most scans. */
+const MESSAGE_CACHE = 50_000
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/
 
 /**
@@ -539,7 +541,8 @@ export class PostgresStore implements Store {
          attempts
            ? `, att AS (
          INSERT INTO attempts (${ATTEMPT_COLUMNS})
-         SELECT ${ATTEMPT_COLUMNS.replace(/(\w+)/g, 'a.$1')} FROM fw_stage_attempts a JOIN ins USING (run, test)
+         SELECT a.run, a.test, a.retry, a.status, a.duration_ms, a.message, a.stack
+         FROM fw_stage_attempts a JOIN ins USING (run, test)
          ON CONFLICT DO NOTHING
        )`
            : ''
@@ -611,20 +614,33 @@ export class PostgresStore implements Store {
     return map
   }
 
-  /** Loads the texts of the given message ids that are not cached, in one query. */
-  private async loadMessages(db: PgQueryable, ids: Iterable<number | null>): Promise<void> {
-    const wanted = new Set<number>()
-    for (const id of ids) if (id !== null && !this.messageTexts.has(id)) wanted.add(id)
-    if (wanted.size === 0) return
+  /**
+   * The texts of the given message ids, from the shared cache or one query. The map returned is the caller's own,
+   * so that another operation trimming the cache meanwhile (a scan yields between rows) takes nothing from it.
+   */
+  private async messagesFor(db: PgQueryable, ids: (number | null)[]): Promise<Map<number, string>> {
+    const texts = new Map<number, string>()
+    const missing: number[] = []
+    for (const id of ids) {
+      if (id === null || texts.has(id)) continue
+      const text = this.messageTexts.get(id)
+      if (text === undefined) missing.push(id)
+      else texts.set(id, text)
+    }
+    if (missing.length === 0) return texts
     const { rows } = await db.query<{ id: number; text: string }>(
       'SELECT id, text FROM messages WHERE id = ANY($1::integer[])',
-      [[...wanted]],
+      [[...new Set(missing)]],
     )
-    if (this.messageTexts.size + rows.length > 50_000) this.messageTexts.clear()
-    for (const r of rows) this.messageTexts.set(r.id, r.text)
+    if (this.messageTexts.size + rows.length > MESSAGE_CACHE) this.messageTexts.clear()
+    for (const r of rows) {
+      texts.set(r.id, r.text)
+      this.messageTexts.set(r.id, r.text)
+    }
+    return texts
   }
 
-  private entryFromRow(row: ResultRow, run: RunInfo): HistoryEntry {
+  private entryFromRow(row: ResultRow, run: RunInfo, messages: Map<number, string>): HistoryEntry {
     return {
       run,
       status: statusFromCode(row[2] & 3),
@@ -634,7 +650,7 @@ export class PostgresStore implements Store {
       failedAttempts: row[5],
       failedAttemptsMs: row[6],
       errorType: row[7],
-      message: row[8] === null ? null : (this.messageTexts.get(row[8]) ?? ''),
+      message: row[8] === null ? null : (messages.get(row[8]) ?? ''),
       healingOccurred: (row[2] & HEALING) !== 0,
     }
   }
@@ -680,10 +696,7 @@ export class PostgresStore implements Store {
       for (;;) {
         const { rows } = await client.query<ResultRow>({ text: `FETCH ${SCAN_PAGE} FROM fw_scan`, rowMode: 'array' })
         if (rows.length === 0) break
-        await this.loadMessages(
-          client,
-          rows.map((r) => r[8]),
-        )
+        const messages = await this.messagesFor(client, rows.map((r) => r[8]))
         for (const row of rows) {
           const testKey = row[0]
           if (testKey !== currentKey) {
@@ -693,7 +706,7 @@ export class PostgresStore implements Store {
             current = ref ? { test: ref, entries: [] } : null
           }
           const run = current && runs.get(row[1])
-          if (run) current!.entries.push(this.entryFromRow(row, run))
+          if (run) current!.entries.push(this.entryFromRow(row, run, messages))
         }
         if (rows.length < SCAN_PAGE) break
       }
@@ -733,13 +746,10 @@ export class PostgresStore implements Store {
       )
       for (const row of r.rows) runs.set(row.id, runInfoFromRow(row))
     }
-    await this.loadMessages(
-      this.db,
-      rows.map((r) => r[8]),
-    )
+    const messages = await this.messagesFor(this.db, rows.map((r) => r[8]))
     return {
       test: { testId: test.test_id, suite: test.suite, module: test.module, name: test.name, file: test.file },
-      entries: rows.reverse().map((row) => this.entryFromRow(row, runs.get(row[1])!)),
+      entries: rows.reverse().map((row) => this.entryFromRow(row, runs.get(row[1])!, messages)),
     }
   }
 
@@ -757,16 +767,14 @@ export class PostgresStore implements Store {
       [testId, runId],
     )
     if (rows.length > 0) {
-      await this.loadMessages(
-        this.db,
-        rows.flatMap((r) => [r.message, r.stack]),
-      )
+      const texts = await this.messagesFor(this.db, rows.flatMap((r) => [r.message, r.stack]))
+      const text = (id: number | null) => (id === null ? null : (texts.get(id) ?? ''))
       return rows.map((r) => ({
         retry: r.retry,
         status: statusFromCode(r.status),
         durationMs: r.duration_ms,
-        message: this.messageText(r.message),
-        stack: this.messageText(r.stack),
+        message: text(r.message),
+        stack: text(r.stack),
       }))
     }
     // A single passing attempt is implied by its result row.
@@ -778,20 +786,16 @@ export class PostgresStore implements Store {
     )
     const one = res.rows[0]
     if (!one) return []
-    await this.loadMessages(this.db, [one.message])
+    const texts = await this.messagesFor(this.db, [one.message])
     return [
       {
         retry: 0,
         status: statusFromCode(one.status),
         durationMs: one.duration_ms,
-        message: this.messageText(one.message),
+        message: one.message === null ? null : (texts.get(one.message) ?? ''),
         stack: null,
       },
     ]
-  }
-
-  private messageText(id: number | null): string | null {
-    return id === null ? null : (this.messageTexts.get(id) ?? '')
   }
 
   async listRuns(filter: RunFilter = {}): Promise<Run[]> {

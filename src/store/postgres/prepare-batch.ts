@@ -89,7 +89,11 @@ export function prepareBatch(batch: { runs: { run: RunMeta; results: Result[] }[
       kept.push(r)
       test.push(ti)
       message.push(messageOf(r.message))
+      const retries = new Set<number>()
       for (const a of attemptsToStore(r)) {
+        // A retry number given twice is stored once, as SQLite's ON CONFLICT does: COPY would reject the report.
+        if (retries.has(a.retry)) continue
+        retries.add(a.retry)
         attempts.push({
           result: at,
           retry: a.retry,

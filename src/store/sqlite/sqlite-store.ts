@@ -295,14 +295,9 @@ export class SqliteStore implements Store {
   }
 
   private runsFor(filter: HistoryFilter | RunFilter = {}, limit?: number): Map<number, RunInfo> {
-    const where: string[] = []
-    const params: unknown[] = []
-    if (filter.suite) (where.push('suite = ?'), params.push(filter.suite))
-    if (filter.branch) (where.push('branch = ?'), params.push(filter.branch))
-    if (filter.since !== undefined) (where.push('at >= ?'), params.push(filter.since))
-    if (filter.until !== undefined) (where.push('at <= ?'), params.push(filter.until))
-    let sql = `SELECT id, * FROM runs ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY at DESC, id DESC`
-    if (limit !== undefined) (sql += ' LIMIT ?'), params.push(limit)
+    const { sql: where, params } = this.runWhere(filter)
+    const sql = `SELECT id, * FROM runs ${where} ORDER BY at DESC, id DESC LIMIT ?`
+    params.push(limit ?? -1)
     const map = new Map<number, RunInfo>()
     for (const row of this.db.prepare(sql).all(...params) as (RunRow & { id: number })[]) {
       map.set(row.id, runInfoFromRow(row))
@@ -391,6 +386,8 @@ export class SqliteStore implements Store {
       const last = rows[rows.length - 1]!
       cursor = [last[0], last[1], last[2]]
       if (rows.length < SCAN_PAGE) break
+      // Between pages, let a server answer other requests.
+      await new Promise((resolve) => setImmediate(resolve))
     }
     if (current && current.entries.length) yield current
   }
@@ -453,10 +450,22 @@ export class SqliteStore implements Store {
   private runWhere(filter: RunFilter): { sql: string; params: unknown[] } {
     const where: string[] = []
     const params: unknown[] = []
-    if (filter.suite) (where.push('suite = ?'), params.push(filter.suite))
-    if (filter.branch) (where.push('branch = ?'), params.push(filter.branch))
-    if (filter.since !== undefined) (where.push('at >= ?'), params.push(filter.since))
-    if (filter.until !== undefined) (where.push('at <= ?'), params.push(filter.until))
+    if (filter.suite) {
+      where.push('suite = ?')
+      params.push(filter.suite)
+    }
+    if (filter.branch) {
+      where.push('branch = ?')
+      params.push(filter.branch)
+    }
+    if (filter.since !== undefined) {
+      where.push('at >= ?')
+      params.push(filter.since)
+    }
+    if (filter.until !== undefined) {
+      where.push('at <= ?')
+      params.push(filter.until)
+    }
     return { sql: where.length ? `WHERE ${where.join(' AND ')}` : '', params }
   }
 
@@ -487,8 +496,14 @@ export class SqliteStore implements Store {
   listTests(filter: TestFilter = {}): Promise<TestRef[]> {
     const where: string[] = []
     const params: unknown[] = []
-    if (filter.suite) (where.push('suite = ?'), params.push(filter.suite))
-    if (filter.search) (where.push("lower(test_id) LIKE ? ESCAPE '\\'"), params.push(`%${likeEscape(filter.search.toLowerCase())}%`))
+    if (filter.suite) {
+      where.push('suite = ?')
+      params.push(filter.suite)
+    }
+    if (filter.search) {
+      where.push("lower(test_id) LIKE ? ESCAPE '\\'")
+      params.push(`%${likeEscape(filter.search.toLowerCase())}%`)
+    }
     const rows = this.db
       .prepare(
         `SELECT test_id AS testId, suite, module, name, file FROM tests ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
@@ -615,8 +630,14 @@ export class SqliteStore implements Store {
   listHeals(filter: HealFilter = {}): Promise<HealRecord[]> {
     const where: string[] = []
     const params: unknown[] = []
-    if (filter.testId) (where.push('test_id = ?'), params.push(filter.testId))
-    if (filter.since) (where.push('at >= ?'), params.push(filter.since))
+    if (filter.testId) {
+      where.push('test_id = ?')
+      params.push(filter.testId)
+    }
+    if (filter.since) {
+      where.push('at >= ?')
+      params.push(filter.since)
+    }
     const rows = this.db
       .prepare(`SELECT * FROM heal_log ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ?`)
       .all(...params, filter.limit ?? -1) as {
