@@ -10,7 +10,23 @@ const dir = join(import.meta.dirname, '.tmp', 'analysis')
 if (!process.env.BENCH_KEEP) rmSync(dir, { recursive: true, force: true })
 mkdirSync(dir, { recursive: true })
 // The generators are TypeScript test helpers; compile them next to a copy of the model types they import.
-execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), 'test/analysis/generate.ts', '--outDir', join(dir, 'gen'), '--rootDir', '.', '--module', 'nodenext', '--target', 'es2022', '--skipLibCheck'], { cwd: root })
+execFileSync(
+  process.execPath,
+  [
+    join(root, 'node_modules/typescript/bin/tsc'),
+    'test/analysis/generate.ts',
+    '--outDir',
+    join(dir, 'gen'),
+    '--rootDir',
+    '.',
+    '--module',
+    'nodenext',
+    '--target',
+    'es2022',
+    '--skipLibCheck',
+  ],
+  { cwd: root },
+)
 const gen = await import(join(dir, 'gen', 'test', 'analysis', 'generate.js'))
 const { openSqliteStore } = await import('../dist/store/sqlite/sqlite-store.js')
 const { analyzeStore } = await import('../dist/pipeline/analyze-store.js')
@@ -21,9 +37,23 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 100)
 const suite = gen.generateSuite({ seed: 42, tests: TESTS, runs: RUNS, jobsPerRevision: 2, infraRuns: 2 })
 const store = await openSqliteStore(join(dir, 'a.db'))
 const runMeta = (r) => ({
-  runId: r.runId, suite: 'bench', branch: r.branch, revision: r.revision, pipelineId: r.pipelineId, pipelineUrl: null, jobId: null,
-  jobUrl: null, artifactsUrl: null, jobStatus: r.jobStatus, pipelineStatus: r.pipelineStatus, runnerId: r.runnerId, env: r.env,
-  startedAt: new Date(r.at).toISOString(), finishedAt: null, durationMs: null, status: r.status,
+  runId: r.runId,
+  suite: 'bench',
+  branch: r.branch,
+  revision: r.revision,
+  pipelineId: r.pipelineId,
+  pipelineUrl: null,
+  jobId: null,
+  jobUrl: null,
+  artifactsUrl: null,
+  jobStatus: r.jobStatus,
+  pipelineStatus: r.pipelineStatus,
+  runnerId: r.runnerId,
+  env: r.env,
+  startedAt: new Date(r.at).toISOString(),
+  finishedAt: null,
+  durationMs: null,
+  status: r.status,
 })
 const byRun = suite.timeline.runs.map(() => [])
 const runIndex = new Map(suite.timeline.runs.map((r, i) => [r.runId, i]))
@@ -31,14 +61,28 @@ for (const t of suite.tests) {
   t.history.entries.forEach((e, k) => {
     byRun[runIndex.get(e.run.runId) ?? k].push({
       test: { ...t.history.test, suite: 'bench', testId: `bench::${t.history.test.module}::${t.history.test.name}` },
-      status: e.status, flakyOnRetry: e.flakyOnRetry, durationMs: e.durationMs, errorType: e.errorType, message: e.message,
+      status: e.status,
+      flakyOnRetry: e.flakyOnRetry,
+      durationMs: e.durationMs,
+      errorType: e.errorType,
+      message: e.message,
       healingOccurred: false,
-      attempts: Array.from({ length: e.attempts }, (_, i) => ({ retry: i, status: i < e.failedAttempts ? 'failed' : e.status, durationMs: null, message: null, stack: null })),
+      attempts: Array.from({ length: e.attempts }, (_, i) => ({
+        retry: i,
+        status: i < e.failedAttempts ? 'failed' : e.status,
+        durationMs: null,
+        message: null,
+        stack: null,
+      })),
     })
   })
 }
 for (let i = 0; i < byRun.length; i++) {
-  await store.ingestReport({ file: `run-${i}`, contentHash: `h${i}`, runs: [{ run: runMeta(suite.timeline.runs[i]), results: byRun[i] }] })
+  await store.ingestReport({
+    file: `run-${i}`,
+    contentHash: `h${i}`,
+    runs: [{ run: runMeta(suite.timeline.runs[i]), results: byRun[i] }],
+  })
 }
 const results = (await store.stats()).results
 const now = suite.timeline.now
@@ -62,14 +106,29 @@ await store.close()
 if (analyses.length !== naiveCount) throw new Error(`scan saw ${analyses.length} tests, naive ${naiveCount}`)
 
 const line = (o) => console.log(JSON.stringify(o))
-line({ bench: 'analysis', metric: `full analysis of ${TESTS} tests × ${RUNS} runs, s (scan + analysis)`, value: +fullS.toFixed(2), target: '<= 1.5', results })
+line({
+  bench: 'analysis',
+  metric: `full analysis of ${TESTS} tests × ${RUNS} runs, s (scan + analysis)`,
+  value: +fullS.toFixed(2),
+  target: '<= 1.5',
+  results,
+})
 line({ bench: 'analysis', metric: 'baseline: naive query per test + same analysis, s', value: +naiveS.toFixed(2) })
 line({ bench: 'analysis', metric: 'ratio naive / streaming scan', value: +(naiveS / fullS).toFixed(1) })
 
 // Accuracy: 100 generated tests per family and rate, as in test/analysis/accuracy.test.ts.
 const families = [
-  ['stable'], ['broken'], ['flaky', 0.02], ['flaky', 0.05], ['flaky', 0.1], ['flaky', 0.3], ['flaky', 0.5],
-  ['flaky_one_runner', 0.3], ['bursty'], ['fixed', 0.3], ['newly_flaky', 0.3],
+  ['stable'],
+  ['broken'],
+  ['flaky', 0.02],
+  ['flaky', 0.05],
+  ['flaky', 0.1],
+  ['flaky', 0.3],
+  ['flaky', 0.5],
+  ['flaky_one_runner', 0.3],
+  ['bursty'],
+  ['fixed', 0.3],
+  ['newly_flaky', 0.3],
 ]
 const tally = { flaky: { tp: 0, fp: 0, fn: 0 }, broken: { tp: 0, fp: 0, fn: 0 } }
 for (const [family, p] of families) {
@@ -79,7 +138,11 @@ for (const [family, p] of families) {
     const timeline = gen.generateTimeline({ seed, runs: 100, jobsPerRevision: 1, infraRuns: 3 })
     const opts = { family, retries: 0, runner: 'ci-1', ...(p === undefined ? {} : { p }) }
     const g = gen.generateHistory(timeline, i, opts, seed * 31 + i)
-    const summaries = timeline.runs.map((r, k) => ({ runId: r.runId, total: 50, failed: timeline.infra.has(k) ? 50 : 1 }))
+    const summaries = timeline.runs.map((r, k) => ({
+      runId: r.runId,
+      total: 50,
+      failed: timeline.infra.has(k) ? 50 : 1,
+    }))
     const a = analyzeTest(g.history, cfg, { now: timeline.now, excludedRuns: infraRunIds(summaries, cfg) })
     const truth = gen.TRUTH[family]
     if (a.verdict === truth) correct++
@@ -90,11 +153,20 @@ for (const [family, p] of families) {
       else if (truth === kind) tally[kind].fn++
     }
   }
-  line({ bench: 'accuracy', metric: `correct verdicts: ${family}${p === undefined ? '' : ` p=${p}`} (1 job per revision, no retries)`, value: correct / 100 })
+  line({
+    bench: 'accuracy',
+    metric: `correct verdicts: ${family}${p === undefined ? '' : ` p=${p}`} (1 job per revision, no retries)`,
+    value: correct / 100,
+  })
 }
 for (const kind of ['flaky', 'broken']) {
   const t = tally[kind]
-  line({ bench: 'accuracy', metric: `${kind}: precision`, value: +(t.tp / (t.tp + t.fp)).toFixed(3), note: 'flaky p < 0.1 left out' })
+  line({
+    bench: 'accuracy',
+    metric: `${kind}: precision`,
+    value: +(t.tp / (t.tp + t.fp)).toFixed(3),
+    note: 'flaky p < 0.1 left out',
+  })
   line({ bench: 'accuracy', metric: `${kind}: recall`, value: +(t.tp / (t.tp + t.fn)).toFixed(3) })
 }
 if (!process.env.BENCH_KEEP) rmSync(dir, { recursive: true, force: true })

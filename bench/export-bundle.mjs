@@ -91,7 +91,11 @@ async function buildInMemory() {
     const t = toTest(h)
     if (t) tests.push(t)
   }
-  const head = { schema_version: 1, generated_at: new Date(NOW).toISOString(), generator: { name: 'flakewatch', version: 'bench' } }
+  const head = {
+    schema_version: 1,
+    generated_at: new Date(NOW).toISOString(),
+    generator: { name: 'flakewatch', version: 'bench' },
+  }
   return { ...head, window: { retention_days: DAYS }, runs: runs.map((r) => bundleRun(r, DEFAULT_CONTEXT_KEYS)), tests }
 }
 const buildTimes = []
@@ -117,13 +121,21 @@ for (let i = 0; i < REPS; i++) {
   exportTimes.push(performance.now() - t0)
 }
 await store.close()
-if (summary.tests !== TESTS || summary.runs !== RUNS || statSync(file).size !== summary.bytes) throw new Error('export incomplete')
+if (summary.tests !== TESTS || summary.runs !== RUNS || statSync(file).size !== summary.bytes)
+  throw new Error('export incomplete')
 
 // Peak RSS, each approach in its own process so that each figure is that process's high-water mark.
 const child = (code) =>
-  JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', code], { cwd: root, encoding: 'utf8' }).trim().split('\n').pop())
+  JSON.parse(
+    execFileSync(process.execPath, ['--input-type=module', '-e', code], { cwd: root, encoding: 'utf8' })
+      .trim()
+      .split('\n')
+      .pop(),
+  )
 const open = `const { openSqliteStore } = await import('./dist/store/sqlite/sqlite-store.js'); const store = await openSqliteStore(${JSON.stringify(db)})`
-const baseRss = child(`${open}; await store.close(); console.log(JSON.stringify({ rss: process.resourceUsage().maxRSS / 1024 }))`)
+const baseRss = child(
+  `${open}; await store.close(); console.log(JSON.stringify({ rss: process.resourceUsage().maxRSS / 1024 }))`,
+)
 const streamChild = (days) =>
   child(`${open}
   const { writeBundle } = await import('./dist/export/write-bundle.js')
@@ -167,12 +179,26 @@ const figures = {
   stringifiedMb: +(stringBytes / 1024 / 1024).toFixed(2),
 }
 const line = (o) => console.log(JSON.stringify(o))
-line({ bench: 'export-bundle', metric: 'export ms at 1M results (median)', value: figures.exportMs, results, bundleMb: figures.bundleMb })
-line({ bench: 'export-bundle', metric: 'baseline: JSON.stringify of the same bundle object, ms', value: figures.stringifyMs })
+line({
+  bench: 'export-bundle',
+  metric: 'export ms at 1M results (median)',
+  value: figures.exportMs,
+  results,
+  bundleMb: figures.bundleMb,
+})
+line({
+  bench: 'export-bundle',
+  metric: 'baseline: JSON.stringify of the same bundle object, ms',
+  value: figures.stringifyMs,
+})
 line({ bench: 'export-bundle', metric: 'baseline: bare history scan, ms', value: figures.scanMs })
 line({ bench: 'export-bundle', metric: 'ratio export / JSON.stringify', value: figures.ratioExportToStringify })
 line({ bench: 'export-bundle', metric: 'ratio export / bare history scan', value: figures.ratioExportToScan })
-line({ bench: 'export-bundle', metric: 'ratio export / (build in memory + JSON.stringify)', value: figures.ratioExportToBuildPlusStringify })
+line({
+  bench: 'export-bundle',
+  metric: 'ratio export / (build in memory + JSON.stringify)',
+  value: figures.ratioExportToBuildPlusStringify,
+})
 line({
   bench: 'export-bundle',
   metric: 'peak RSS MB, streaming export',
@@ -180,5 +206,9 @@ line({
   atQuarterOfTheData: figures.peakRssMb.streamingExportQuarter,
   openStoreOnly: figures.peakRssMb.openStoreOnly,
 })
-line({ bench: 'export-bundle', metric: 'peak RSS MB, build then JSON.stringify', value: figures.peakRssMb.buildThenStringify })
+line({
+  bench: 'export-bundle',
+  metric: 'peak RSS MB, build then JSON.stringify',
+  value: figures.peakRssMb.buildThenStringify,
+})
 line({ bench: 'export-bundle', metric: 'summary', value: figures.ratioExportToStringify, figures })

@@ -63,16 +63,13 @@ try {
     b.removeAttribute('data-testid')
   })
   const args = { fingerprint: learned, weights: settings.weights, options: settings.describe, limit: settings.report }
-  const collect = fingerprint.inPage(
-    (options, lib) => {
-      const started = performance.now()
-      const cache = new Map()
-      const out = []
-      for (const el of document.querySelectorAll('*')) out.push(lib.describeElement(el, options, cache, true))
-      return { out, ms: performance.now() - started }
-    },
-    fingerprint.DESCRIBE_HELPERS,
-  )
+  const collect = fingerprint.inPage((options, lib) => {
+    const started = performance.now()
+    const cache = new Map()
+    const out = []
+    for (const el of document.querySelectorAll('*')) out.push(lib.describeElement(el, options, cache, true))
+    return { out, ms: performance.now() - started }
+  }, fingerprint.DESCRIBE_HELPERS)
 
   const m = { walk: [], rank: [], rankWall: [], collect: [], collectWall: [], nodeScore: [] }
   let best

@@ -17,7 +17,8 @@ mkdirSync(join(dir, 'reports'), { recursive: true })
 const { openSqliteStore } = await import('../dist/store/sqlite/sqlite-store.js')
 const { ingestFiles } = await import('../dist/pipeline/ingest-files.js')
 
-for (let r = 0; r < RUNS; r++) writeFileSync(join(dir, 'reports', `run-${String(r).padStart(4, '0')}.xml`), junitXml(r, TESTS))
+for (let r = 0; r < RUNS; r++)
+  writeFileSync(join(dir, 'reports', `run-${String(r).padStart(4, '0')}.xml`), junitXml(r, TESTS))
 const total = TESTS * RUNS
 
 // Baseline 1: a bare saxes parse of every file, counting testcases.
@@ -42,7 +43,10 @@ const ins = db.prepare(
   'INSERT INTO results (test, at, run, status, flaky, duration_ms, attempts, failed_attempts, failed_ms, error_type, message, healing) VALUES (?, ?, ?, 0, 0, 10, 1, 0, 0, NULL, NULL, 0)',
 )
 t0 = performance.now()
-for (let r = 0; r < RUNS; r++) db.transaction(() => { for (let t = 0; t < TESTS; t++) ins.run(t + 1, r * 1000, r + 1) })()
+for (let r = 0; r < RUNS; r++)
+  db.transaction(() => {
+    for (let t = 0; t < TESTS; t++) ins.run(t + 1, r * 1000, r + 1)
+  })()
 const insertS = (performance.now() - t0) / 1000
 db.close()
 
@@ -53,10 +57,17 @@ const summary = await ingestFiles({ store, inputs: [join(dir, 'reports')], conte
 const e2eS = (performance.now() - t0) / 1000
 const stored = (await store.stats()).results
 await store.close()
-if (summary.failed.length || stored !== total) throw new Error(`ingest bench stored ${stored} of ${total}: ${JSON.stringify(summary.failed[0])}`)
+if (summary.failed.length || stored !== total)
+  throw new Error(`ingest bench stored ${stored} of ${total}: ${JSON.stringify(summary.failed[0])}`)
 
 const line = (o) => console.log(JSON.stringify(o))
-line({ bench: 'ingest', metric: 'results/s end to end', value: Math.round(total / e2eS), target: '>= 150000', results: total })
+line({
+  bench: 'ingest',
+  metric: 'results/s end to end',
+  value: Math.round(total / e2eS),
+  target: '>= 150000',
+  results: total,
+})
 line({ bench: 'ingest', metric: 'baseline: bare saxes parse, testcases/s', value: Math.round(seen / saxesS) })
 line({ bench: 'ingest', metric: 'baseline: bare prepared INSERT, rows/s', value: Math.round(total / insertS) })
 line({ bench: 'ingest', metric: 'ratio end to end / bare INSERT', value: +(insertS / e2eS).toFixed(2) })
@@ -66,7 +77,16 @@ line({ bench: 'ingest', metric: 'ratio end to end / bare saxes', value: +(saxesS
 const big = join(dir, 'big.xml')
 const cases = await writeBigJunit(big, BIG_MB * 1024 * 1024)
 const child = (code) =>
-  JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', code], { cwd: join(import.meta.dirname, '..'), encoding: 'utf8', maxBuffer: 1 << 20 }).trim().split('\n').pop())
+  JSON.parse(
+    execFileSync(process.execPath, ['--input-type=module', '-e', code], {
+      cwd: join(import.meta.dirname, '..'),
+      encoding: 'utf8',
+      maxBuffer: 1 << 20,
+    })
+      .trim()
+      .split('\n')
+      .pop(),
+  )
 const bareRss = child(`
   import { createReadStream } from 'node:fs'
   import { SaxesParser } from 'saxes'
@@ -82,7 +102,14 @@ const e2eRss = child(`
   const ms = performance.now() - t0
   console.log(JSON.stringify({ n: s.ingested[0]?.results, failed: s.failed, ms, rss: process.resourceUsage().maxRSS / 1024 }))`)
 if (e2eRss.n !== cases) throw new Error(`big file: stored ${e2eRss.n} of ${cases}: ${JSON.stringify(e2eRss.failed)}`)
-line({ bench: 'ingest-100mb', metric: 'peak RSS MB, ingest of one 100 MB JUnit file', value: Math.round(e2eRss.rss), target: '<= 250', cases, seconds: +(e2eRss.ms / 1000).toFixed(1) })
+line({
+  bench: 'ingest-100mb',
+  metric: 'peak RSS MB, ingest of one 100 MB JUnit file',
+  value: Math.round(e2eRss.rss),
+  target: '<= 250',
+  cases,
+  seconds: +(e2eRss.ms / 1000).toFixed(1),
+})
 line({ bench: 'ingest-100mb', metric: 'baseline: peak RSS MB, bare saxes stream', value: Math.round(bareRss.rss) })
 line({ bench: 'ingest-100mb', metric: 'ratio RSS ingest / bare saxes', value: +(e2eRss.rss / bareRss.rss).toFixed(2) })
 rmSync(dir, { recursive: true, force: true })

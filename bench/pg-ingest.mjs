@@ -30,7 +30,10 @@ const REPORTS = Number(args.reports)
 const TESTS = Number(args.tests)
 const BASE_URL = process.env.FLAKEWATCH_TEST_PG ?? 'postgres://postgres@127.0.0.1:5432/test'
 
-const MESSAGES = Array.from({ length: 40 }, (_, i) => `AssertionError: expected ${i} to equal ${i + 1}\n    at step ${i}`)
+const MESSAGES = Array.from(
+  { length: 40 },
+  (_, i) => `AssertionError: expected ${i} to equal ${i + 1}\n    at step ${i}`,
+)
 
 /**
  * Report `k` of writer `w`: one run of the shared suite, ~5% failing with a pooled message, ~2% flaky. `refs`, when
@@ -64,7 +67,13 @@ function report(w, k, refs) {
     const flaky = !failing && h % 100 < 7
     const module = `src/module-${t % 97}.test.ts`
     results.push({
-      test: refs?.[t] ?? { testId: `bench::${module}::case ${t}`, suite: 'bench', module, name: `case ${t}`, file: module },
+      test: refs?.[t] ?? {
+        testId: `bench::${module}::case ${t}`,
+        suite: 'bench',
+        module,
+        name: `case ${t}`,
+        file: module,
+      },
       status: failing ? 'failed' : 'passed',
       flakyOnRetry: flaky,
       durationMs: (h % 2000) / 10,
@@ -73,7 +82,13 @@ function report(w, k, refs) {
       healingOccurred: false,
       attempts: flaky
         ? [
-            { retry: 0, status: 'failed', durationMs: 12, message: 'Timeout 5000ms exceeded', stack: `at case ${t % 20}` },
+            {
+              retry: 0,
+              status: 'failed',
+              durationMs: 12,
+              message: 'Timeout 5000ms exceeded',
+              stack: `at case ${t % 20}`,
+            },
             { retry: 1, status: 'passed', durationMs: 9, message: null, stack: null },
           ]
         : [],
@@ -189,7 +204,8 @@ try {
       oneProcessCpuSecPer100kResults: round2((server.cpuMs / 1000) * (1e5 / server.results)),
       postgresCpuSecPer100kResults: ingest.pgCpuS === null ? null : round2(ingest.pgCpuS * (1e5 / ingest.results)),
       postgresCpuSecPer100kRawCopy: bulk.pgCpuS === null ? null : round2(bulk.pgCpuS * (1e5 / total)),
-      postgresCpuSecPer100kRawCopyPerReportTx: perReport.pgCpuS === null ? null : round2(perReport.pgCpuS * (1e5 / total)),
+      postgresCpuSecPer100kRawCopyPerReportTx:
+        perReport.pgCpuS === null ? null : round2(perReport.pgCpuS * (1e5 / total)),
     })
   }
   emit({
@@ -209,7 +225,9 @@ try {
     [schema],
   )
   const bytes = sizes.rows.reduce((n, r) => n + Number(r.bytes), 0)
-  const counted = await one('SELECT count(*)::int AS results, (SELECT count(*)::int FROM attempts) AS attempts FROM results')
+  const counted = await one(
+    'SELECT count(*)::int AS results, (SELECT count(*)::int FROM attempts) AS attempts FROM results',
+  )
   const indexes = await admin.query(
     `SELECT c.relname AS index, pg_relation_size(c.oid)::bigint AS bytes FROM pg_class c
      JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind = 'i' AND c.relname LIKE 'results%'`,
@@ -222,7 +240,9 @@ try {
     totalMB: round2(bytes / 2 ** 20),
     bytesPerResult: Math.round(bytes / counted.results),
     gbPer10M: round2(((bytes / counted.results) * 1e7) / 2 ** 30),
-    tablesMB: Object.fromEntries(sizes.rows.filter((r) => r.bytes > 65536).map((r) => [r.table, round2(Number(r.bytes) / 2 ** 20)])),
+    tablesMB: Object.fromEntries(
+      sizes.rows.filter((r) => r.bytes > 65536).map((r) => [r.table, round2(Number(r.bytes) / 2 ** 20)]),
+    ),
     resultsHeapMB: round2(Number((await one("SELECT pg_relation_size('results')::bigint AS b")).b) / 2 ** 20),
     resultsIndexesMB: Object.fromEntries(indexes.rows.map((r) => [r.index, round2(Number(r.bytes) / 2 ** 20)])),
   })
@@ -269,7 +289,9 @@ try {
 async function ingestInProcess() {
   const writerStore = await openPostgresStore(url, { poolSize: WRITERS })
   const refs = report(0, 0).runs[0].results.map((r) => r.test)
-  const reports = Array.from({ length: WRITERS }, (_, w) => Array.from({ length: REPORTS }, (_, k) => report(w, k, refs)))
+  const reports = Array.from({ length: WRITERS }, (_, w) =>
+    Array.from({ length: REPORTS }, (_, k) => report(w, k, refs)),
+  )
   global.gc?.()
   const t0 = performance.now()
   const cpu0 = process.cpuUsage()
@@ -289,9 +311,13 @@ async function ingestInProcess() {
 /** The CI case: WRITERS processes (cold, as CLI uploads are), each with its own store, all starting together. */
 async function ingestProcesses() {
   const children = Array.from({ length: WRITERS }, (_, w) =>
-    fork(new URL(import.meta.url), ['--worker', String(w), '--writers', String(WRITERS), '--reports', String(REPORTS), '--tests', String(TESTS)], {
-      env: { ...process.env, FW_BENCH_URL: url },
-    }),
+    fork(
+      new URL(import.meta.url),
+      ['--worker', String(w), '--writers', String(WRITERS), '--reports', String(REPORTS), '--tests', String(TESTS)],
+      {
+        env: { ...process.env, FW_BENCH_URL: url },
+      },
+    ),
   )
   const next = (child) =>
     new Promise((resolve, reject) => {
@@ -323,8 +349,8 @@ async function rawCopy(total, perReport) {
       const run = 1_000_000 + w * 1000 + Math.floor(i / TESTS)
       const failing = (t + run) % 20 === 0
       chunk += `${1767225600000 + run * 1000}\t${t % 200}\t0\t${t + 1}\t${run}\t1\t0\t${failing ? 1 : '\\N'}\t${failing ? 1 : 0}\tf\tf\t${failing ? 'AssertionError' : '\\N'}\n`
-      if (chunk.length > 65536) chunks.push(chunk), (chunk = '')
-      if (perReport && (i + 1) % TESTS === 0) chunks.push(chunk), (chunk = ''), txs.push(chunks), (chunks = [])
+      if (chunk.length > 65536) (chunks.push(chunk), (chunk = ''))
+      if (perReport && (i + 1) % TESTS === 0) (chunks.push(chunk), (chunk = ''), txs.push(chunks), (chunks = []))
     }
     if (chunk) chunks.push(chunk)
     if (chunks.length) txs.push(chunks)

@@ -38,7 +38,9 @@ try {
      FROM generate_series(1, $1) t`,
     [TESTS],
   )
-  await admin.query(`INSERT INTO messages (key, text) SELECT 'k' || i, 'AssertionError: ' || i FROM generate_series(1, 40) i`)
+  await admin.query(
+    `INSERT INTO messages (key, text) SELECT 'k' || i, 'AssertionError: ' || i FROM generate_series(1, 40) i`,
+  )
   await admin.query(
     `INSERT INTO runs (run_id, suite, branch, env, status, uploaded_at, at)
      SELECT 'run-' || r, 'bench', 'main', '{}', 'complete', '2026-01-01T00:00:00Z', 1767225600000 + r * 600000
@@ -60,7 +62,12 @@ try {
     `SELECT count(*)::bigint AS n, pg_total_relation_size('results')::bigint AS bytes FROM results`,
   )
   const rows = Number(size.rows[0].n)
-  emit({ phase: 'fill', results: rows, seconds: Math.round((performance.now() - t0) / 100) / 10, resultsMB: mb(Number(size.rows[0].bytes)) })
+  emit({
+    phase: 'fill',
+    results: rows,
+    seconds: Math.round((performance.now() - t0) / 100) / 10,
+    resultsMB: mb(Number(size.rows[0].bytes)),
+  })
 
   global.gc?.()
   const heap0 = process.memoryUsage().heapUsed

@@ -42,9 +42,12 @@ for (const script of scripts) {
 }
 
 for (const script of scripts) delete saved[script]
-for (const r of rows) (saved[r.script] ??= { at: new Date().toISOString(), node: process.version, rows: [] }).rows.push(r)
+for (const r of rows)
+  (saved[r.script] ??= { at: new Date().toISOString(), node: process.version, rows: [] }).rows.push(r)
 writeFileSync(store, `${JSON.stringify(saved, null, 2)}\n`)
-const all = Object.keys(saved).sort().flatMap((s) => saved[s].rows.map((r) => ({ ...r, at: saved[s].at.slice(0, 10) })))
+const all = Object.keys(saved)
+  .sort()
+  .flatMap((s) => saved[s].rows.map((r) => ({ ...r, at: saved[s].at.slice(0, 10) })))
 
 const extra = (r) =>
   Object.entries(r)

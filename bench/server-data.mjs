@@ -49,7 +49,9 @@ export async function benchStore({ dist, name, tests, runs, now = Date.now(), sp
   const started = Date.now()
   for (let r = 0; r < runs; r++) {
     const at = now - (runs - r) * (spanHours / runs) * HOUR
-    const revision = createHash('sha1').update(`rev-${Math.floor(r / 2)}`).digest('hex')
+    const revision = createHash('sha1')
+      .update(`rev-${Math.floor(r / 2)}`)
+      .digest('hex')
     const run = {
       runId: `gitlab-${9_000_000 + r}`,
       suite: 'web',

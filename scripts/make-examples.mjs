@@ -112,8 +112,7 @@ const baseMs = new Map()
 for (const [cls, names] of Object.entries(UNIT)) for (const n of names) baseMs.set(`${cls}#${n}`, 3 + random() * 120)
 baseMs.set(FLAKY.join('#'), 850)
 
-const stack = (type, message, frames) =>
-  [`${type}: ${message}`, ...frames.map((f) => `\tat ${f}`)].join('\n')
+const stack = (type, message, frames) => [`${type}: ${message}`, ...frames.map((f) => `\tat ${f}`)].join('\n')
 const flakyFailure = {
   type: 'shop.payments.GatewayTimeoutException',
   message: 'payment gateway did not answer within 2000 ms',
@@ -124,7 +123,7 @@ const flakyFailure = {
 }
 const brokenFailure = {
   type: 'org.opentest4j.AssertionFailedError',
-  message: "expected: <12,50 €> but was: <€12.50>",
+  message: 'expected: <12,50 €> but was: <€12.50>',
   stack: stack('org.opentest4j.AssertionFailedError', 'expected: <12,50 €> but was: <€12.50>', [
     'org.junit.jupiter.api.AssertionUtils.fail(AssertionUtils.java:55)',
     'shop.catalog.PriceFormatterTest.formatsPricesInEur(PriceFormatterTest.java:23)',

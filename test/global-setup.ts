@@ -22,7 +22,11 @@ export default function setup(): void {
   const stale = !existsSync(bin) || newest(join(root, 'src')) > statSync(bin).mtimeMs
   if (stale) {
     try {
-      execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' })
+      execFileSync(
+        process.execPath,
+        [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'],
+        { cwd: root, stdio: 'inherit' },
+      )
     } catch {
       // tsc still emits on type errors; `npm test` reports them in its typecheck step, so the tests can run.
     }

@@ -9,11 +9,19 @@ describe('TestTracker', () => {
     const tracker = await TestTracker.open({ db: join(mkdtempSync(join(tmpdir(), 'fw-tr-')), 't.db') })
     const id = 'unit::cart::adds item'
     await tracker.recordRun(id, 'passed', { durationMs: 5, at: new Date('2026-01-01T00:00:00Z') })
-    await tracker.recordRun(id, 'failed', { errorType: 'Timeout', environment: { os: 'linux' }, at: new Date('2026-01-02T00:00:00Z') })
+    await tracker.recordRun(id, 'failed', {
+      errorType: 'Timeout',
+      environment: { os: 'linux' },
+      at: new Date('2026-01-02T00:00:00Z'),
+    })
     await tracker.recordRun('plain name', 'passed', { healingOccurred: true })
     const runs = await tracker.getRuns(id)
     expect(runs.map((r) => r.status)).toEqual(['failed', 'passed'])
-    expect(runs[0]).toMatchObject({ errorType: 'Timeout', environment: { os: 'linux' }, at: '2026-01-02T00:00:00.000Z' })
+    expect(runs[0]).toMatchObject({
+      errorType: 'Timeout',
+      environment: { os: 'linux' },
+      at: '2026-01-02T00:00:00.000Z',
+    })
     expect(await tracker.getRuns(id, 1)).toHaveLength(1)
     expect(await tracker.getAllTestIds()).toEqual(['default::::plain name', id])
     expect((await tracker.getRuns('plain name'))[0]!.healingOccurred).toBe(true)

@@ -46,4 +46,3 @@ export function failureBurst(entries: readonly HistoryEntry[], cfg: HintsConfig)
     message: `${best} of ${total} failures within ${w} runs (${day(from)} to ${day(to)})`,
   }
 }
-

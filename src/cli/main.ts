@@ -16,7 +16,8 @@ export async function runCli(argv: string[], io: Io = processIo()): Promise<numb
     return 0
   } catch (error) {
     if (error instanceof CommanderError) {
-      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.exitCode === 0) return 0
+      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.exitCode === 0)
+        return 0
       return 2
     }
     if (error instanceof ExitError) return error.exitCode
@@ -28,12 +29,16 @@ export async function runCli(argv: string[], io: Io = processIo()): Promise<numb
     const e = error as NodeJS.ErrnoException
     if (e?.code === 'EPIPE') return 0
     io.stderr.write(`flakewatch: internal error: ${e?.message ?? String(error)}\n`)
-    io.stderr.write(verbose ? `${e?.stack}\n` : 'This is a bug in flakewatch. Re-run with --verbose and report the output.\n')
+    io.stderr.write(
+      verbose ? `${e?.stack}\n` : 'This is a bug in flakewatch. Re-run with --verbose and report the output.\n',
+    )
     return 2
   }
 }
 
-const isMain = process.argv[1] && import.meta.url === new URL(`file://${(await import('node:fs')).realpathSync(process.argv[1])}`).href
+const isMain =
+  process.argv[1] &&
+  import.meta.url === new URL(`file://${(await import('node:fs')).realpathSync(process.argv[1])}`).href
 if (isMain) {
   // `flakewatch export bundle | head` closes the pipe early: that is the reader's choice, not an error.
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {

@@ -36,7 +36,6 @@ export function emitJson(io: Io, data: unknown, output?: string): void {
   emit(io, JSON.stringify(data, null, 2), output)
 }
 
-
 export function sanitizeCell(text: string): string {
   return text.replace(CONTROL, '').replace(/\n/g, ' ')
 }

@@ -79,11 +79,15 @@ Examples:
       .option('--branch <name>', 'only runs on this branch')
       .option('--since <when>', 'only runs since a date or N days back (14d)')
       .option('--json', 'print JSON')
-      .addOption(new Option('--format <format>', 'output format').choices(['table', 'markdown', 'json']).default('table'))
+      .addOption(
+        new Option('--format <format>', 'output format').choices(['table', 'markdown', 'json']).default('table'),
+      )
       .option('-o, --output <file>', 'write the output to a file')
 
   analysisCmd(program.command('analyze'))
-    .description('the flakiness leaderboard: flip rate, EWMA, score, confidence, class, recommendation and verdict per test')
+    .description(
+      'the flakiness leaderboard: flip rate, EWMA, score, confidence, class, recommendation and verdict per test',
+    )
     .option('--verdict <list>', 'only these verdicts (flaky,broken,healthy,insufficient_data)')
     .option('--class <list>', 'only these flip-rate classes (stable,intermittent,flaky,chronic)')
     .option('--limit <n>', 'show the first N')
@@ -144,7 +148,12 @@ Examples:
       .command('run')
       .description('run a test command, record its reports and exit with the gate’s verdict')
       .argument('<command...>', 'the test command, after --')
-      .option('--report <glob>', 'where the command writes reports (repeatable; default: common report paths)', collect, [])
+      .option(
+        '--report <glob>',
+        'where the command writes reports (repeatable; default: common report paths)',
+        collect,
+        [],
+      )
       .option('--db <path|url>', 'store (default: FLAKEWATCH_DB or .flakewatch.db)')
       .option('--quarantine-file <file>', 'read quarantines from this file instead of the store')
       .addOption(new Option('--format <format>', 'report format (default: detected)').choices(FORMATS))
@@ -169,7 +178,9 @@ Examples:
 
   const quarantine = program.command('quarantine').description('manage quarantined tests')
   const qOpts = (cmd: Command) =>
-    cmd.option('--db <path|url>', 'store (default: FLAKEWATCH_DB or .flakewatch.db)').option('--config <file>', 'config file')
+    cmd
+      .option('--db <path|url>', 'store (default: FLAKEWATCH_DB or .flakewatch.db)')
+      .option('--config <file>', 'config file')
   qOpts(quarantine.command('add'))
     .description('quarantine a test: its failures stop failing the build')
     .argument('<test-id>')
@@ -226,7 +237,10 @@ Examples:
       const { quarantineImport } = await import('./commands/quarantine.js')
       const res = await quarantineImport(opts, io)
       if (opts.json) io.stdout.write(`${JSON.stringify(res, null, 2)}\n`)
-      else io.stderr.write(`${res.file}: ${res.added.length} added, ${res.updated.length} updated, ${res.removed.length} removed\n`)
+      else
+        io.stderr.write(
+          `${res.file}: ${res.added.length} added, ${res.updated.length} updated, ${res.removed.length} removed\n`,
+        )
     })
 
   program
@@ -249,14 +263,23 @@ Examples:
       .option('--config <file>', 'config file (analysis settings for --classification verdict)')
       .option('--days <n>', 'days of history in the bundle, by run start time', '14')
       .option('--suite <name>', 'only runs of this suite')
-      .option('--context-keys <keys>', 'env facets that make a context (comma-separated)', 'gfx_api,quality,custom_profile_hash')
+      .option(
+        '--context-keys <keys>',
+        'env facets that make a context (comma-separated)',
+        'gfx_api,quality,custom_profile_hash',
+      )
       .addOption(
-        new Option('--classification <mode>', 'flake_classification from GitLabViz pass-rate thresholds, or from flakewatch verdicts')
+        new Option(
+          '--classification <mode>',
+          'flake_classification from GitLabViz pass-rate thresholds, or from flakewatch verdicts',
+        )
           .choices(['thresholds', 'verdict'])
           .default('thresholds'),
       )
 
-  const exportCmd = program.command('export').description('write data for other tools: GitLabViz bundle, CSV, success-rate stats')
+  const exportCmd = program
+    .command('export')
+    .description('write data for other tools: GitLabViz bundle, CSV, success-rate stats')
 
   bundleFlags(exportCmd.command('bundle'))
     .description('write the GitLabViz flake-history bundle v1 (compact JSON) to stdout or a file')
@@ -325,7 +348,11 @@ Examples:
     .argument('<file>', 'bundle JSON file')
     .option('--db <path|url>', 'store (default: FLAKEWATCH_DB or .flakewatch.db)')
     .option('--config <file>', 'config file')
-    .option('--context-keys <keys>', 'bundle context fields that become env facets (comma-separated)', 'gfx_api,quality,custom_profile_hash')
+    .option(
+      '--context-keys <keys>',
+      'bundle context fields that become env facets (comma-separated)',
+      'gfx_api,quality,custom_profile_hash',
+    )
     .option('--replace', 'overwrite runs that are already stored')
     .option('--json', 'print a JSON summary')
     .option('-o, --output <file>', 'write the summary to a file')
@@ -382,7 +409,11 @@ Examples:
     .option('--host <host>', 'address to listen on (default: server.host, 127.0.0.1)')
     .option('--port <port>', 'port to listen on; 0 picks a free one (default: server.port, 8080)')
     .option('--config <file>', 'config file')
-    .option('--artifact-days <days>', 'runs older than this have probably lost their CI artifacts; the heatmap dims them', '30')
+    .option(
+      '--artifact-days <days>',
+      'runs older than this have probably lost their CI artifacts; the heatmap dims them',
+      '30',
+    )
     .addHelpText(
       'after',
       `

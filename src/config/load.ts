@@ -34,9 +34,7 @@ export interface LoadConfigOptions {
 export function resolveConfig(raw: unknown, source = 'config'): Omit<ResolvedConfig, 'file'> {
   const parsed = ConfigSchema.safeParse(raw)
   if (!parsed.success) {
-    throw new ConfigError(
-      parsed.error.issues.map((i) => `${source}: ${i.path.join('.') || '(root)'}: ${i.message}`),
-    )
+    throw new ConfigError(parsed.error.issues.map((i) => `${source}: ${i.path.join('.') || '(root)'}: ${i.message}`))
   }
   const c = parsed.data
   return {

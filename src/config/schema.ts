@@ -7,7 +7,10 @@ const posInt = z.number().int().min(1)
 /** Mirrors the analysis engine's `ResolvedAnalysisConfig`; every key optional, unknown keys rejected. */
 const AnalysisSchema = z
   .object({
-    flipRate: z.object({ window: z.number().int().min(2), ewmaAlpha: num.gt(0).max(1), ewmaWindow: z.number().int().min(2) }).partial().strict(),
+    flipRate: z
+      .object({ window: z.number().int().min(2), ewmaAlpha: num.gt(0).max(1), ewmaWindow: z.number().int().min(2) })
+      .partial()
+      .strict(),
     scoring: z
       .object({
         rollingWindowSize: posInt,
@@ -44,7 +47,10 @@ const AnalysisSchema = z
       })
       .partial()
       .strict(),
-    infra: z.object({ failedShare: num.gt(0).max(1), minTests: posInt }).partial().strict(),
+    infra: z
+      .object({ failedShare: num.gt(0).max(1), minTests: posInt })
+      .partial()
+      .strict(),
     hints: z
       .object({ alpha: unit, minFailures: posInt, timeOfDayBucketHours: num.gt(0).max(24), maxFailureModes: posInt })
       .partial()
@@ -67,7 +73,11 @@ export const ConfigSchema = z
     /** The branch whose runs always count for success rates. */
     defaultBranch: z.string().min(1).optional(),
     analysis: AnalysisSchema.optional(),
-    successRate: z.object({ days: z.number().gt(0), passedStatuses: z.array(z.string().min(1)) }).partial().strict().optional(),
+    successRate: z
+      .object({ days: z.number().gt(0), passedStatuses: z.array(z.string().min(1)) })
+      .partial()
+      .strict()
+      .optional(),
     quarantine: z
       .object({
         /** Let `quarantine auto` (and `serve`) quarantine and release by policy. */

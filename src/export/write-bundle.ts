@@ -48,10 +48,33 @@ export interface BundleSummary {
 
 // A context key with one of these names would overwrite a field the schema gives another meaning.
 const RESERVED_KEYS = new Set([
-  'run_id', 'suite', 'source_revision', 'source_branch', 'pipeline_id', 'pipeline_url', 'artifacts_url', 'started_at',
-  'finished_at', 'duration_seconds', 'runner_id', 'status', 'job_id', 'job_url', 'job_status', 'pipeline_status',
-  'pipeline_ref', 'uploaded_at', 'env', 'passing_run_ids', 'failing_run_ids', 'pass_count', 'fail_count', 'pass_rate',
-  'last_status', 'last_run_id', '__proto__',
+  'run_id',
+  'suite',
+  'source_revision',
+  'source_branch',
+  'pipeline_id',
+  'pipeline_url',
+  'artifacts_url',
+  'started_at',
+  'finished_at',
+  'duration_seconds',
+  'runner_id',
+  'status',
+  'job_id',
+  'job_url',
+  'job_status',
+  'pipeline_status',
+  'pipeline_ref',
+  'uploaded_at',
+  'env',
+  'passing_run_ids',
+  'failing_run_ids',
+  'pass_count',
+  'fail_count',
+  'pass_rate',
+  'last_status',
+  'last_run_id',
+  '__proto__',
 ])
 
 /**

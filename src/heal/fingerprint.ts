@@ -122,7 +122,11 @@ export function inPage<A extends unknown[], R>(
 export function elementText(el: Element, max: number): string {
   const tag = el.localName
   if (tag === 'input' || tag === 'script' || tag === 'style' || tag === 'noscript' || tag === 'template') return ''
-  return (el.textContent ?? '').slice(0, max * 4).replace(/\s+/g, ' ').trim().slice(0, max)
+  return (el.textContent ?? '')
+    .slice(0, max * 4)
+    .replace(/\s+/g, ' ')
+    .trim()
+    .slice(0, max)
 }
 
 /** `tag` or `tag#id`: ancestors' ids are stable enough to tell two look-alike forms apart. */

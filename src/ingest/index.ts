@@ -26,4 +26,3 @@ export const PARSERS = {
   'jest-json': parseJestJson,
   'simple-json': parseSimpleJson,
 } satisfies Record<Format, Parser>
-

@@ -355,12 +355,7 @@ function errorTypeOf(type: string | null, message: string | null, body: string |
 }
 
 /** Turns what was collected for one <testcase> into a case, deciding module, name, status and attempts. */
-function finishCase(
-  ctx: XmlContext,
-  c: CaseDraft,
-  playwright: boolean,
-  intern: (s: string) => string,
-): ParsedCase {
+function finishCase(ctx: XmlContext, c: CaseDraft, playwright: boolean, intern: (s: string) => string): ParsedCase {
   const a = c.attrs
   let name = identityPart(ctx, 'name', a.name)
   let classname = identityPart(ctx, 'classname', a.classname)

@@ -187,7 +187,9 @@ function toCase(file: string, name: string, t: PwTest): ParsedCase {
     errorType: shown?.status === 'timedOut' ? 'timeout' : null,
     message: err.message,
     stack: err.stack,
-    healingOccurred: [t.annotations, ...results.map((r) => r.annotations)].some((list) => list?.some((a) => a.type === HEALED)),
+    healingOccurred: [t.annotations, ...results.map((r) => r.annotations)].some((list) =>
+      list?.some((a) => a.type === HEALED),
+    ),
     attempts,
     ...(t.projectName ? { env: { project: t.projectName } } : {}),
   }

@@ -25,7 +25,12 @@ export interface AnalyzeStoreOptions {
 export async function analyzeStore(store: Store, opts: AnalyzeStoreOptions = {}): Promise<TestAnalysis[]> {
   const cfg = resolveAnalysisConfig(opts.config)
   const filter = opts.filter ?? {}
-  const summaries = await store.runSummaries({ suite: filter.suite, branch: filter.branch, since: filter.since, until: filter.until })
+  const summaries = await store.runSummaries({
+    suite: filter.suite,
+    branch: filter.branch,
+    since: filter.since,
+    until: filter.until,
+  })
   const now = opts.now ?? (summaries.length ? Math.max(...summaries.map((s) => s.at)) + 1 : Date.now())
   const excludedRuns = infraRunIds(summaries, cfg)
   const out: TestAnalysis[] = []

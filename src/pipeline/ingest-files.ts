@@ -51,14 +51,16 @@ export function emptySummary(): IngestSummary {
  */
 export async function expandInputs(inputs: string[]): Promise<{ files: string[]; missing: string[] }> {
   // Loaded only when needed: the gate's common case names plain files, and start-up time is its budget.
-  const glob = async (pattern: string, opts: { cwd?: string; absolute: boolean }) => (await import('tinyglobby')).glob(pattern, opts)
+  const glob = async (pattern: string, opts: { cwd?: string; absolute: boolean }) =>
+    (await import('tinyglobby')).glob(pattern, opts)
   const files = new Set<string>()
   const missing: string[] = []
   for (const input of inputs) {
     const info = await stat(input).catch(() => null)
     if (info?.isFile()) files.add(input)
     else if (info?.isDirectory()) {
-      for (const f of await glob(REPORT_GLOB, { cwd: input, absolute: false })) files.add(`${input.replace(/\/$/, '')}/${f}`)
+      for (const f of await glob(REPORT_GLOB, { cwd: input, absolute: false }))
+        files.add(`${input.replace(/\/$/, '')}/${f}`)
     } else {
       const matched = await glob(input, { absolute: false })
       if (matched.length === 0) missing.push(input)
@@ -95,7 +97,14 @@ export async function ingestSource(
     const outcomes = await opts.store.ingestReport(batch, { replace: opts.replace })
     for (const o of outcomes) {
       if (o.outcome === 'duplicate') summary.duplicates.push({ file: source.name, run_id: o.runId })
-      else summary.ingested.push({ file: source.name, run_id: o.runId, tests: o.tests, results: o.results, attempts: o.attempts })
+      else
+        summary.ingested.push({
+          file: source.name,
+          run_id: o.runId,
+          tests: o.tests,
+          results: o.results,
+          attempts: o.attempts,
+        })
     }
   } catch (error) {
     summary.failed.push({ file: source.name, error: errorText(error) })

@@ -61,7 +61,8 @@ export function ciRunContext(env: Env): RunContext {
     case 'gitlab':
       return compact({
         runId: env.CI_JOB_ID ? `gitlab-${env.CI_JOB_ID}` : undefined,
-        branch: nonEmpty(env.CI_MERGE_REQUEST_SOURCE_BRANCH_NAME) ?? nonEmpty(env.CI_COMMIT_BRANCH) ?? env.CI_COMMIT_REF_NAME,
+        branch:
+          nonEmpty(env.CI_MERGE_REQUEST_SOURCE_BRANCH_NAME) ?? nonEmpty(env.CI_COMMIT_BRANCH) ?? env.CI_COMMIT_REF_NAME,
         revision: env.CI_COMMIT_SHA,
         pipelineId: env.CI_PIPELINE_ID,
         pipelineUrl: env.CI_PIPELINE_URL,
@@ -78,7 +79,10 @@ export function ciRunContext(env: Env): RunContext {
         pipelineId: env.BUILDKITE_BUILD_ID,
         pipelineUrl: env.BUILDKITE_BUILD_URL,
         jobId: env.BUILDKITE_JOB_ID,
-        jobUrl: env.BUILDKITE_BUILD_URL && env.BUILDKITE_JOB_ID ? `${env.BUILDKITE_BUILD_URL}#${env.BUILDKITE_JOB_ID}` : undefined,
+        jobUrl:
+          env.BUILDKITE_BUILD_URL && env.BUILDKITE_JOB_ID
+            ? `${env.BUILDKITE_BUILD_URL}#${env.BUILDKITE_JOB_ID}`
+            : undefined,
         runnerId: env.BUILDKITE_AGENT_NAME,
       })
     case 'circleci':

@@ -73,7 +73,9 @@ export const test = base.extend<FlakewatchTestFixtures, FlakewatchWorkerFixtures
         store = await openStore({ db: flakewatchDb })
       } catch (error) {
         // Healing must not break a test run: without a store, learning lasts for this worker only.
-        process.stderr.write(`flakewatch: cannot open the store, fingerprints kept in memory: ${(error as Error).message}\n`)
+        process.stderr.write(
+          `flakewatch: cannot open the store, fingerprints kept in memory: ${(error as Error).message}\n`,
+        )
       }
       try {
         await use(store ?? createMemoryHealStore())

@@ -57,7 +57,8 @@ export function parseQuarantineFile(text: string, file: string, now = Date.now()
   return parsed.data.quarantined.map((e) => {
     if (seen.has(e.test_id)) throw new InputError(`${file}: ${e.test_id} is listed twice`)
     seen.add(e.test_id)
-    if (e.expires_at && Number.isNaN(Date.parse(e.expires_at))) throw new InputError(`${file}: ${e.test_id}: invalid expires_at`)
+    if (e.expires_at && Number.isNaN(Date.parse(e.expires_at)))
+      throw new InputError(`${file}: ${e.test_id}: invalid expires_at`)
     return {
       testId: e.test_id,
       reason: e.reason,
@@ -88,7 +89,11 @@ export function writeQuarantineFile(file: string, records: QuarantineRecord[]): 
 }
 
 const same = (a: QuarantineRecord, b: QuarantineRecord) =>
-  a.reason === b.reason && a.owner === b.owner && a.issueUrl === b.issueUrl && a.expiresAt === b.expiresAt && a.source === b.source
+  a.reason === b.reason &&
+  a.owner === b.owner &&
+  a.issueUrl === b.issueUrl &&
+  a.expiresAt === b.expiresAt &&
+  a.source === b.source
 
 export interface ImportResult {
   added: string[]
@@ -100,7 +105,12 @@ export interface ImportResult {
  * Makes the store's quarantines match the file: additions, edits and removals are applied and audited as
  * `import`, so that a hand edit reviewed in git is carried out and traceable.
  */
-export async function importQuarantineFile(store: Store, records: QuarantineRecord[], actor: string, now = Date.now()): Promise<ImportResult> {
+export async function importQuarantineFile(
+  store: Store,
+  records: QuarantineRecord[],
+  actor: string,
+  now = Date.now(),
+): Promise<ImportResult> {
   const at = new Date(now).toISOString()
   const current = new Map((await store.listQuarantines()).map((q) => [q.testId, q]))
   const result: ImportResult = { added: [], updated: [], removed: [] }
@@ -113,7 +123,13 @@ export async function importQuarantineFile(store: Store, records: QuarantineReco
     ;(before ? result.updated : result.added).push(r.testId)
   }
   for (const testId of current.keys()) {
-    await store.deleteQuarantine(testId, { action: 'import', actor, at, reason: 'removed from the quarantine file', source: null })
+    await store.deleteQuarantine(testId, {
+      action: 'import',
+      actor,
+      at,
+      reason: 'removed from the quarantine file',
+      source: null,
+    })
     result.removed.push(testId)
   }
   return result

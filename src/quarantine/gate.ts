@@ -36,14 +36,23 @@ export function isActive(q: QuarantineRecord, now: number): boolean {
   return !q.expiresAt || Date.parse(q.expiresAt) > now
 }
 
-const entry = (r: Result): GateEntry => ({ test_id: r.test.testId, name: r.test.name, status: r.status, message: r.message })
+const entry = (r: Result): GateEntry => ({
+  test_id: r.test.testId,
+  name: r.test.name,
+  status: r.status,
+  message: r.message,
+})
 
 /**
  * Decides a CI job's outcome: it passes if and only if every failed or errored test is quarantined. A test that
  * passed on retry passes unless `failOnFlaky`. Pure: the command reads reports and quarantines, this decides.
  * @example gate(results, new Map([['unit::a::b', record]])).verdict // 'pass' | 'fail'
  */
-export function gate(results: Result[], quarantines: ReadonlyMap<string, QuarantineRecord>, opts: GateOptions = {}): GateResult {
+export function gate(
+  results: Result[],
+  quarantines: ReadonlyMap<string, QuarantineRecord>,
+  opts: GateOptions = {},
+): GateResult {
   const now = opts.now ?? Date.now()
   const out: GateResult = {
     verdict: 'pass',

@@ -34,13 +34,17 @@ export function formatJunit(results: Result[], quarantines: ReadonlyMap<string, 
       const open = `    <testcase classname="${escapeXml(module)}" name="${escapeXml(r.test.name)}" time="${time}"`
       if (isFailure(r.status) && q) {
         skipped++
-        cases.push(`${open}>\n      <skipped message="${escapeXml(`quarantined: ${q.reason}${q.owner ? ` (owner: ${q.owner})` : ''}`)}"/>\n    </testcase>`)
+        cases.push(
+          `${open}>\n      <skipped message="${escapeXml(`quarantined: ${q.reason}${q.owner ? ` (owner: ${q.owner})` : ''}`)}"/>\n    </testcase>`,
+        )
       } else if (isFailure(r.status)) {
         const tag = r.status === 'error' ? 'error' : 'failure'
         if (tag === 'error') errors++
         else failures++
         const type = r.errorType ? ` type="${escapeXml(r.errorType)}"` : ''
-        cases.push(`${open}>\n      <${tag} message="${escapeXml((r.message ?? '').split('\n')[0] ?? '')}"${type}>${escapeXml(r.message ?? '')}</${tag}>\n    </testcase>`)
+        cases.push(
+          `${open}>\n      <${tag} message="${escapeXml((r.message ?? '').split('\n')[0] ?? '')}"${type}>${escapeXml(r.message ?? '')}</${tag}>\n    </testcase>`,
+        )
       } else if (r.status === 'skipped') {
         skipped++
         cases.push(`${open}>\n      <skipped/>\n    </testcase>`)

@@ -107,7 +107,12 @@ export class QuarantineManager {
   async autoUpdate(opts: { actor?: string; dryRun?: boolean } = {}): Promise<AutoUpdateResult> {
     const decision = await this.plan()
     const actor = opts.actor ?? 'flakewatch'
-    const result: AutoUpdateResult = { quarantined: [], unquarantined: decision.release, expired: decision.expire, overCap: decision.overCap }
+    const result: AutoUpdateResult = {
+      quarantined: [],
+      unquarantined: decision.release,
+      expired: decision.expire,
+      overCap: decision.overCap,
+    }
     if (opts.dryRun) {
       result.quarantined = decision.quarantine.map((q) => this.preview(q.testId, q.reason))
       return result

@@ -47,11 +47,7 @@ export const selectionShape = {
   branch: text.optional(),
   env: envParam,
   last: z.coerce.number().int().min(1).max(MAX_LAST_RUNS).optional(),
-  rev: z
-    .string()
-    .trim()
-    .regex(REV_RANGE, 'expected a revision range such as abc123...def456')
-    .optional(),
+  rev: z.string().trim().regex(REV_RANGE, 'expected a revision range such as abc123...def456').optional(),
 }
 
 export const SelectionQuery = z.object(selectionShape)

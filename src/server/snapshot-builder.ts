@@ -23,8 +23,7 @@ export interface SnapshotWorkerData {
 
 export type SnapshotRequest = { id: number; selection: Selection; now: number | undefined }
 export type SnapshotReply =
-  | { id: number; snapshot: Snapshot }
-  | { id: number; error: { code: string | null; message: string } }
+  { id: number; snapshot: Snapshot } | { id: number; error: { code: string | null; message: string } }
 
 const WORKER_URL = new URL('./snapshot-worker.js', import.meta.url)
 

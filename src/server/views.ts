@@ -41,8 +41,7 @@ export function viewTests(snapshot: Snapshot, view: TestView): SnapshotTest[] {
   const filtered = memoize(snapshot, `filter:${filterKey}`, () =>
     search || view.verdict
       ? snapshot.tests.filter(
-          (t) =>
-            (!view.verdict || t.verdict === view.verdict) && (!search || t.testId.toLowerCase().includes(search)),
+          (t) => (!view.verdict || t.verdict === view.verdict) && (!search || t.testId.toLowerCase().includes(search)),
         )
       : snapshot.tests,
   )

@@ -1,4 +1,12 @@
-import { isFailure, type Attempt, type EnvFacets, type Result, type Run, type RunInfo, type RunStatus } from '../model.js'
+import {
+  isFailure,
+  type Attempt,
+  type EnvFacets,
+  type Result,
+  type Run,
+  type RunInfo,
+  type RunStatus,
+} from '../model.js'
 import type { AuditEntry, QuarantineRecord } from './store.js'
 
 /**

@@ -79,8 +79,7 @@ export function h<K extends keyof HTMLElementTagNameMap>(
         if (href) el.setAttribute('href', href)
       } else if (key === 'checked' || key === 'disabled' || key === 'required') {
         ;(el as unknown as Record<string, boolean>)[key] = true
-      }
-      else if (key === 'value') (el as unknown as { value: string }).value = value as string
+      } else if (key === 'value') (el as unknown as { value: string }).value = value as string
       else el.setAttribute(key, (value as string | number).toString())
     }
   }

@@ -74,7 +74,10 @@ function render([list, audit]: [QuarantineListResponse, AuditResponse]): Node[] 
 export const quarantinePage: Page = (root) => {
   const body = h('div', { class: 'grid' })
   root.append(body)
-  void loader(body, render)(() =>
+  void loader(
+    body,
+    render,
+  )(() =>
     Promise.all([get<QuarantineListResponse>('/quarantine'), get<AuditResponse>('/quarantine/audit', { limit: 100 })]),
   )
 }

@@ -40,7 +40,10 @@ const TABLE: { name: string; entries: HistoryEntry[]; seed: [number, number]; ra
   { name: 'stable passing', entries: pattern(() => 'pass'), seed: [0, 0.1], range: [0, 0.1] },
   {
     name: 'stable failing, irregular cadence',
-    entries: pattern(() => 'fail', (i) => ({ at: irregular[i] })),
+    entries: pattern(
+      () => 'fail',
+      (i) => ({ at: irregular[i] }),
+    ),
     seed: [0.05, 0.15],
     range: [0.05, 0.15],
   },
@@ -100,8 +103,14 @@ describe('flakinessScore: the seed validation table', () => {
   })
 
   it('scores an always-failing test below an intermittent one (consecutive-failure penalty)', () => {
-    const failing = flakinessScore(pattern(() => 'fail'), cfg.scoring)
-    const flaky = flakinessScore(pattern((i) => (i % 2 ? 'fail' : 'pass')), cfg.scoring)
+    const failing = flakinessScore(
+      pattern(() => 'fail'),
+      cfg.scoring,
+    )
+    const flaky = flakinessScore(
+      pattern((i) => (i % 2 ? 'fail' : 'pass')),
+      cfg.scoring,
+    )
     expect(failing.components.consecutiveFailurePenalty).toBe(1)
     expect(failing.score).toBeLessThan(flaky.score)
   })
@@ -109,7 +118,10 @@ describe('flakinessScore: the seed validation table', () => {
 
 describe('flakinessScore: components', () => {
   it('builds the attempt sequence from the counts: a pass on retry is a fail then a pass', () => {
-    const { components } = flakinessScore(pattern(() => 'retry'), cfg.scoring)
+    const { components } = flakinessScore(
+      pattern(() => 'retry'),
+      cfg.scoring,
+    )
     expect(components.intermittency).toBe(1)
     expect(components.rerunPassRate).toBe(1)
     expect(components.failSuccessRatio).toBeCloseTo(1 - Math.exp(-1.5))
@@ -126,8 +138,10 @@ describe('flakinessScore: components', () => {
       .fail({ message: 'Timeout at /a/b.ts:1:2 after 5000ms' })
       .fail({ message: 'Timeout at /c/d.ts:9:9 after 7000ms' })
       .build().entries
-    const different = history().fail({ message: 'expected 1 to equal 2' }).fail({ message: 'socket hang up' }).build()
-      .entries
+    const different = history()
+      .fail({ message: 'expected 1 to equal 2' })
+      .fail({ message: 'socket hang up' })
+      .build().entries
     expect(flakinessScore(same, cfg.scoring).components.messageVariance).toBe(0.5)
     expect(flakinessScore(different, cfg.scoring).components.messageVariance).toBe(1)
   })
@@ -160,8 +174,18 @@ describe('flakinessScore: components', () => {
 describe('scoreConfidence', () => {
   it('is the geometric mean of quantity, time span and quality', () => {
     // 50 runs over 16 days, failure messages and timings but no retries: quality 0.8.
-    expect(scoreConfidence(pattern((i) => (i % 2 ? 'fail' : 'pass')), cfg.scoring)).toBeCloseTo(Math.cbrt(0.8))
-    expect(scoreConfidence(pattern(() => 'retry'), cfg.scoring)).toBeCloseTo(1)
+    expect(
+      scoreConfidence(
+        pattern((i) => (i % 2 ? 'fail' : 'pass')),
+        cfg.scoring,
+      ),
+    ).toBeCloseTo(Math.cbrt(0.8))
+    expect(
+      scoreConfidence(
+        pattern(() => 'retry'),
+        cfg.scoring,
+      ),
+    ).toBeCloseTo(1)
     // 10 runs over 9 × 6 hours, no failures: (10/50 · 2.25/14 · 0.6)^(1/3).
     const few = history().seq('..........').build().entries
     expect(scoreConfidence(few, cfg.scoring)).toBeCloseTo(Math.cbrt(0.2 * (2.25 / 14) * 0.6))

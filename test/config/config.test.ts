@@ -18,14 +18,21 @@ describe('config', () => {
   })
 
   it('names the key in errors', () => {
-    expect(() => resolveConfig({ quarantine: { expiryDays: 0 } }, 'fw.json')).toThrow(/fw\.json: quarantine\.expiryDays/)
+    expect(() => resolveConfig({ quarantine: { expiryDays: 0 } }, 'fw.json')).toThrow(
+      /fw\.json: quarantine\.expiryDays/,
+    )
     expect(() => resolveConfig({ quarantin: {} })).toThrow(ConfigError)
-    expect(() => resolveConfig({ analysis: { scoring: { weights: { intermittency: -1 } } } })).toThrow(/analysis\.scoring\.weights\.intermittency/)
+    expect(() => resolveConfig({ analysis: { scoring: { weights: { intermittency: -1 } } } })).toThrow(
+      /analysis\.scoring\.weights\.intermittency/,
+    )
   })
 
   it('applies precedence: env over file over defaults, and resolves paths against the file', () => {
     const dir = mkdtempSync(join(tmpdir(), 'fw-cfg-'))
-    writeFileSync(join(dir, 'flakewatch.config.json'), JSON.stringify({ db: 'data/fw.db', suite: 'file-suite', quarantine: { maxQuarantined: 5 } }))
+    writeFileSync(
+      join(dir, 'flakewatch.config.json'),
+      JSON.stringify({ db: 'data/fw.db', suite: 'file-suite', quarantine: { maxQuarantined: 5 } }),
+    )
     const fromFile = loadConfig({ cwd: dir, env: {} })
     expect(fromFile.db).toBe(join(dir, 'data/fw.db'))
     expect(fromFile.suite).toBe('file-suite')
@@ -39,7 +46,10 @@ describe('config', () => {
   })
 
   it('passes analysis options through to the engine', () => {
-    const c = resolveConfig({ defaultBranch: 'trunk', analysis: { scoring: { weights: { intermittency: 0.5 } }, flipRate: { window: 12 } } })
+    const c = resolveConfig({
+      defaultBranch: 'trunk',
+      analysis: { scoring: { weights: { intermittency: 0.5 } }, flipRate: { window: 12 } },
+    })
     const resolved = resolveAnalysisConfig(analysisOptions(c))
     expect(resolved.scoring.weights.intermittency).toBe(0.5)
     expect(resolved.scoring.weights.rerunPassRate).toBe(0.25)

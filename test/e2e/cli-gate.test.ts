@@ -7,12 +7,15 @@ const VITEST = join(ROOT, 'node_modules', 'vitest', 'vitest.mjs')
 
 const junit = (cases: string) => `<?xml version="1.0"?>\n<testsuite name="s">\n${cases}\n</testsuite>\n`
 const pass = (name: string) => `<testcase classname="m" name="${name}" time="0.01"/>`
-const fail = (name: string, msg = 'boom') => `<testcase classname="m" name="${name}" time="0.02"><failure message="${msg}">${msg}</failure></testcase>`
+const fail = (name: string, msg = 'boom') =>
+  `<testcase classname="m" name="${name}" time="0.02"><failure message="${msg}">${msg}</failure></testcase>`
 
 describe('flakewatch gate', () => {
   const quarantineFile = JSON.stringify({
     version: 1,
-    quarantined: [{ test_id: 'unit::m::q', reason: 'flaky on slow runners', owner: 'team-a', expires_at: '2999-01-01T00:00:00Z' }],
+    quarantined: [
+      { test_id: 'unit::m::q', reason: 'flaky on slow runners', owner: 'team-a', expires_at: '2999-01-01T00:00:00Z' },
+    ],
   })
 
   it('exits 0 when every failure is quarantined, 1 otherwise, 2 on bad input', async () => {
@@ -27,11 +30,15 @@ describe('flakewatch gate', () => {
     expect(ok.exitCode, ok.stderr).toBe(0)
     const okJson = JSON.parse(ok.stdout)
     expect(okJson.verdict).toBe('pass')
-    expect(okJson.quarantined).toMatchObject([{ test_id: 'unit::m::q', reason: 'flaky on slow runners', owner: 'team-a' }])
+    expect(okJson.quarantined).toMatchObject([
+      { test_id: 'unit::m::q', reason: 'flaky on slow runners', owner: 'team-a' },
+    ])
     const blocked = await runCli(args('blocking.xml'))
     expect(blocked.exitCode).toBe(1)
     expect(blocked.stdout).toMatch(/Blocking failures \(1\):\n {2}unit::m::b/)
-    expect(blocked.stdout).toMatch(/Quarantined failures, not blocking \(1\):[\s\S]*reason: flaky on slow runners; owner: team-a/)
+    expect(blocked.stdout).toMatch(
+      /Quarantined failures, not blocking \(1\):[\s\S]*reason: flaky on slow runners; owner: team-a/,
+    )
     expect((await runCli(args('bad.xml'))).exitCode).toBe(2)
     expect((await runCli(args('nope.xml'))).exitCode).toBe(2)
     writeFileSync(join(dir, 'broken-q.json'), '{"version":1,"quarantined":[{"test_id":"x"}]}')
@@ -44,12 +51,23 @@ describe('flakewatch gate', () => {
     const dir = testdir({ 'q.json': quarantineFile, 'r.xml': junit(pass('a') + fail('q', 'x &lt; y &amp; z')) })
     const summary = join(dir, 'summary.md')
     const res = await runCli(
-      ['gate', join(dir, 'r.xml'), '--suite', 'unit', '--quarantine-file', join(dir, 'q.json'), '--junit-out', join(dir, 'gated.xml')],
+      [
+        'gate',
+        join(dir, 'r.xml'),
+        '--suite',
+        'unit',
+        '--quarantine-file',
+        join(dir, 'q.json'),
+        '--junit-out',
+        join(dir, 'gated.xml'),
+      ],
       { env: { GITHUB_STEP_SUMMARY: summary } },
     )
     expect(res.exitCode).toBe(0)
     const gated = readFileSync(join(dir, 'gated.xml'), 'utf8')
-    expect(gated).toMatch(/<testcase classname="m" name="q"[^>]*>\s*<skipped message="quarantined: flaky on slow runners \(owner: team-a\)"\/>/)
+    expect(gated).toMatch(
+      /<testcase classname="m" name="q"[^>]*>\s*<skipped message="quarantined: flaky on slow runners \(owner: team-a\)"\/>/,
+    )
     expect(gated).not.toMatch(/<failure/)
     expect(readFileSync(summary, 'utf8')).toMatch(/flakewatch gate: ✅ pass[\s\S]*unit::m::q \| flaky on slow runners/)
   })
@@ -69,14 +87,27 @@ describe('flakewatch run with a real test runner (vitest from npm)', () => {
   const project = {
     'vitest.config.mjs': "export default { test: { include: ['*.test.mjs'] } }\n",
     'a.test.mjs': "import { test, expect } from 'vitest'\ntest('adds', () => expect(1 + 1).toBe(2))\n",
-    'b.test.mjs': "import { test, expect } from 'vitest'\ntest('flaky thing', () => expect(process.env.MAKE_IT_PASS).toBe('1'))\n",
+    'b.test.mjs':
+      "import { test, expect } from 'vitest'\ntest('flaky thing', () => expect(process.env.MAKE_IT_PASS).toBe('1'))\n",
   }
-  const testCmd = ['--', process.execPath, VITEST, 'run', '--config', 'vitest.config.mjs', '--reporter=junit', '--outputFile=reports/junit.xml']
+  const testCmd = [
+    '--',
+    process.execPath,
+    VITEST,
+    'run',
+    '--config',
+    'vitest.config.mjs',
+    '--reporter=junit',
+    '--outputFile=reports/junit.xml',
+  ]
 
   it('fails on a failure, passes once that failure is quarantined, and stores every run', async () => {
     const dir = testdir(project)
     const db = join(dir, 'fw.db')
-    const first = await runCli(['run', '--db', db, '--suite', 'unit', '--report', 'reports/*.xml', '--json', ...testCmd], { cwd: dir })
+    const first = await runCli(
+      ['run', '--db', db, '--suite', 'unit', '--report', 'reports/*.xml', '--json', ...testCmd],
+      { cwd: dir },
+    )
     expect(first.exitCode, first.stderr).toBe(1)
     const verdict = JSON.parse(first.stdout)
     expect(verdict.verdict).toBe('fail')
@@ -84,24 +115,40 @@ describe('flakewatch run with a real test runner (vitest from npm)', () => {
     const testId: string = verdict.blocking[0].test_id
     expect(testId).toMatch(/^unit::.*b\.test\.mjs::.*flaky thing$/)
 
-    const add = await runCli(['quarantine', 'add', testId, '--db', db, '--reason', 'depends on env', '--owner', 'me', '--actor', 'tester'], { cwd: dir })
+    const add = await runCli(
+      ['quarantine', 'add', testId, '--db', db, '--reason', 'depends on env', '--owner', 'me', '--actor', 'tester'],
+      { cwd: dir },
+    )
     expect(add.exitCode, add.stderr).toBe(0)
-    const second = await runCli(['run', '--db', db, '--suite', 'unit', '--report', 'reports/*.xml', ...testCmd], { cwd: dir })
+    const second = await runCli(['run', '--db', db, '--suite', 'unit', '--report', 'reports/*.xml', ...testCmd], {
+      cwd: dir,
+    })
     expect(second.exitCode, second.stdout + second.stderr).toBe(0)
     expect(second.stdout).toMatch(/Quarantined failures, not blocking \(1\)/)
     const shown = JSON.parse((await runCli(['show', testId, '--db', db, '--json'], { cwd: dir })).stdout)
     expect(shown.history.map((h: { status: string }) => h.status)).toEqual(['failed', 'failed'])
-    expect(shown.quarantine).toMatchObject({ reason: 'depends on env', owner: 'me', createdBy: 'tester', source: 'manual' })
+    expect(shown.quarantine).toMatchObject({
+      reason: 'depends on env',
+      owner: 'me',
+      createdBy: 'tester',
+      source: 'manual',
+    })
   })
 
   it('never passes silently: no report, or a failure the reports do not show, keeps the command’s exit code', async () => {
     const dir = testdir({ 'pass.xml': junit(pass('a')) })
-    const crash = await runCli(['run', '--db', join(dir, 'fw.db'), '--report', 'reports/*.xml', '--', process.execPath, '-e', 'process.exit(3)'], { cwd: dir })
+    const crash = await runCli(
+      ['run', '--db', join(dir, 'fw.db'), '--report', 'reports/*.xml', '--', process.execPath, '-e', 'process.exit(3)'],
+      { cwd: dir },
+    )
     expect(crash.exitCode).toBe(3)
     expect(crash.stderr).toMatch(/wrote no report/)
     mkdirSync(join(dir, 'reports'))
     const script = "require('fs').copyFileSync('pass.xml', 'reports/junit.xml'); process.exit(4)"
-    const hidden = await runCli(['run', '--db', join(dir, 'fw.db'), '--report', 'reports/*.xml', '--', process.execPath, '-e', script], { cwd: dir })
+    const hidden = await runCli(
+      ['run', '--db', join(dir, 'fw.db'), '--report', 'reports/*.xml', '--', process.execPath, '-e', script],
+      { cwd: dir },
+    )
     expect(hidden.exitCode).toBe(4)
     expect(hidden.stderr).toMatch(/reports show no failing test/)
   })
@@ -115,7 +162,10 @@ describe('auto-quarantine and auto-release over many runs', () => {
     const reportFor = (i: number, cases: string, revision: string) => {
       const at = new Date(now - (40 - i) * 3_600_000).toISOString()
       const props = `<properties><property name="ci.revision" value="${revision}"/><property name="ci.branch" value="main"/></properties>`
-      writeFileSync(join(dir, `run-${String(i).padStart(2, '0')}.xml`), `<?xml version="1.0"?><testsuite name="s" timestamp="${at}">${props}${cases}</testsuite>`)
+      writeFileSync(
+        join(dir, `run-${String(i).padStart(2, '0')}.xml`),
+        `<?xml version="1.0"?><testsuite name="s" timestamp="${at}">${props}${cases}</testsuite>`,
+      )
     }
     // Runs 0-19: "flaky" fails on every third run, on revisions that also saw it pass; "broken" breaks at run 14.
     for (let i = 0; i < 20; i++) {
@@ -138,7 +188,8 @@ describe('auto-quarantine and auto-release over many runs', () => {
     expect(byId['unit::m::steady'].verdict).toBe('healthy')
 
     // Runs 20-31: fixed. After 10 passes in a row the automatic quarantine ends by itself.
-    for (let i = 20; i < 32; i++) reportFor(i, pass('steady') + pass('flaky') + fail('broken', 'expected 2 got 3'), `rev${i}`)
+    for (let i = 20; i < 32; i++)
+      reportFor(i, pass('steady') + pass('flaky') + fail('broken', 'expected 2 got 3'), `rev${i}`)
     const more = JSON.parse((await runCli(['ingest', dir, '--db', db, '--suite', 'unit', '--json'])).stdout)
     expect([more.ingested.length, more.duplicates.length]).toEqual([12, 20])
     const release = JSON.parse((await runCli(['quarantine', 'auto', '--db', db, '--json'])).stdout)

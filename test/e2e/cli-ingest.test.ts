@@ -8,7 +8,8 @@ const FIXTURES = process.env.FLAKEWATCH_FIXTURES ?? join(ROOT, '..', 'shared', '
 const haveFixtures = existsSync(FIXTURES)
 if (!haveFixtures && process.env.CI === 'true') throw new Error(`public fixtures not found at ${FIXTURES}`)
 
-const junit = (cases: string) => `<?xml version="1.0"?><testsuite name="s" timestamp="2026-03-01T10:00:00Z">${cases}</testsuite>`
+const junit = (cases: string) =>
+  `<?xml version="1.0"?><testsuite name="s" timestamp="2026-03-01T10:00:00Z">${cases}</testsuite>`
 
 function count(db: string, sql: string): number {
   const d = new Database(db, { readonly: true })
@@ -43,17 +44,22 @@ describe.skipIf(!haveFixtures)('flakewatch ingest on every public fixture', () =
     expect(first.exitCode, first.stderr).toBe(0)
     const summary = JSON.parse(first.stdout)
     expect(summary.failed).toEqual([])
-    const files = readdirSync(FIXTURES, { recursive: true, withFileTypes: true }).filter((f) => f.isFile() && !f.name.endsWith('.md'))
+    const files = readdirSync(FIXTURES, { recursive: true, withFileTypes: true }).filter(
+      (f) => f.isFile() && !f.name.endsWith('.md'),
+    )
     expect(files.length).toBeGreaterThanOrEqual(27)
     expect(new Set(summary.ingested.map((e: { file: string }) => e.file)).size).toBe(files.length)
-    for (const e of summary.ingested) expect(Object.keys(e).sort()).toEqual(['attempts', 'file', 'results', 'run_id', 'tests'])
+    for (const e of summary.ingested)
+      expect(Object.keys(e).sort()).toEqual(['attempts', 'file', 'results', 'run_id', 'tests'])
     const results = count(db, 'SELECT count(*) FROM results')
     expect(results).toBe(summary.ingested.reduce((n: number, e: { results: number }) => n + e.results, 0))
     const again = JSON.parse((await runCli(['ingest', FIXTURES, '--db', db, '--json'])).stdout)
     expect(again.ingested).toEqual([])
     expect(again.duplicates.length).toBe(summary.ingested.length)
     expect(count(db, 'SELECT count(*) FROM results')).toBe(results)
-    const replaced = JSON.parse((await runCli(['ingest', join(FIXTURES, 'nosetests'), '--db', db, '--json', '--replace'])).stdout)
+    const replaced = JSON.parse(
+      (await runCli(['ingest', join(FIXTURES, 'nosetests'), '--db', db, '--json', '--replace'])).stdout,
+    )
     expect(replaced.ingested).toHaveLength(1)
     expect(count(db, 'SELECT count(*) FROM results')).toBe(results)
   })
@@ -75,13 +81,20 @@ describe('flakewatch ingest on bad input', () => {
   it('names each bad file, exits 2, stores the good ones and nothing of the bad', async () => {
     const dir = testdir()
     for (const [name, content] of Object.entries(bad)) writeFileSync(join(dir, name), content)
-    writeFileSync(join(dir, 'good.xml'), junit('<testcase classname="m" name="ok"/><testcase classname="m" name="ko"><failure message="boom"/></testcase>'))
+    writeFileSync(
+      join(dir, 'good.xml'),
+      junit(
+        '<testcase classname="m" name="ok"/><testcase classname="m" name="ko"><failure message="boom"/></testcase>',
+      ),
+    )
     const db = join(dir, 'fw.db')
     const res = await runCli(['ingest', dir, '--db', db, '--json'])
     expect(res.exitCode).toBe(2)
     const summary = JSON.parse(res.stdout)
     expect(summary.ingested.map((e: { file: string }) => e.file)).toEqual([join(dir, 'good.xml')])
-    const failed = new Map<string, string>(summary.failed.map((f: { file: string; error: string }) => [f.file.split('/').pop(), f.error]))
+    const failed = new Map<string, string>(
+      summary.failed.map((f: { file: string; error: string }) => [f.file.split('/').pop(), f.error]),
+    )
     expect([...failed.keys()].sort()).toEqual(Object.keys(bad).sort())
     for (const [name, error] of failed) expect(error).toContain(name)
     expect(failed.get('malformed.xml')).toMatch(/malformed\.xml:\d+/)
@@ -117,7 +130,22 @@ describe('run context', () => {
       CI_JOB_URL: 'https://gitlab.example/j/777',
       CI_RUNNER_DESCRIPTION: 'runner-7',
     }
-    const res = await runCli(['ingest', join(dir, 'r.xml'), '--db', db, '--suite', 'unit', '--env', 'os=linux', '--branch', 'override', '--json'], { env })
+    const res = await runCli(
+      [
+        'ingest',
+        join(dir, 'r.xml'),
+        '--db',
+        db,
+        '--suite',
+        'unit',
+        '--env',
+        'os=linux',
+        '--branch',
+        'override',
+        '--json',
+      ],
+      { env },
+    )
     expect(res.exitCode, res.stderr).toBe(0)
     expect(JSON.parse(res.stdout).ingested[0].run_id).toBe('gitlab-777')
     const d = new Database(db, { readonly: true })
@@ -136,6 +164,10 @@ describe('run context', () => {
     })
     expect(JSON.parse(run.env as string)).toEqual({ os: 'linux' })
     const show = await runCli(['show', 'unit::m::t', '--db', db, '--json'])
-    expect(JSON.parse(show.stdout).history[0]).toMatchObject({ run_id: 'gitlab-777', revision: 'abc123', status: 'passed' })
+    expect(JSON.parse(show.stdout).history[0]).toMatchObject({
+      run_id: 'gitlab-777',
+      revision: 'abc123',
+      status: 'passed',
+    })
   })
 })

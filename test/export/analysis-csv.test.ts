@@ -59,8 +59,16 @@ describe('csvCell', () => {
   })
 
   it('toCsv round-trips through an RFC 4180 reader', () => {
-    const rows = [['id', 'note'], ['x', 'a,"b"\nc'], ['y', null]]
-    expect(parseCsv(toCsv(rows))).toEqual([['id', 'note'], ['x', 'a,"b"\nc'], ['y', '']])
+    const rows = [
+      ['id', 'note'],
+      ['x', 'a,"b"\nc'],
+      ['y', null],
+    ]
+    expect(parseCsv(toCsv(rows))).toEqual([
+      ['id', 'note'],
+      ['x', 'a,"b"\nc'],
+      ['y', ''],
+    ])
   })
 })
 
@@ -101,13 +109,28 @@ describe('analysesToCsv', () => {
     const now = Date.UTC(2026, 0, 12)
     const analyses = [
       analyzeTest(history('=cmd|calc', ['passed', 'failed', 'passed', 'failed', 'passed', 'passed']), cfg, { now }),
-      analyzeTest(history('adds, "quoted"', ['passed', 'passed', 'passed', 'passed', 'passed', 'passed']), cfg, { now }),
+      analyzeTest(history('adds, "quoted"', ['passed', 'passed', 'passed', 'passed', 'passed', 'passed']), cfg, {
+        now,
+      }),
     ]
     const rows = parseCsv(analysesToCsv(analyses))
     expect(rows[0]).toEqual(Object.keys(ANALYSIS_CSV_COLUMNS))
     expect(rows[0]!.slice(0, 15)).toEqual([
-      'test_id', 'suite', 'module', 'name', 'runs', 'passes', 'fails', 'skipped', 'excluded_runs',
-      'pass_rate', 'flip_rate', 'ewma', 'score', 'confidence', 'classification',
+      'test_id',
+      'suite',
+      'module',
+      'name',
+      'runs',
+      'passes',
+      'fails',
+      'skipped',
+      'excluded_runs',
+      'pass_rate',
+      'flip_rate',
+      'ewma',
+      'score',
+      'confidence',
+      'classification',
     ])
     expect(rows).toHaveLength(3)
     const col = (name: string) => rows[0]!.indexOf(name)

@@ -16,7 +16,9 @@ describe('the v1 schema', () => {
   })
 
   it.skipIf(!existsSync(SHARED_DIR))('the sample fixture is byte-identical to the shared sample', () => {
-    expect(readFileSync(SAMPLE, 'utf8')).toBe(readFileSync(join(SHARED_DIR, 'flake-history-bundle-sample.json'), 'utf8'))
+    expect(readFileSync(SAMPLE, 'utf8')).toBe(
+      readFileSync(join(SHARED_DIR, 'flake-history-bundle-sample.json'), 'utf8'),
+    )
   })
 
   it('the runtime validator loads the shipped copy', () => {

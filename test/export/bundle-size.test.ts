@@ -68,7 +68,8 @@ describe('bundle size: a year of nightly runs × 2,000 tests', () => {
     let contexts = 0
     for (const t of bundle.tests) {
       contexts += t.results_by_context.length
-      for (const c of t.results_by_context) for (const id of [...c.passing_run_ids, ...c.failing_run_ids]) refBytes += id.length + 3
+      for (const c of t.results_by_context)
+        for (const id of [...c.passing_run_ids, ...c.failing_run_ids]) refBytes += id.length + 3
     }
     const runsBytes = Buffer.byteLength(JSON.stringify(bundle.runs))
     const testOverhead = summary.bytes - refBytes - runsBytes

@@ -3,7 +3,14 @@ import { createServer, type IncomingHttpHeaders } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { exportBundle, exportCsv, exportStats, printExportBundle, printExportCsv, printExportStats } from '../../src/cli/commands/export.js'
+import {
+  exportBundle,
+  exportCsv,
+  exportStats,
+  printExportBundle,
+  printExportCsv,
+  printExportStats,
+} from '../../src/cli/commands/export.js'
 import { importBundleFile, printImport } from '../../src/cli/commands/import.js'
 import { gitlabToken, printPublish, publish } from '../../src/cli/commands/publish.js'
 import type { Io } from '../../src/cli/output.js'
@@ -73,8 +80,12 @@ describe('export commands', () => {
     const file = join(tmp.dir, 'never.json')
     await expect(exportBundle({ db, output: file, days: 'two' }, fakeIo().io)).rejects.toThrow(InputError)
     await expect(exportBundle({ db, output: file, days: '0' }, fakeIo().io)).rejects.toThrow(/--days/)
-    await expect(exportBundle({ db, output: file, contextKeys: 'run_id' }, fakeIo().io)).rejects.toThrow(/--context-keys/)
-    await expect(exportBundle({ db, output: file, classification: 'x' }, fakeIo().io)).rejects.toThrow(/--classification/)
+    await expect(exportBundle({ db, output: file, contextKeys: 'run_id' }, fakeIo().io)).rejects.toThrow(
+      /--context-keys/,
+    )
+    await expect(exportBundle({ db, output: file, classification: 'x' }, fakeIo().io)).rejects.toThrow(
+      /--classification/,
+    )
     expect(existsSync(file)).toBe(false)
     const nowhere = join(tmp.dir, 'no-such-dir', 'b.json')
     await expect(exportBundle({ db, output: nowhere }, fakeIo().io)).rejects.toThrow(`${nowhere}: cannot write: ENOENT`)
@@ -161,18 +172,29 @@ describe('publish command', () => {
     expect(soft.err()).toMatch(/^warning: publish failed: upload: GitLab rejected the token \(401 Unauthorized\)/)
     expect(soft.err()).toContain('pass --strict')
     const strict = fakeIo(env)
-    printPublish(await publish({ url: gl.url, project: 'g/p', file: SAMPLE, strict: true }, strict.io), { strict: true }, strict.io)
+    printPublish(
+      await publish({ url: gl.url, project: 'g/p', file: SAMPLE, strict: true }, strict.io),
+      { strict: true },
+      strict.io,
+    )
     expect(strict.err()).toMatch(/^error: publish failed/)
     await gl.close()
   })
 
   it('missing settings and unreadable files are publish failures too, with the fix named', async () => {
     const { io } = fakeIo()
-    expect(await publish({ project: 'p', token: 't' }, io)).toEqual({ ok: false, error: 'no GitLab URL: pass --url or run in GitLab CI (CI_SERVER_URL)' })
+    expect(await publish({ project: 'p', token: 't' }, io)).toEqual({
+      ok: false,
+      error: 'no GitLab URL: pass --url or run in GitLab CI (CI_SERVER_URL)',
+    })
     expect((await publish({ url: 'http://x', token: 't' }, io)).error).toMatch(/no project/)
     expect((await publish({ url: 'http://x', project: 'p' }, io)).error).toMatch(/no GitLab token/)
-    expect((await publish({ url: 'http://x', project: 'p', token: 't', file: join(tmp.dir, 'nope.json') }, io)).error).toMatch(/ENOENT/)
-    expect((await publish({ url: 'http://x', project: 'p', token: 't', keepDays: 'week' }, io)).error).toMatch(/--keep-days/)
+    expect(
+      (await publish({ url: 'http://x', project: 'p', token: 't', file: join(tmp.dir, 'nope.json') }, io)).error,
+    ).toMatch(/ENOENT/)
+    expect((await publish({ url: 'http://x', project: 'p', token: 't', keepDays: 'week' }, io)).error).toMatch(
+      /--keep-days/,
+    )
   })
 
   it('--token wins over CI_JOB_TOKEN and is sent as PRIVATE-TOKEN', () => {

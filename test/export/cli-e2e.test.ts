@@ -26,7 +26,9 @@ describe('flakewatch import/export/publish (built CLI)', () => {
     const file = join(FIXTURES, 'invalid/schema-version-2.json')
     const r = await runCli(['import', 'bundle', file, '--db', db])
     expect(r.exitCode).toBe(2)
-    expect(r.stderr).toBe(`flakewatch: ${file}: flake-history bundle schema_version 2 is not supported; flakewatch reads version 1\n`)
+    expect(r.stderr).toBe(
+      `flakewatch: ${file}: flake-history bundle schema_version 2 is not supported; flakewatch reads version 1\n`,
+    )
   })
 
   it('publish failure: exit 0 with a warning, exit 2 with --strict', async () => {
@@ -35,7 +37,18 @@ describe('flakewatch import/export/publish (built CLI)', () => {
     await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r))
     const port = (probe.address() as AddressInfo).port
     await new Promise((r) => probe.close(r))
-    const args = ['publish', 'gitlab', '--url', `http://127.0.0.1:${port}`, '--project', 'g/p', '--file', SAMPLE, '--db', db]
+    const args = [
+      'publish',
+      'gitlab',
+      '--url',
+      `http://127.0.0.1:${port}`,
+      '--project',
+      'g/p',
+      '--file',
+      SAMPLE,
+      '--db',
+      db,
+    ]
     const env = { CI_JOB_TOKEN: 'x' }
     const soft = await runCli(args, { env })
     expect(soft.exitCode).toBe(0)

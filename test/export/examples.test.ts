@@ -48,7 +48,9 @@ async function exampleStore() {
       result('test_level[italy]', night % 4 === 1 ? 'failed' : 'passed', {}, 'nightly'),
       result('test_drift[scintilla]', night % 3 === 0 ? 'passed' : 'failed', {}, 'nightly'),
       result('test_mission[city_chase]', night >= 8 ? 'failed' : 'passed', {}, 'nightly'),
-      night === 4 ? flakyResult('test_visual[main_menu]', 'nightly') : result('test_visual[main_menu]', 'passed', {}, 'nightly'),
+      night === 4
+        ? flakyResult('test_visual[main_menu]', 'nightly')
+        : result('test_visual[main_menu]', 'passed', {}, 'nightly'),
     ]
     if (!interrupted) results.push(result('test_ui[options]', night % 2 ? 'skipped' : 'passed', {}, 'nightly'))
     await store.ingestReport(batch(run, results))

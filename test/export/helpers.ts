@@ -54,7 +54,10 @@ export function collector(): Writable & { text: () => string; writes: number } {
   return out
 }
 
-export async function exportBundle(store: Store, opts: BundleExportOptions = {}): Promise<{ bundle: Bundle; text: string }> {
+export async function exportBundle(
+  store: Store,
+  opts: BundleExportOptions = {},
+): Promise<{ bundle: Bundle; text: string }> {
   const out = collector()
   await writeBundle(store, out, opts)
   const text = out.text()

@@ -155,16 +155,29 @@ describe('import bundle: flakewatch’s own bundles round-trip without loss', ()
           finishedAt: at(1.01),
           durationMs: 864_000,
         }),
-        [result('a', 'passed', {}, 'nightly'), result('b', 'error', {}, 'nightly'), result('c', 'skipped', {}, 'nightly')],
+        [
+          result('a', 'passed', {}, 'nightly'),
+          result('b', 'error', {}, 'nightly'),
+          result('c', 'skipped', {}, 'nightly'),
+        ],
       ),
     )
     await store.ingestReport(
-      batch(runMeta('circle-2', at(2), { suite: 'nightly', pipelineId: 'wf-uuid-1', env: env('vulkan'), status: 'interrupted' }), [
-        flakyResult('a', 'nightly'),
-        result('b', 'failed', {}, 'nightly'),
+      batch(
+        runMeta('circle-2', at(2), {
+          suite: 'nightly',
+          pipelineId: 'wf-uuid-1',
+          env: env('vulkan'),
+          status: 'interrupted',
+        }),
+        [flakyResult('a', 'nightly'), result('b', 'failed', {}, 'nightly')],
+      ),
+    )
+    await store.ingestReport(
+      batch(runMeta('r-3', at(3), { suite: 'nightly', status: 'unknown', env: {} }), [
+        result('a', 'failed', {}, 'nightly'),
       ]),
     )
-    await store.ingestReport(batch(runMeta('r-3', at(3), { suite: 'nightly', status: 'unknown', env: {} }), [result('a', 'failed', {}, 'nightly')]))
     const now = t0 + 5 * 86_400_000
     const first = (await exportBundle(store, { now })).bundle
     expect(validate(first)).toEqual([])
@@ -193,7 +206,13 @@ describe('import bundle: sparse bundles', () => {
     // The run has no start time, so the store dates it at import: the window has to reach now.
     const { bundle } = await exportBundle(store, { now: Date.now() + 1000 })
     expect(validate(bundle)).toEqual([])
-    expect(bundle.runs[0]).toMatchObject({ run_id: 'r1', suite: null, pipeline_id: null, started_at: null, status: 'unknown' })
+    expect(bundle.runs[0]).toMatchObject({
+      run_id: 'r1',
+      suite: null,
+      pipeline_id: null,
+      started_at: null,
+      status: 'unknown',
+    })
     expect(bundle.tests[0]).toMatchObject({ test_id: 't', name: 't', suite: null, module: null })
     expect(bundle.tests[0]!.overall).toMatchObject({ pass_count: 0, fail_count: 1, flake_classification: 'broken' })
     await store.close()
@@ -224,10 +243,14 @@ describe('import bundle: refusals', () => {
     expect(() => parseBundle('[]', 'x.json')).toThrow(/^x\.json: not a flake-history bundle/)
     expect(() => parseBundle('{"runs":[]}', 'x.json')).toThrow('x.json: not a flake-history bundle (no schema_version)')
     const bad = readFileSync(join(FIXTURES, 'invalid/run-status-unknown-value.json'), 'utf8')
-    expect(() => parseBundle(bad, 'b.json')).toThrow(/^b\.json: not a valid flake-history bundle v1: \/runs\/0\/status: must be equal to one of the allowed values/)
+    expect(() => parseBundle(bad, 'b.json')).toThrow(
+      /^b\.json: not a valid flake-history bundle v1: \/runs\/0\/status: must be equal to one of the allowed values/,
+    )
     const unknownRun = structuredClone(sample)
     unknownRun.tests[0]!.results_by_context[0]!.passing_run_ids.push('nope')
-    expect(() => parseBundle(JSON.stringify(unknownRun), 'u.json')).toThrow(/u\.json: tests\[0\]\.results_by_context\[0\]: run "nope" is not in runs\[\]/)
+    expect(() => parseBundle(JSON.stringify(unknownRun), 'u.json')).toThrow(
+      /u\.json: tests\[0\]\.results_by_context\[0\]: run "nope" is not in runs\[\]/,
+    )
     const both = structuredClone(sample)
     both.tests[0]!.results_by_context[0]!.failing_run_ids.push('5cb34a1f')
     expect(() => parseBundle(JSON.stringify(both), 'c.json')).toThrow(/both passed and failed in run "5cb34a1f"/)
@@ -238,7 +261,9 @@ describe('import bundle: refusals', () => {
 
   it('a missing file is an InputError, not a crash', async () => {
     const store = await newStore()
-    await expect(importBundle(store, join(tmp.dir, 'missing.json'))).rejects.toThrow(/missing\.json: cannot read: ENOENT/)
+    await expect(importBundle(store, join(tmp.dir, 'missing.json'))).rejects.toThrow(
+      /missing\.json: cannot read: ENOENT/,
+    )
     await store.close()
   })
 })

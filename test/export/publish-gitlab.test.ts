@@ -26,11 +26,22 @@ interface Logged {
  * The four GitLab endpoints publish uses, on 127.0.0.1: generic upload, package list (with GitLab's substring
  * name filter and X-Next-Page pagination), package delete. `fail` scripts error responses per route.
  */
-async function fakeGitlab(opts: { project?: string; packages?: Pkg[]; perPage?: number; fail?: Partial<Record<'PUT' | 'GET' | 'DELETE', number[]>> } = {}) {
+async function fakeGitlab(
+  opts: {
+    project?: string
+    packages?: Pkg[]
+    perPage?: number
+    fail?: Partial<Record<'PUT' | 'GET' | 'DELETE', number[]>>
+  } = {},
+) {
   const project = opts.project ?? 'group%2Fsub%2Fapp'
   const packages = [...(opts.packages ?? [])]
   const log: Logged[] = []
-  const fail = { PUT: [...(opts.fail?.PUT ?? [])], GET: [...(opts.fail?.GET ?? [])], DELETE: [...(opts.fail?.DELETE ?? [])] }
+  const fail = {
+    PUT: [...(opts.fail?.PUT ?? [])],
+    GET: [...(opts.fail?.GET ?? [])],
+    DELETE: [...(opts.fail?.DELETE ?? [])],
+  }
   let nextId = 1000
   const server: Server = createServer((req, res) => {
     let body = ''
@@ -44,19 +55,28 @@ async function fakeGitlab(opts: { project?: string; packages?: Pkg[]; perPage?: 
       }
       const scripted = fail[method]?.shift()
       if (scripted) return send(scripted, { message: `${scripted} scripted` })
-      if (req.headers['job-token'] !== TOKEN && req.headers['private-token'] !== TOKEN) return send(401, { message: '401 Unauthorized' })
+      if (req.headers['job-token'] !== TOKEN && req.headers['private-token'] !== TOKEN)
+        return send(401, { message: '401 Unauthorized' })
       const url = new URL(req.url!, 'http://x')
       const prefix = `/api/v4/projects/${project}/packages`
       if (!req.url!.startsWith(prefix)) return send(404, { message: '404 Project Not Found' })
       const rest = req.url!.slice(prefix.length)
       const upload = /^\/generic\/([^/]+)\/([^/]+)\/bundle\.json$/.exec(rest)
       if (method === 'PUT' && upload) {
-        packages.push({ id: nextId++, name: upload[1]!, version: upload[2]!, package_type: 'generic', created_at: new Date(NOW).toISOString() })
+        packages.push({
+          id: nextId++,
+          name: upload[1]!,
+          version: upload[2]!,
+          package_type: 'generic',
+          created_at: new Date(NOW).toISOString(),
+        })
         return send(201, { message: '201 Created' })
       }
       if (method === 'GET' && url.pathname === prefix) {
         const name = url.searchParams.get('package_name') ?? ''
-        const matching = packages.filter((p) => p.name.includes(name) && p.package_type === url.searchParams.get('package_type'))
+        const matching = packages.filter(
+          (p) => p.name.includes(name) && p.package_type === url.searchParams.get('package_type'),
+        )
         const per = Math.min(Number(url.searchParams.get('per_page') ?? 20), opts.perPage ?? 100)
         const page = Number(url.searchParams.get('page') ?? 1)
         const slice = matching.slice((page - 1) * per, page * per)
@@ -123,7 +143,10 @@ describe('publish gitlab', () => {
     expect(gl.packages.map((p) => p.id).sort((a, b) => a - b)).toEqual([3, 4, 6, 1000])
 
     const put = gl.log[0]!
-    expect(put).toMatchObject({ method: 'PUT', url: `/api/v4/projects/group%2Fsub%2Fapp/packages/generic/flake-history/${version}/bundle.json` })
+    expect(put).toMatchObject({
+      method: 'PUT',
+      url: `/api/v4/projects/group%2Fsub%2Fapp/packages/generic/flake-history/${version}/bundle.json`,
+    })
     expect(put.headers['job-token']).toBe(TOKEN)
     expect(put.headers['private-token']).toBeUndefined()
     expect(put.headers['content-type']).toBe('application/json')
@@ -132,17 +155,32 @@ describe('publish gitlab', () => {
     expect(lists.length).toBeGreaterThan(1)
     for (const [i, l] of lists.entries()) {
       const q = new URL(l.url, 'http://x').searchParams
-      expect([q.get('package_name'), q.get('package_type'), q.get('page')]).toEqual(['flake-history', 'generic', String(i + 1)])
+      expect([q.get('package_name'), q.get('package_type'), q.get('page')]).toEqual([
+        'flake-history',
+        'generic',
+        String(i + 1),
+      ])
     }
-    expect(gl.log.filter((l) => l.method === 'DELETE').map((l) => l.url).sort()).toEqual(
-      ['/api/v4/projects/group%2Fsub%2Fapp/packages/1', '/api/v4/projects/group%2Fsub%2Fapp/packages/2', '/api/v4/projects/group%2Fsub%2Fapp/packages/5'],
+    expect(
+      gl.log
+        .filter((l) => l.method === 'DELETE')
+        .map((l) => l.url)
+        .sort(),
+    ).toEqual([
+      '/api/v4/projects/group%2Fsub%2Fapp/packages/1',
+      '/api/v4/projects/group%2Fsub%2Fapp/packages/2',
+      '/api/v4/projects/group%2Fsub%2Fapp/packages/5',
+    ])
+    expect(r.fileUrl).toBe(
+      `${gl.url}/api/v4/projects/group%2Fsub%2Fapp/packages/generic/flake-history/${version}/bundle.json`,
     )
-    expect(r.fileUrl).toBe(`${gl.url}/api/v4/projects/group%2Fsub%2Fapp/packages/generic/flake-history/${version}/bundle.json`)
   })
 
   it('uses PRIVATE-TOKEN for --token, accepts a numeric project and an /api/v4 URL', async () => {
     const gl = await fakeGitlab({ project: '42' })
-    const r = await publishToGitlab(base(`${gl.url}/api/v4/`, { project: '42', token: { kind: 'private', value: TOKEN } }))
+    const r = await publishToGitlab(
+      base(`${gl.url}/api/v4/`, { project: '42', token: { kind: 'private', value: TOKEN } }),
+    )
     expect(r.ok).toBe(true)
     expect(gl.log[0]!.headers['private-token']).toBe(TOKEN)
     expect(gl.log[0]!.headers['job-token']).toBeUndefined()
@@ -179,14 +217,18 @@ describe('publish gitlab', () => {
     const gl = await fakeGitlab()
     const r = await publishToGitlab(base(gl.url, { project: 'nobody/nothing' }))
     expect(r.ok).toBe(false)
-    expect(r.error).toMatch(/^upload: project "nobody\/nothing" not found \(404\), or CI_JOB_TOKEN \(JOB-TOKEN\) cannot see it/)
+    expect(r.error).toMatch(
+      /^upload: project "nobody\/nothing" not found \(404\), or CI_JOB_TOKEN \(JOB-TOKEN\) cannot see it/,
+    )
     expect(gl.log).toHaveLength(1)
   })
 
   it('5xx: retries with backoff and succeeds', async () => {
     const gl = await fakeGitlab({ fail: { PUT: [502, 503], GET: [500] } })
     const retries: string[] = []
-    const r = await publishToGitlab(base(gl.url, { onRetry: (what, n, why) => retries.push(`${what} #${n} ${why.slice(0, 8)}`) }))
+    const r = await publishToGitlab(
+      base(gl.url, { onRetry: (what, n, why) => retries.push(`${what} #${n} ${why.slice(0, 8)}`) }),
+    )
     expect(r.ok).toBe(true)
     expect(gl.log.filter((l) => l.method === 'PUT')).toHaveLength(3)
     expect(retries).toEqual(['upload #1 HTTP 502', 'upload #2 HTTP 503', 'list packages #1 HTTP 500'])
@@ -216,7 +258,9 @@ describe('publish gitlab', () => {
     const gl = await fakeGitlab({ fail: { GET: [403] } })
     const r = await publishToGitlab(base(gl.url))
     expect(r).toMatchObject({ ok: false, uploaded: true })
-    expect(r.error).toMatch(/^uploaded version \d+, but pruning failed: list packages: the token may not do this \(403 Forbidden\)/)
+    expect(r.error).toMatch(
+      /^uploaded version \d+, but pruning failed: list packages: the token may not do this \(403 Forbidden\)/,
+    )
   })
 
   it('a version another job deleted first counts as pruned', async () => {
@@ -228,7 +272,11 @@ describe('publish gitlab', () => {
   it('bad settings come back as errors, before any request', async () => {
     expect((await publishToGitlab(base('ftp://x'))).error).toMatch(/--url must be an http\(s\) URL/)
     expect((await publishToGitlab(base('not a url'))).error).toMatch(/--url is not a URL/)
-    expect((await publishToGitlab(base('http://127.0.0.1:9', { token: { kind: 'job', value: '' } }))).error).toMatch(/no GitLab token/)
-    expect((await publishToGitlab(base('http://127.0.0.1:9', { packageName: 'a/b' }))).error).toMatch(/--package "a\/b"/)
+    expect((await publishToGitlab(base('http://127.0.0.1:9', { token: { kind: 'job', value: '' } }))).error).toMatch(
+      /no GitLab token/,
+    )
+    expect((await publishToGitlab(base('http://127.0.0.1:9', { packageName: 'a/b' }))).error).toMatch(
+      /--package "a\/b"/,
+    )
   })
 })

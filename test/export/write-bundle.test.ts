@@ -88,9 +88,12 @@ describe('export bundle: runs[]', () => {
   it('pipeline_id is an integer only when the id is one; otherwise null, with the id kept as pipeline_ref', async () => {
     expect(bundlePipelineId('12345')).toBe(12345)
     expect(bundlePipelineId('0')).toBe(0)
-    for (const id of ['a1b2-c3', '0012', '-5', '1.5', '', '99999999999999999', null]) expect(bundlePipelineId(id)).toBeNull()
+    for (const id of ['a1b2-c3', '0012', '-5', '1.5', '', '99999999999999999', null])
+      expect(bundlePipelineId(id)).toBeNull()
     const store = await newStore()
-    await seed(store, [{ id: 'circle', day: 20, run: { pipelineId: '5d5c3f0e-uuid' }, results: [result('a', 'passed')] }])
+    await seed(store, [
+      { id: 'circle', day: 20, run: { pipelineId: '5d5c3f0e-uuid' }, results: [result('a', 'passed')] },
+    ])
     const { bundle } = await exportBundle(store, { now: NOW })
     expect(bundle.runs[0]).toMatchObject({ pipeline_id: null, pipeline_ref: '5d5c3f0e-uuid' })
     expect(validate(bundle)).toEqual([])
@@ -100,7 +103,12 @@ describe('export bundle: runs[]', () => {
   it('interrupted runs keep status interrupted and finished_at null', async () => {
     const store = await newStore()
     await seed(store, [
-      { id: 'r1', day: 20, run: { status: 'interrupted', finishedAt: iso(T0 + 20 * DAY + 60_000) }, results: [result('a', 'failed')] },
+      {
+        id: 'r1',
+        day: 20,
+        run: { status: 'interrupted', finishedAt: iso(T0 + 20 * DAY + 60_000) },
+        results: [result('a', 'failed')],
+      },
     ])
     const { bundle } = await exportBundle(store, { now: NOW })
     expect(bundle.runs[0]).toMatchObject({ status: 'interrupted', finished_at: null })
@@ -165,7 +173,13 @@ describe('export bundle: tests[]', () => {
         last_run_id: 'r4',
       },
     ])
-    expect(a.overall).toEqual({ pass_count: 3, fail_count: 2, pass_rate: 0.6, is_flaky: true, flake_classification: 'intermittent' })
+    expect(a.overall).toEqual({
+      pass_count: 3,
+      fail_count: 2,
+      pass_rate: 0.6,
+      is_flaky: true,
+      flake_classification: 'intermittent',
+    })
     expect(a).toMatchObject({ suite: 'unit', module: 'mod', name: 'a' })
     await store.close()
   })
@@ -238,7 +252,10 @@ describe('export bundle: tests[]', () => {
     expect(classifyByVerdict('broken', 97, 3)).toEqual({ flake_classification: 'broken', is_flaky: false })
     expect(classifyByVerdict('flaky', 10, 0)).toEqual({ flake_classification: 'intermittent', is_flaky: true })
     expect(classifyByVerdict('flaky', 1, 3)).toEqual({ flake_classification: 'actively_flaky', is_flaky: true })
-    expect(classifyByVerdict('insufficient_data', 1, 1)).toEqual({ flake_classification: 'intermittent', is_flaky: false })
+    expect(classifyByVerdict('insufficient_data', 1, 1)).toEqual({
+      flake_classification: 'intermittent',
+      is_flaky: false,
+    })
   })
 
   it('--classification verdict uses the analysis: a fresh regression is broken, a retry pass is flaky', async () => {
@@ -265,8 +282,16 @@ describe('export bundle: tests[]', () => {
     const { bundle } = await exportBundle(store, { now, days: 30, classification: 'verdict' })
     expect(validate(bundle)).toEqual([])
     const verdict = byId(bundle.tests)
-    expect(verdict.get('unit::mod::regressed')!.overall).toMatchObject({ flake_classification: 'broken', is_flaky: false, verdict: 'broken' })
-    expect(verdict.get('unit::mod::retried')!.overall).toMatchObject({ flake_classification: 'intermittent', is_flaky: true, verdict: 'flaky' })
+    expect(verdict.get('unit::mod::regressed')!.overall).toMatchObject({
+      flake_classification: 'broken',
+      is_flaky: false,
+      verdict: 'broken',
+    })
+    expect(verdict.get('unit::mod::retried')!.overall).toMatchObject({
+      flake_classification: 'intermittent',
+      is_flaky: true,
+      verdict: 'flaky',
+    })
     expect(typeof verdict.get('unit::mod::retried')!.overall.verdict_reason).toBe('string')
     await store.close()
   })
@@ -283,7 +308,11 @@ describe('export bundle: envelope, window and filters', () => {
     const { bundle, text } = await exportBundle(store, { now: NOW, days: 14 })
     expect(validate(bundle)).toEqual([])
     expect(Object.keys(bundle)).toEqual(['schema_version', 'generated_at', 'generator', 'window', 'runs', 'tests'])
-    expect(bundle).toMatchObject({ schema_version: 1, generated_at: bundleTime(NOW), generator: { name: 'flakewatch', version: VERSION } })
+    expect(bundle).toMatchObject({
+      schema_version: 1,
+      generated_at: bundleTime(NOW),
+      generator: { name: 'flakewatch', version: VERSION },
+    })
     expect(bundle.runs.map((r) => r.run_id)).toEqual(['r1', 'r2'])
     expect(bundle.window!.retention_days).toBe(14)
     const uploaded = bundle.runs.map((r) => r.uploaded_at as string).sort()
@@ -311,13 +340,19 @@ describe('export bundle: envelope, window and filters', () => {
     const store = await newStore()
     const { bundle } = await exportBundle(store, { now: NOW })
     expect(validate(bundle)).toEqual([])
-    expect(bundle).toMatchObject({ runs: [], tests: [], window: { oldest_run_uploaded_at: null, newest_run_uploaded_at: null } })
+    expect(bundle).toMatchObject({
+      runs: [],
+      tests: [],
+      window: { oldest_run_uploaded_at: null, newest_run_uploaded_at: null },
+    })
     await store.close()
   })
 
   it('streams: a large export reaches the stream in many writes, not one string', async () => {
     const store = await newStore()
-    const results = Array.from({ length: 3000 }, (_, i) => result(`test_with_a_longish_name_${i}`, i % 7 ? 'passed' : 'failed'))
+    const results = Array.from({ length: 3000 }, (_, i) =>
+      result(`test_with_a_longish_name_${i}`, i % 7 ? 'passed' : 'failed'),
+    )
     await seed(store, [
       { id: 'r1', day: 20, results },
       { id: 'r2', day: 21, results },

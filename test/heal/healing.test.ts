@@ -113,8 +113,15 @@ describe('learning', () => {
     const { page } = await open(store, CHECKOUT)
     await page.getByRole('button', { name: 'Place order', exact: true }).click()
     await page.locator('#checkout').getByLabel('Email').fill('a@example.com')
-    await page.locator('form', { has: page.getByTestId('pay') }).getByRole('button').nth(1).click()
-    await page.getByText(/place order/i).describe('the pay button').textContent()
+    await page
+      .locator('form', { has: page.getByTestId('pay') })
+      .getByRole('button')
+      .nth(1)
+      .click()
+    await page
+      .getByText(/place order/i)
+      .describe('the pay button')
+      .textContent()
     const keys = [
       "getByRole('button', { name: 'Place order', exact: true })",
       "locator('#checkout').getByLabel('Email')",
@@ -152,7 +159,12 @@ describe('learning', () => {
     expect(page.getByTestId('pay').page()).toBe(page)
     // Wrapped locators handed back to Playwright, inside option objects and arrays too.
     expect(await page.screenshot({ mask: [page.getByTestId('pay')] })).toBeInstanceOf(Buffer)
-    expect(await page.locator('form').filter({ has: page.getByTestId('pay') }).count()).toBe(1)
+    expect(
+      await page
+        .locator('form')
+        .filter({ has: page.getByTestId('pay') })
+        .count(),
+    ).toBe(1)
   })
 })
 
@@ -340,18 +352,15 @@ test('in-page ranking equals scoring every element in Node: the shipped source a
     options: settings.describe,
     limit: settings.report,
   })
-  const describeAll = inPage(
-    (options: fingerprint.DescribeOptions, lib: fingerprint.HelperLib) => {
-      // Through `lib`: the test module's own imports do not exist in the page.
-      const describe = lib.describeElement as typeof fingerprint.describeElement
-      const skip = ['html', 'head', 'body', 'script', 'style', 'meta', 'link', 'title', 'base', 'noscript', 'template']
-      const cache = new Map<Element, string[]>()
-      return [...document.querySelectorAll('*')]
-        .filter((el) => !skip.includes(el.localName))
-        .map((el) => describe(el, options, cache, true))
-    },
-    fingerprint.DESCRIBE_HELPERS,
-  )
+  const describeAll = inPage((options: fingerprint.DescribeOptions, lib: fingerprint.HelperLib) => {
+    // Through `lib`: the test module's own imports do not exist in the page.
+    const describe = lib.describeElement as typeof fingerprint.describeElement
+    const skip = ['html', 'head', 'body', 'script', 'style', 'meta', 'link', 'title', 'base', 'noscript', 'template']
+    const cache = new Map<Element, string[]>()
+    return [...document.querySelectorAll('*')]
+      .filter((el) => !skip.includes(el.localName))
+      .map((el) => describe(el, options, cache, true))
+  }, fingerprint.DESCRIBE_HELPERS)
   const all = await mutated.raw.evaluate(describeAll, settings.describe)
   const inNode = all
     .map((d) => similarity.scoreCandidate(similarity.toSignals(fp), similarity.toSignals(d), settings.weights).score)

@@ -50,7 +50,11 @@ export function flakyResult(name: string, suite = 'unit'): Result {
 
 /** A one-run report batch; the content hash is derived from the run and results unless given. */
 export function batch(run: RunMeta, results: Result[], contentHash?: string): ReportBatch {
-  const hash = contentHash ?? createHash('sha256').update(JSON.stringify([run, results])).digest('hex')
+  const hash =
+    contentHash ??
+    createHash('sha256')
+      .update(JSON.stringify([run, results]))
+      .digest('hex')
   return { file: `${run.runId}.xml`, contentHash: hash, runs: [{ run, results }] }
 }
 

@@ -12,11 +12,22 @@ export interface CliResult {
 }
 
 /** Runs the built CLI as a user would, in its own process, and captures everything. */
-export function runCli(args: string[], opts: { cwd?: string; env?: Record<string, string | undefined> } = {}): Promise<CliResult> {
+export function runCli(
+  args: string[],
+  opts: { cwd?: string; env?: Record<string, string | undefined> } = {},
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: '1', ...opts.env }
     // The developer's own CI variables must not leak into run context assertions.
-    for (const k of ['GITHUB_ACTIONS', 'GITLAB_CI', 'BUILDKITE', 'CIRCLECI', 'JENKINS_URL', 'FLAKEWATCH_DB', 'GITHUB_STEP_SUMMARY']) {
+    for (const k of [
+      'GITHUB_ACTIONS',
+      'GITLAB_CI',
+      'BUILDKITE',
+      'CIRCLECI',
+      'JENKINS_URL',
+      'FLAKEWATCH_DB',
+      'GITHUB_STEP_SUMMARY',
+    ]) {
       if (!opts.env || !(k in opts.env)) delete env[k]
     }
     const child = spawn(process.execPath, [CLI, ...args], { cwd: opts.cwd ?? ROOT, env })

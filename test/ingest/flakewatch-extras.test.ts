@@ -13,9 +13,32 @@ describe('what flakewatch’s own reporters and fixture add to foreign formats',
             {
               title: 'healed',
               file: 'a.spec.ts',
-              tests: [{ projectName: 'chromium', status: 'expected', results: [{ retry: 0, status: 'passed', annotations: [{ type: 'flakewatch-healed', description: '#old → #new' }] }] }],
+              tests: [
+                {
+                  projectName: 'chromium',
+                  status: 'expected',
+                  results: [
+                    {
+                      retry: 0,
+                      status: 'passed',
+                      annotations: [{ type: 'flakewatch-healed', description: '#old → #new' }],
+                    },
+                  ],
+                },
+              ],
             },
-            { title: 'plain', file: 'a.spec.ts', tests: [{ projectName: 'chromium', status: 'expected', annotations: [{ type: 'slow' }], results: [{ retry: 0, status: 'passed' }] }] },
+            {
+              title: 'plain',
+              file: 'a.spec.ts',
+              tests: [
+                {
+                  projectName: 'chromium',
+                  status: 'expected',
+                  annotations: [{ type: 'slow' }],
+                  results: [{ retry: 0, status: 'passed' }],
+                },
+              ],
+            },
           ],
         },
       ],
@@ -32,7 +55,11 @@ describe('what flakewatch’s own reporters and fixture add to foreign formats',
       results: {
         tool: { name: 'playwright' },
         tests: [
-          { name: 't1', status: 'failed', extra: { env: { project: 'firefox' }, healingOccurred: true, errorType: 'timeout' } },
+          {
+            name: 't1',
+            status: 'failed',
+            extra: { env: { project: 'firefox' }, healingOccurred: true, errorType: 'timeout' },
+          },
           { name: 't2', status: 'passed', extra: { whatever: [1, 2], env: 'not a map' } },
         ],
       },

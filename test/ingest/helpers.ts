@@ -25,7 +25,11 @@ export function summarize(report: ParsedReport, maxCases = 12): unknown {
     flakyOnRetry: report.cases.filter((c) => c.flakyOnRetry).length,
     meta: report.meta,
     first: report.cases.slice(0, maxCases).map((c) => {
-      const env = c.env ? ` {${Object.entries(c.env).map(([k, v]) => `${k}=${v}`).join(',')}}` : ''
+      const env = c.env
+        ? ` {${Object.entries(c.env)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(',')}}`
+        : ''
       const attempts = c.attempts.map((a) => a.status[0]).join('')
       const message = c.message ? ` "${c.message.split('\n')[0]!.slice(0, 80)}"` : ''
       return `${c.status}${c.flakyOnRetry ? '(flaky)' : ''} [${attempts}] ${c.module} :: ${c.name}${env}${message}`

@@ -153,7 +153,12 @@ afterAll(() => {
 
 async function report(name: string): Promise<ParsedReport> {
   const path = out(name)
-  expect(existsSync(path), `${name} was not written:\n${Object.values(ran).map((r) => r.output).join('\n')}`).toBe(true)
+  expect(
+    existsSync(path),
+    `${name} was not written:\n${Object.values(ran)
+      .map((r) => r.output)
+      .join('\n')}`,
+  ).toBe(true)
   return parseReport(sourceFromFile(path))
 }
 

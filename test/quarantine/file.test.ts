@@ -36,7 +36,10 @@ describe('quarantine file', () => {
     expect(() => parseQuarantineFile('{"version":2,"quarantined":[]}', 'q.json')).toThrow(/q\.json: version/)
     expect(() => parseQuarantineFile('{"version":1,"quarantined":[{"test_id":"x"}]}', 'q.json')).toThrow(/reason/)
     expect(() =>
-      parseQuarantineFile('{"version":1,"quarantined":[{"test_id":"x","reason":"a"},{"test_id":"x","reason":"b"}]}', 'q.json'),
+      parseQuarantineFile(
+        '{"version":1,"quarantined":[{"test_id":"x","reason":"a"},{"test_id":"x","reason":"b"}]}',
+        'q.json',
+      ),
     ).toThrow(/twice/)
   })
 
@@ -51,8 +54,17 @@ describe('quarantine file', () => {
       ['new', 'flaky'],
     ])
     const audit = await store.listAudit()
-    expect(audit.filter((a) => a.action === 'import').map((a) => a.testId).sort()).toEqual(['drop', 'keep', 'new'])
-    expect(await importQuarantineFile(store, await store.listQuarantines(), 'bob')).toEqual({ added: [], updated: [], removed: [] })
+    expect(
+      audit
+        .filter((a) => a.action === 'import')
+        .map((a) => a.testId)
+        .sort(),
+    ).toEqual(['drop', 'keep', 'new'])
+    expect(await importQuarantineFile(store, await store.listQuarantines(), 'bob')).toEqual({
+      added: [],
+      updated: [],
+      removed: [],
+    })
     await store.close()
   })
 })

@@ -21,7 +21,9 @@ const now = Date.parse('2026-01-15T00:00:00Z')
 
 describe('gate', () => {
   it('passes when every failure is quarantined', () => {
-    const res = gate([result('a', 'passed'), result('b', 'failed'), result('c', 'error')], new Map([q('b'), q('c')]), { now })
+    const res = gate([result('a', 'passed'), result('b', 'failed'), result('c', 'error')], new Map([q('b'), q('c')]), {
+      now,
+    })
     expect(res.verdict).toBe('pass')
     expect(res.quarantined.map((e) => [e.test_id, e.reason, e.owner])).toEqual([
       ['unit::mod::b', 'flaky on CI', 'team-a'],
@@ -42,7 +44,10 @@ describe('gate', () => {
   })
 
   it('passes a test that passed on retry unless failOnFlaky', () => {
-    expect(gate([flakyResult('a')], new Map(), { now })).toMatchObject({ verdict: 'pass', flaky: [{ test_id: 'unit::mod::a' }] })
+    expect(gate([flakyResult('a')], new Map(), { now })).toMatchObject({
+      verdict: 'pass',
+      flaky: [{ test_id: 'unit::mod::a' }],
+    })
     expect(gate([flakyResult('a')], new Map(), { now, failOnFlaky: true }).verdict).toBe('fail')
     expect(gate([flakyResult('a')], new Map([q('a')]), { now, failOnFlaky: true }).verdict).toBe('pass')
   })

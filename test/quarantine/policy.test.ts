@@ -43,12 +43,22 @@ describe('quarantine policy', () => {
       now,
     )
     expect(d.quarantine.map((q) => q.testId).sort()).toEqual(['by-class', 'by-score'])
-    const proof = decideQuarantine([t('proven', { verdict: 'flaky', classification: 'intermittent', proven: true })], [], policy, now)
+    const proof = decideQuarantine(
+      [t('proven', { verdict: 'flaky', classification: 'intermittent', proven: true })],
+      [],
+      policy,
+      now,
+    )
     expect(proof.quarantine.map((q) => q.testId)).toEqual(['proven'])
   })
 
   it('never quarantines broken tests', () => {
-    const d = decideQuarantine([t('b', { verdict: 'broken', classification: 'chronic', score: 0.9, proven: true })], [], policy, now)
+    const d = decideQuarantine(
+      [t('b', { verdict: 'broken', classification: 'chronic', score: 0.9, proven: true })],
+      [],
+      policy,
+      now,
+    )
     expect(d.quarantine).toEqual([])
   })
 

@@ -116,7 +116,12 @@ describe('analysis cache', () => {
     const tests = Array.from({ length: 400 }, (_, i) => `bulk-${i}`)
     for (let r = 0; r < 40; r++) {
       const run = runMeta(`bulk-run-${r}`, new Date(NOW - (r + 1) * 3_600_000).toISOString())
-      await raw.ingestReport(batch(run, tests.map((t) => result(t, r % 7 ? 'passed' : 'failed'))))
+      await raw.ingestReport(
+        batch(
+          run,
+          tests.map((t) => result(t, r % 7 ? 'passed' : 'failed')),
+        ),
+      )
     }
     const first = await board()
     await raw.ingestReport(newcomerBatch('bulk-new'))

@@ -72,7 +72,12 @@ describe.skipIf(!existsSync(DIST_APP))('analysis in a worker thread', () => {
     const tests = Array.from({ length: 1000 }, (_, i) => `t-${i}`)
     for (let r = 0; r < 60; r++) {
       const run = runMeta(`big-${r}`, new Date(NOW - (r + 1) * 3_600_000).toISOString())
-      await big.ingestReport(batch(run, tests.map((t) => result(t, (r + t.length) % 9 ? 'passed' : 'failed'))))
+      await big.ingestReport(
+        batch(
+          run,
+          tests.map((t) => result(t, (r + t.length) % 9 ? 'passed' : 'failed')),
+        ),
+      )
     }
     const db = join(tmp.dir, 'big.db')
     const app = await createApp({ store: big, db, config: config(), now: () => NOW, webRoot: null })

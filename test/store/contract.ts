@@ -35,7 +35,16 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
     })
 
     it('stores a report and reads it back as history, oldest first', async () => {
-      for (const b of history().run('r1').pass('a').fail('b').run('r2').fail('a').pass('b').run('r3').flaky('a').build()) {
+      for (const b of history()
+        .run('r1')
+        .pass('a')
+        .fail('b')
+        .run('r2')
+        .fail('a')
+        .pass('b')
+        .run('r3')
+        .flaky('a')
+        .build()) {
         const [outcome] = await store.ingestReport(b)
         expect(outcome!.outcome).toBe('ingested')
       }
@@ -61,8 +70,15 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       expect((await store.ingestReport(b))[0]).toMatchObject({ outcome: 'ingested', results: 2, tests: 2 })
       expect((await store.ingestReport(b))[0]).toMatchObject({ outcome: 'duplicate', results: 0 })
       expect((await store.stats()).results).toBe(2)
-      const changed = batch(runMeta('r1', '2026-01-01T00:00:00Z'), [result('a', 'failed'), result('b', 'failed')], 'hash-1')
-      expect((await store.ingestReport(changed, { replace: true }))[0]).toMatchObject({ outcome: 'replaced', results: 2 })
+      const changed = batch(
+        runMeta('r1', '2026-01-01T00:00:00Z'),
+        [result('a', 'failed'), result('b', 'failed')],
+        'hash-1',
+      )
+      expect((await store.ingestReport(changed, { replace: true }))[0]).toMatchObject({
+        outcome: 'replaced',
+        results: 2,
+      })
       const hist = await collect(store)
       expect(hist[0]!.entries.map((e) => e.status)).toEqual(['failed'])
       expect((await store.stats()).results).toBe(2)
@@ -71,10 +87,22 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
     it('merges several report files of one run without double-counting', async () => {
       const run = runMeta('job-7', '2026-01-02T00:00:00Z', { branch: null })
       await store.ingestReport(batch(run, [result('a', 'passed')], 'file-1'))
-      await store.ingestReport(batch({ ...run, branch: 'feature' }, [result('b', 'passed'), result('a', 'failed')], 'file-2'))
+      await store.ingestReport(
+        batch({ ...run, branch: 'feature' }, [result('b', 'passed'), result('a', 'failed')], 'file-2'),
+      )
       expect((await store.stats()).results).toBe(2)
       expect((await store.getRun('job-7'))!.branch).toBe('feature')
       expect((await store.listRuns()).length).toBe(1)
+    })
+
+    it('keeps run summaries right through merges and replaces', async () => {
+      const run = runMeta('job-7', '2026-01-02T00:00:00Z')
+      await store.ingestReport(batch(run, [result('a', 'passed'), flakyResult('f')], 'file-1'))
+      await store.ingestReport(batch(run, [result('b', 'failed'), result('a', 'failed'), result('s', 'skipped')], 'file-2'))
+      const summary = async () => (await store.runSummaries()).map((s) => [s.total, s.passed, s.failed, s.skipped, s.flaky])
+      expect(await summary()).toEqual([[4, 2, 1, 1, 1]])
+      await store.ingestReport(batch(run, [result('a', 'failed'), result('f', 'failed')], 'file-3'), { replace: true })
+      expect(await summary()).toEqual([[4, 0, 3, 1, 0]])
     })
 
     it('keeps every field of a run', async () => {
@@ -98,7 +126,13 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       expect(got).toMatchObject({ ...run })
       expect(typeof got!.uploadedAt).toBe('string')
       const [info] = (await collect(store))[0]!.entries
-      expect(info!.run).toMatchObject({ runId: 'r9', revision: 'abc123', runnerId: 'ci-7', env: { browser: 'chromium' }, status: 'interrupted' })
+      expect(info!.run).toMatchObject({
+        runId: 'r9',
+        revision: 'abc123',
+        runnerId: 'ci-7',
+        env: { browser: 'chromium' },
+        status: 'interrupted',
+      })
     })
 
     it('stores attempts as rows and returns them in retry order', async () => {
@@ -208,10 +242,22 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       expect(await store.getQuarantine('unit::mod::a')).toEqual(quarantine('unit::mod::a'))
       expect(await store.listQuarantines()).toHaveLength(1)
       expect(
-        await store.deleteQuarantine('unit::mod::a', { action: 'release', actor: 'bob', at: '2026-01-02T00:00:00.000Z', reason: 'fixed', source: 'manual' }),
+        await store.deleteQuarantine('unit::mod::a', {
+          action: 'release',
+          actor: 'bob',
+          at: '2026-01-02T00:00:00.000Z',
+          reason: 'fixed',
+          source: 'manual',
+        }),
       ).toBe(true)
       expect(
-        await store.deleteQuarantine('unit::mod::a', { action: 'release', actor: 'bob', at: '2026-01-02T00:00:00.000Z', reason: 'again', source: 'manual' }),
+        await store.deleteQuarantine('unit::mod::a', {
+          action: 'release',
+          actor: 'bob',
+          at: '2026-01-02T00:00:00.000Z',
+          reason: 'again',
+          source: 'manual',
+        }),
       ).toBe(false)
       expect(await store.getQuarantine('unit::mod::a')).toBeNull()
       const audit = await store.listAudit({ testId: 'unit::mod::a' })
@@ -223,11 +269,25 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
     })
 
     it('keeps fingerprints and an append-only heal log', async () => {
-      await store.putFingerprint({ testId: 't', locator: '#go', data: { tag: 'button' }, updatedAt: '2026-01-01T00:00:00Z' })
+      await store.putFingerprint({
+        testId: 't',
+        locator: '#go',
+        data: { tag: 'button' },
+        updatedAt: '2026-01-01T00:00:00Z',
+      })
       await store.putFingerprint({ testId: 't', locator: '#go', data: { tag: 'a' }, updatedAt: '2026-01-02T00:00:00Z' })
       expect((await store.getFingerprint('t', '#go'))!.data).toEqual({ tag: 'a' })
       expect(await store.getFingerprint('t', '#other')).toBeNull()
-      const heal = { testId: 't', oldLocator: '#go', newLocator: '[data-testid="go"]', score: 0.8, breakdown: { text: 1 }, url: 'http://x', at: '2026-01-03T00:00:00Z', runId: null }
+      const heal = {
+        testId: 't',
+        oldLocator: '#go',
+        newLocator: '[data-testid="go"]',
+        score: 0.8,
+        breakdown: { text: 1 },
+        url: 'http://x',
+        at: '2026-01-03T00:00:00Z',
+        runId: null,
+      }
       await store.appendHeal(heal)
       await store.appendHeal({ ...heal, at: '2026-01-04T00:00:00Z' })
       const heals = await store.listHeals({ testId: 't' })
@@ -236,8 +296,15 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
     })
 
     it('prunes old runs in batches and keeps quarantines and audit', async () => {
-      for (const b of history().run('r1').pass('a').run('r2').fail('a').run('r3').pass('a').build()) await store.ingestReport(b)
-      await store.putQuarantine(quarantine('unit::mod::a'), { action: 'quarantine', actor: 'x', at: '2026-01-01T00:00:00Z', reason: 'r', source: 'manual' })
+      for (const b of history().run('r1').pass('a').run('r2').fail('a').run('r3').pass('a').build())
+        await store.ingestReport(b)
+      await store.putQuarantine(quarantine('unit::mod::a'), {
+        action: 'quarantine',
+        actor: 'x',
+        at: '2026-01-01T00:00:00Z',
+        reason: 'r',
+        source: 'manual',
+      })
       const pruned = await store.prune(Date.UTC(2026, 0, 3), { batchSize: 1 })
       expect(pruned).toEqual({ runs: 2, results: 2 })
       expect((await store.listRuns()).map((r) => r.runId)).toEqual(['r3'])

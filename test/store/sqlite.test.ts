@@ -26,7 +26,16 @@ describe('sqlite specifics', () => {
 
   it('refuses edits to the audit and heal logs', async () => {
     const s = await openSqliteStore(join(dir, 'append.db'))
-    await s.appendHeal({ testId: 't', oldLocator: 'a', newLocator: 'b', score: 1, breakdown: {}, url: null, at: 'x', runId: null })
+    await s.appendHeal({
+      testId: 't',
+      oldLocator: 'a',
+      newLocator: 'b',
+      score: 1,
+      breakdown: {},
+      url: null,
+      at: 'x',
+      runId: null,
+    })
     expect(() => s.rawRun('DELETE FROM heal_log')).toThrow(/append-only/)
     await s.close()
   })

@@ -37,15 +37,24 @@ const VERDICT_ORDER = { flaky: 0, broken: 1, healthy: 2, insufficient_data: 3 } 
 
 /** Most harmful first: flaky, then broken, each by score, then by name for a stable order. */
 export function leaderboardOrder(a: TestAnalysis, b: TestAnalysis): number {
-  return VERDICT_ORDER[a.verdict] - VERDICT_ORDER[b.verdict] || b.score - a.score || b.flipRate - a.flipRate || a.testId.localeCompare(b.testId)
+  return (
+    VERDICT_ORDER[a.verdict] - VERDICT_ORDER[b.verdict] ||
+    b.score - a.score ||
+    b.flipRate - a.flipRate ||
+    a.testId.localeCompare(b.testId)
+  )
 }
 
 export async function analyze(opts: AnalyzeCommandOptions, io: Io): Promise<TestAnalysis[]> {
   const since = parseSince(opts.since)
   const limit = opts.limit === undefined ? undefined : Number(opts.limit)
-  if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) throw new InputError(`--limit must be a positive integer`)
+  if (limit !== undefined && (!Number.isInteger(limit) || limit < 1))
+    throw new InputError(`--limit must be a positive integer`)
   return withStore(opts, io, async (store, config) => {
-    const all = await analyzeStore(store, { config: analysisOptions(config), filter: { suite: opts.suite, branch: opts.branch, since } })
+    const all = await analyzeStore(store, {
+      config: analysisOptions(config),
+      filter: { suite: opts.suite, branch: opts.branch, since },
+    })
     const filtered = all
       .filter((a) => !opts.verdict || opts.verdict.split(',').includes(a.verdict))
       .filter((a) => !opts.class || opts.class.split(',').includes(a.classification))
@@ -72,7 +81,19 @@ function leaderboardRows(list: TestAnalysis[]): string[][] {
   ])
 }
 
-const HEADERS = ['test', 'runs', 'pass rate', 'flip', 'ewma', 'score', 'conf', 'class', 'recommendation', 'verdict', 'evidence']
+const HEADERS = [
+  'test',
+  'runs',
+  'pass rate',
+  'flip',
+  'ewma',
+  'score',
+  'conf',
+  'class',
+  'recommendation',
+  'verdict',
+  'evidence',
+]
 
 export function printAnalyze(list: TestAnalysis[], opts: AnalyzeCommandOptions, io: Io): void {
   if (opts.json || opts.format === 'json') return emitJson(io, list.map(toAnalysisJson), opts.output)
@@ -80,7 +101,11 @@ export function printAnalyze(list: TestAnalysis[], opts: AnalyzeCommandOptions, 
   if (!list.length) return void io.stderr.write('no tests match (ingest reports first: flakewatch ingest <files>)\n')
   emit(io, renderTable(HEADERS, leaderboardRows(list), { right: [1, 2, 3, 4, 5, 6], maxWidth: 70 }), opts.output)
   const counts = list.reduce<Record<string, number>>((m, a) => ((m[a.verdict] = (m[a.verdict] ?? 0) + 1), m), {})
-  io.stderr.write(`\n${list.length} tests: ${Object.entries(counts).map(([k, v]) => `${v} ${k}`).join(', ')}\n`)
+  io.stderr.write(
+    `\n${list.length} tests: ${Object.entries(counts)
+      .map(([k, v]) => `${v} ${k}`)
+      .join(', ')}\n`,
+  )
 }
 
 export interface ShowResult {
@@ -103,7 +128,9 @@ export async function show(testId: string, opts: AnalyzeCommandOptions, io: Io):
     })
     if (!found) {
       const near = await store.listTests({ search: testId.split('::').pop(), limit: 5 })
-      throw new NotFoundError(`no results for test "${testId}"${near.length ? `; did you mean: ${near.map((t) => t.testId).join(', ')}` : ''}`)
+      throw new NotFoundError(
+        `no results for test "${testId}"${near.length ? `; did you mean: ${near.map((t) => t.testId).join(', ')}` : ''}`,
+      )
     }
     found.quarantine = await store.getQuarantine(testId)
     found.audit = await store.listAudit({ testId, limit: 20 })
@@ -157,27 +184,52 @@ export function printShow(r: ShowResult, opts: AnalyzeCommandOptions, io: Io): v
   if (a.timeLostMs > 0) lines.push(`CI time lost to failed attempts: ${(a.timeLostMs / 1000).toFixed(1)} s`)
   lines.push(h('Score components'))
   const comp = Object.entries(a.components).map(([k, v]: [string, number]) => [k, num(v)])
-  lines.push(md ? renderMarkdownTable(['component', 'value'], comp) : renderTable(['component', 'value'], comp, { right: [1] }))
+  lines.push(
+    md ? renderMarkdownTable(['component', 'value'], comp) : renderTable(['component', 'value'], comp, { right: [1] }),
+  )
   if (a.evidence.length) {
     lines.push(h('Evidence'))
     for (const e of a.evidence) lines.push(`- ${e.kind}: ${e.detail}`)
   }
   if (a.failureModes.length) {
     lines.push(h('Failure modes'))
-    const rows = a.failureModes.map((m) => [String(m.count), new Date(m.firstSeen).toISOString().slice(0, 10), new Date(m.lastSeen).toISOString().slice(0, 10), (m.example ?? m.signature).split('\n')[0]!.slice(0, 120)])
-    lines.push(md ? renderMarkdownTable(['count', 'first', 'last', 'example'], rows) : renderTable(['count', 'first', 'last', 'example'], rows, { right: [0], maxWidth: 120 }))
+    const rows = a.failureModes.map((m) => [
+      String(m.count),
+      new Date(m.firstSeen).toISOString().slice(0, 10),
+      new Date(m.lastSeen).toISOString().slice(0, 10),
+      (m.example ?? m.signature).split('\n')[0]!.slice(0, 120),
+    ])
+    lines.push(
+      md
+        ? renderMarkdownTable(['count', 'first', 'last', 'example'], rows)
+        : renderTable(['count', 'first', 'last', 'example'], rows, { right: [0], maxWidth: 120 }),
+    )
   }
   if (a.contexts.length > 1 || (a.contexts[0] && a.contexts[0].context !== 'default')) {
     lines.push(h('Contexts'))
-    const rows = a.contexts.map((c) => [c.context, String(c.passes), String(c.failures), pct(c.passRate), c.passRateClass])
-    lines.push(md ? renderMarkdownTable(['context', 'passes', 'failures', 'pass rate', 'class'], rows) : renderTable(['context', 'passes', 'failures', 'pass rate', 'class'], rows, { right: [1, 2, 3] }))
+    const rows = a.contexts.map((c) => [
+      c.context,
+      String(c.passes),
+      String(c.failures),
+      pct(c.passRate),
+      c.passRateClass,
+    ])
+    lines.push(
+      md
+        ? renderMarkdownTable(['context', 'passes', 'failures', 'pass rate', 'class'], rows)
+        : renderTable(['context', 'passes', 'failures', 'pass rate', 'class'], rows, { right: [1, 2, 3] }),
+    )
   }
   if (a.hints.length) {
     lines.push(h('Hints'))
     for (const hint of a.hints) lines.push(`- ${hint.message}`)
   }
   lines.push(h('Quarantine'))
-  lines.push(r.quarantine ? `quarantined (${r.quarantine.source}) by ${r.quarantine.createdBy}: ${r.quarantine.reason}; owner ${r.quarantine.owner ?? '–'}; expires ${r.quarantine.expiresAt ?? 'never'}` : 'not quarantined')
+  lines.push(
+    r.quarantine
+      ? `quarantined (${r.quarantine.source}) by ${r.quarantine.createdBy}: ${r.quarantine.reason}; owner ${r.quarantine.owner ?? '–'}; expires ${r.quarantine.expiresAt ?? 'never'}`
+      : 'not quarantined',
+  )
   for (const e of r.audit) lines.push(`- ${e.at} ${e.action} by ${e.actor}: ${e.reason}`)
   emit(io, lines.join('\n'), opts.output)
 }

@@ -56,7 +56,10 @@ export function bundleOptionsFromFlags(flags: BundleFlags): Omit<BundleExportOpt
   return {
     days: parseDays(flags.days),
     suite: flags.suite,
-    contextKeys: flags.contextKeys?.split(',').map((k) => k.trim()).filter(Boolean),
+    contextKeys: flags.contextKeys
+      ?.split(',')
+      .map((k) => k.trim())
+      .filter(Boolean),
     classification: flags.classification as ClassificationMode | undefined,
   }
 }

@@ -85,12 +85,16 @@ export function printGate(result: GateResult, opts: GateCommandOptions, io: Io):
   }
   const out: string[] = []
   const t = result.totals
-  out.push(`flakewatch gate: ${result.verdict.toUpperCase()} (${t.tests} tests: ${t.passed} passed, ${t.failed} failed, ${t.skipped} skipped)`)
+  out.push(
+    `flakewatch gate: ${result.verdict.toUpperCase()} (${t.tests} tests: ${t.passed} passed, ${t.failed} failed, ${t.skipped} skipped)`,
+  )
   if (result.blocking.length) out.push(`\nBlocking failures (${result.blocking.length}):`, ...result.blocking.map(line))
   if (result.quarantined.length) {
     out.push(`\nQuarantined failures, not blocking (${result.quarantined.length}):`)
     for (const q of result.quarantined) {
-      out.push(`  ${sanitizeCell(q.test_id)}\n      reason: ${sanitizeCell(q.reason)}; owner: ${sanitizeCell(q.owner ?? '–')}${q.expires_at ? `; expires ${q.expires_at.slice(0, 10)}` : ''}`)
+      out.push(
+        `  ${sanitizeCell(q.test_id)}\n      reason: ${sanitizeCell(q.reason)}; owner: ${sanitizeCell(q.owner ?? '–')}${q.expires_at ? `; expires ${q.expires_at.slice(0, 10)}` : ''}`,
+      )
     }
   }
   if (result.flaky.length) out.push(`\nPassed on retry (${result.flaky.length}):`, ...result.flaky.map(line))
@@ -101,12 +105,33 @@ export function printGate(result: GateResult, opts: GateCommandOptions, io: Io):
 export function gateMarkdown(result: GateResult): string {
   const esc = (s: string) => s.replace(/[<>&]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;' })[c]!)
   const parts = [`## flakewatch gate: ${result.verdict === 'pass' ? '✅ pass' : '❌ fail'}\n`]
-  parts.push(`${result.totals.tests} tests, ${result.totals.failed} failed, ${result.quarantined.length} quarantined, ${result.flaky.length} passed on retry\n`)
+  parts.push(
+    `${result.totals.tests} tests, ${result.totals.failed} failed, ${result.quarantined.length} quarantined, ${result.flaky.length} passed on retry\n`,
+  )
   if (result.blocking.length) {
-    parts.push('### Blocking failures\n', renderMarkdownTable(['test', 'message'], result.blocking.map((b) => [esc(b.test_id), esc((b.message ?? '').split('\n')[0]!.slice(0, 200))])), '')
+    parts.push(
+      '### Blocking failures\n',
+      renderMarkdownTable(
+        ['test', 'message'],
+        result.blocking.map((b) => [esc(b.test_id), esc((b.message ?? '').split('\n')[0]!.slice(0, 200))]),
+      ),
+      '',
+    )
   }
   if (result.quarantined.length) {
-    parts.push('### Quarantined failures\n', renderMarkdownTable(['test', 'reason', 'owner', 'expires'], result.quarantined.map((q) => [esc(q.test_id), esc(q.reason), esc(q.owner ?? ''), q.expires_at?.slice(0, 10) ?? ''])), '')
+    parts.push(
+      '### Quarantined failures\n',
+      renderMarkdownTable(
+        ['test', 'reason', 'owner', 'expires'],
+        result.quarantined.map((q) => [
+          esc(q.test_id),
+          esc(q.reason),
+          esc(q.owner ?? ''),
+          q.expires_at?.slice(0, 10) ?? '',
+        ]),
+      ),
+      '',
+    )
   }
   if (result.flaky.length) parts.push('### Passed on retry\n', ...result.flaky.map((f) => `- ${esc(f.test_id)}`), '')
   return `${parts.join('\n')}\n`

@@ -13,7 +13,10 @@ export interface ImportCommandOptions {
 
 /** `flakewatch import bundle <file>`: stores a flake-history bundle v1 (runs, and each test's results per run). */
 export async function importBundleFile(file: string, opts: ImportCommandOptions, io: Io): Promise<ImportSummary> {
-  const contextKeys = opts.contextKeys?.split(',').map((k) => k.trim()).filter(Boolean)
+  const contextKeys = opts.contextKeys
+    ?.split(',')
+    .map((k) => k.trim())
+    .filter(Boolean)
   return withStore(opts, io, (store) => importBundle(store, file, { contextKeys, replace: opts.replace }))
 }
 

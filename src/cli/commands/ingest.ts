@@ -55,7 +55,10 @@ export function runContextFromFlags(flags: RunFlags, env: NodeJS.ProcessEnv): Ru
 export async function ingest(inputs: string[], opts: IngestCommandOptions, io: Io): Promise<IngestSummary> {
   const context = runContextFromFlags(opts, io.env)
   const store = await openStore({ db: opts.db, env: io.env })
-  const bar = isInteractive(io) && !opts.json ? new SingleBar({ stream: io.stderr, format: 'ingesting [{bar}] {value}/{total} {file}' }) : null
+  const bar =
+    isInteractive(io) && !opts.json
+      ? new SingleBar({ stream: io.stderr, format: 'ingesting [{bar}] {value}/{total} {file}' })
+      : null
   try {
     return await ingestFiles({
       store,

@@ -23,7 +23,15 @@ export interface QuarantineCommandOptions {
 
 /** Who is acting, for the audit log: the flag, else the CI user, else the local user. */
 export function resolveActor(flag: string | undefined, env: NodeJS.ProcessEnv): string {
-  return flag ?? env.FLAKEWATCH_ACTOR ?? env.GITLAB_USER_LOGIN ?? env.GITHUB_ACTOR ?? env.BUILDKITE_BUILD_CREATOR ?? env.USER ?? 'unknown'
+  return (
+    flag ??
+    env.FLAKEWATCH_ACTOR ??
+    env.GITLAB_USER_LOGIN ??
+    env.GITHUB_ACTOR ??
+    env.BUILDKITE_BUILD_CREATOR ??
+    env.USER ??
+    'unknown'
+  )
 }
 
 /** `--expires` takes an ISO date, a number of days (`14d` or `14`), or `never`. */
@@ -37,7 +45,11 @@ export function parseExpiry(value: string | undefined, now = Date.now()): string
   return new Date(t).toISOString()
 }
 
-export async function withStore<T>(opts: { db?: string; config?: string }, io: Io, fn: (store: Store, config: ReturnType<typeof loadConfig>) => Promise<T>): Promise<T> {
+export async function withStore<T>(
+  opts: { db?: string; config?: string },
+  io: Io,
+  fn: (store: Store, config: ReturnType<typeof loadConfig>) => Promise<T>,
+): Promise<T> {
   const config = loadConfig({ file: opts.config, env: io.env })
   const store = await openStore({ db: opts.db ?? config.db, env: {} })
   try {
@@ -113,7 +125,10 @@ export function printAuto(result: AutoUpdateResult, opts: QuarantineCommandOptio
   }
 }
 
-export async function quarantineExport(opts: QuarantineCommandOptions, io: Io): Promise<{ file: string; count: number }> {
+export async function quarantineExport(
+  opts: QuarantineCommandOptions,
+  io: Io,
+): Promise<{ file: string; count: number }> {
   return withStore(opts, io, async (store, config) => {
     const file = opts.file ?? opts.output ?? config.quarantine.file
     const records = await store.listQuarantines()

@@ -82,6 +82,9 @@ export async function run(argv: string[], opts: RunCommandOptions, io: Io): Prom
     exitCode: 0,
     commandCode,
     reports,
-    message: commandCode === 0 ? 'flakewatch run: passed' : `flakewatch run: every failure is quarantined; passing (command exit ${commandCode})`,
+    message:
+      commandCode === 0
+        ? 'flakewatch run: passed'
+        : `flakewatch run: every failure is quarantined; passing (command exit ${commandCode})`,
   }
 }

@@ -13,7 +13,11 @@ const actor = z.string().trim().min(1).max(200).optional()
 const QuarantineBody = z.object({
   reason,
   owner: z.string().trim().max(200).nullable().optional(),
-  issue_url: z.url({ protocol: /^https?$/ }).max(2000).nullable().optional(),
+  issue_url: z
+    .url({ protocol: /^https?$/ })
+    .max(2000)
+    .nullable()
+    .optional(),
   expires_at: z.iso.datetime({ offset: true }).nullable().optional(),
   actor,
 })

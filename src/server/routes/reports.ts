@@ -88,75 +88,71 @@ export async function reportRoutes(scope: FastifyInstance, ctx: ServerContext): 
     limits: { fileSize: ctx.bodyLimit, files: 50, fields: 100, fieldSize: 8192, parts: 200 },
   })
 
-  scope.post(
-    '/reports',
-    { bodyLimit: ctx.bodyLimit, onRequest: writeHook(ctx.tokens) },
-    async (request, reply) => {
-      const files: { name: string; content: Buffer }[] = []
-      const fields: Record<string, string | string[]> = {}
-      if (request.isMultipart()) {
-        let total = 0
-        for await (const part of request.parts()) {
-          if (part.type === 'file') {
-            const content = await part.toBuffer()
-            total += content.length
-            if (total > ctx.bodyLimit) {
-              const message = `uploads are limited to ${ctx.bodyLimit} bytes`
-              throw new HttpError(413, { code: 'FW_TOO_LARGE', message })
-            }
-            files.push({ name: part.filename || part.fieldname, content })
-          } else {
-            const value = String(part.value)
-            const previous = fields[part.fieldname]
-            fields[part.fieldname] = previous === undefined ? value : [previous, value].flat()
+  scope.post('/reports', { bodyLimit: ctx.bodyLimit, onRequest: writeHook(ctx.tokens) }, async (request, reply) => {
+    const files: { name: string; content: Buffer }[] = []
+    const fields: Record<string, string | string[]> = {}
+    if (request.isMultipart()) {
+      let total = 0
+      for await (const part of request.parts()) {
+        if (part.type === 'file') {
+          const content = await part.toBuffer()
+          total += content.length
+          if (total > ctx.bodyLimit) {
+            const message = `uploads are limited to ${ctx.bodyLimit} bytes`
+            throw new HttpError(413, { code: 'FW_TOO_LARGE', message })
           }
+          files.push({ name: part.filename || part.fieldname, content })
+        } else {
+          const value = String(part.value)
+          const previous = fields[part.fieldname]
+          fields[part.fieldname] = previous === undefined ? value : [previous, value].flat()
         }
       }
-      const meta = parseInput(UploadMeta, { ...(request.query as object), ...fields }, 'query')
-      if (!request.isMultipart()) {
-        const body = request.body
-        if (Buffer.isBuffer(body) && body.length > 0) {
-          files.push({ name: meta.name ?? defaultName(request.headers['content-type']), content: body })
-        }
+    }
+    const meta = parseInput(UploadMeta, { ...(request.query as object), ...fields }, 'query')
+    if (!request.isMultipart()) {
+      const body = request.body
+      if (Buffer.isBuffer(body) && body.length > 0) {
+        files.push({ name: meta.name ?? defaultName(request.headers['content-type']), content: body })
       }
-      if (files.length === 0) {
-        throw new InputError('no report in the request: send it as the body or as multipart files')
-      }
+    }
+    if (files.length === 0) {
+      throw new InputError('no report in the request: send it as the body or as multipart files')
+    }
 
-      const [{ FORMATS }, { ingestBuffer }] = await Promise.all([
-        import('../../ingest/index.js'),
-        import('../../pipeline/ingest-files.js'),
-      ])
-      const format = meta.format
-      if (format !== undefined && !(FORMATS as readonly string[]).includes(format)) {
-        throw new InputError(`query.format: expected one of ${FORMATS.join(', ')}, got "${format}"`)
-      }
-      const context = contextOf(meta)
-      const summary: UploadResponse = { ingested: [], duplicates: [], failed: [] }
-      for (const file of files) {
-        const one = await ingestBuffer(file.name, file.content, {
-          store: ctx.store,
-          context,
-          format: format as (typeof FORMATS)[number] | undefined,
-          replace: meta.replace,
-        })
-        summary.ingested.push(...one.ingested)
-        summary.duplicates.push(...one.duplicates)
-        summary.failed.push(...one.failed)
-      }
-      if (summary.ingested.length) ctx.cache.invalidate()
-      request.log.info(
-        { ingested: summary.ingested.length, duplicates: summary.duplicates.length, failed: summary.failed.length },
-        'upload',
-      )
-      if (summary.failed.length === 0) return reply.status(summary.ingested.length ? 201 : 200).send(summary)
-      return reply.status(422).send({
-        error: {
-          code: 'FW_REPORT_PARSE',
-          message: `${summary.failed.length} of ${files.length} report(s) failed: ${summary.failed[0]!.error}`,
-        },
-        ...summary,
+    const [{ FORMATS }, { ingestBuffer }] = await Promise.all([
+      import('../../ingest/index.js'),
+      import('../../pipeline/ingest-files.js'),
+    ])
+    const format = meta.format
+    if (format !== undefined && !(FORMATS as readonly string[]).includes(format)) {
+      throw new InputError(`query.format: expected one of ${FORMATS.join(', ')}, got "${format}"`)
+    }
+    const context = contextOf(meta)
+    const summary: UploadResponse = { ingested: [], duplicates: [], failed: [] }
+    for (const file of files) {
+      const one = await ingestBuffer(file.name, file.content, {
+        store: ctx.store,
+        context,
+        format: format as (typeof FORMATS)[number] | undefined,
+        replace: meta.replace,
       })
-    },
-  )
+      summary.ingested.push(...one.ingested)
+      summary.duplicates.push(...one.duplicates)
+      summary.failed.push(...one.failed)
+    }
+    if (summary.ingested.length) ctx.cache.invalidate()
+    request.log.info(
+      { ingested: summary.ingested.length, duplicates: summary.duplicates.length, failed: summary.failed.length },
+      'upload',
+    )
+    if (summary.failed.length === 0) return reply.status(summary.ingested.length ? 201 : 200).send(summary)
+    return reply.status(422).send({
+      error: {
+        code: 'FW_REPORT_PARSE',
+        message: `${summary.failed.length} of ${files.length} report(s) failed: ${summary.failed[0]!.error}`,
+      },
+      ...summary,
+    })
+  })
 }

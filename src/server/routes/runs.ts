@@ -17,7 +17,6 @@ const RunsQuery = z.object({
   offset: z.coerce.number().int().min(0).default(0),
 })
 
-
 /** One run's counts: the runs stored at its time (usually just it), or what an analysis in memory knows. */
 async function runCounts(ctx: ServerContext, run: Run): Promise<RunSummary | undefined> {
   const at = runTime(run)

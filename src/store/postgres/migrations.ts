@@ -51,7 +51,14 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
           duration_ms double precision,
           status text NOT NULL CHECK (status IN ('complete', 'interrupted', 'unknown')),
           uploaded_at text NOT NULL,
-          at bigint NOT NULL
+          at bigint NOT NULL,
+          -- Per-run counts, kept up to date by each ingest: the infra-failure guard and the run views read them
+          -- without touching the results table.
+          total integer NOT NULL DEFAULT 0,
+          passed integer NOT NULL DEFAULT 0,
+          failed integer NOT NULL DEFAULT 0,
+          skipped integer NOT NULL DEFAULT 0,
+          flaky integer NOT NULL DEFAULT 0
         );
         CREATE INDEX runs_at ON runs (at);
         CREATE TABLE reports (

@@ -259,7 +259,7 @@ export class PostgresStore implements Store {
     const active: ActiveRun[] = []
     const byRunId = [...prepared.runs].sort((a, b) => compare(a.run.runId, b.run.runId))
     for (const p of byRunId) {
-      const { key, at, created } = await this.claimRun(client, p.run, now)
+      const { key, at, created } = await this.claimRun(client, p, now)
       // The claim is the duplicate check: of two concurrent ingests of one report, the second waits here for the
       // first to commit, then finds the claim taken. Its results are never written, so nothing is stored twice.
       const onConflict = opts.replace
@@ -309,7 +309,7 @@ export class PostgresStore implements Store {
   /** Finds or creates the run. A plain SELECT first, so that known runs do not burn identity values. */
   private async claimRun(
     client: PgClient,
-    run: RunMeta,
+    { run, counts }: PreparedRun,
     now: string,
   ): Promise<{ key: number; at: number; created: boolean }> {
     const find = () =>
@@ -317,11 +317,13 @@ export class PostgresStore implements Store {
     const found = await find()
     if (found.rows[0]) return { key: found.rows[0].id, at: found.rows[0].at, created: false }
     const at = isoToMs(run.startedAt, Date.now())
+    // A run created here gets exactly this report's results, so its counts are known before they are written.
     const inserted = await client.query<{ id: number }>(
-      `INSERT INTO runs (${RUN_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
-         $17, $18, $19)
+      `INSERT INTO runs (${RUN_COLUMNS}, total, passed, failed, skipped, flaky)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19,
+         $20, $21, $22, $23, $24)
        ON CONFLICT (run_id) DO NOTHING RETURNING id`,
-      [run.runId, ...runValues(run), now, at],
+      [run.runId, ...runValues(run), now, at, counts.total, counts.passed, counts.failed, counts.skipped, counts.flaky],
     )
     if (inserted.rows[0]) return { key: inserted.rows[0].id, at, created: true }
     // Another transaction created it meanwhile; ON CONFLICT waited for it to commit, so a new snapshot sees it.
@@ -550,6 +552,16 @@ export class PostgresStore implements Store {
        SELECT run, count(*)::integer AS results, sum(attempts)::integer AS attempts FROM ins GROUP BY run`,
     )
     for (const r of rows) counts.set(r.run, { results: r.results, attempts: r.attempts })
+    // Merged runs hold rows from several reports: count them where they are. The run row is locked since the
+    // merge began, so a concurrent merge into the same run counts after this one commits.
+    await client.query(
+      `UPDATE runs r SET (total, passed, failed, skipped, flaky) = (
+         SELECT count(*), count(*) FILTER (WHERE status = 0), count(*) FILTER (WHERE status IN (1, 2)),
+                count(*) FILTER (WHERE status = 3), count(*) FILTER (WHERE flaky)
+         FROM results WHERE run = r.id)
+       WHERE r.id = ANY($1::integer[])`,
+      [merging.map((a) => a.key)],
+    )
     return counts
   }
 
@@ -818,15 +830,8 @@ export class PostgresStore implements Store {
     const p = new Params()
     const where = runWhere(filter, p)
     const { rows } = await this.db.query<RunSummary>(
-      `SELECT r.run_id AS "runId", r.at AS at, count(s.run)::integer AS total,
-         count(*) FILTER (WHERE s.status = 0)::integer AS passed,
-         count(*) FILTER (WHERE s.status IN (1, 2))::integer AS failed,
-         count(*) FILTER (WHERE s.status = 3)::integer AS skipped,
-         count(*) FILTER (WHERE s.flaky)::integer AS flaky
-       FROM (SELECT id, run_id, at FROM runs ${where} ORDER BY at DESC, id DESC
-             LIMIT ${p.add(filter.limit ?? null)} OFFSET ${p.add(filter.offset ?? 0)}) r
-       LEFT JOIN results s ON s.run = r.id
-       GROUP BY r.id, r.run_id, r.at ORDER BY r.at DESC, r.id DESC`,
+      `SELECT run_id AS "runId", at, total, passed, failed, skipped, flaky FROM runs ${where}
+       ORDER BY at DESC, id DESC LIMIT ${p.add(filter.limit ?? null)} OFFSET ${p.add(filter.offset ?? 0)}`,
       p.values,
     )
     return rows

@@ -26,6 +26,18 @@ export interface PreparedRun {
   /** Per result: index into `PreparedBatch.messages`, or -1. */
   message: Int32Array
   attempts: PreparedAttempt[]
+  /** The run's counts from these results, as `runs` keeps them. */
+  counts: RunCounts
+}
+
+export interface RunCounts {
+  total: number
+  passed: number
+  /** Failed or errored. */
+  failed: number
+  skipped: number
+  /** Passed only on retry. */
+  flaky: number
 }
 
 /**
@@ -72,6 +84,7 @@ export function prepareBatch(batch: { runs: { run: RunMeta; results: Result[] }[
     const test: number[] = []
     const message: number[] = []
     const attempts: PreparedAttempt[] = []
+    const counts: RunCounts = { total: 0, passed: 0, failed: 0, skipped: 0, flaky: 0 }
     let distinct = 0
     for (const r of results) {
       statusCode(r.status)
@@ -85,6 +98,11 @@ export function prepareBatch(batch: { runs: { run: RunMeta; results: Result[] }[
       }
       lastRun[ti] = index
       distinct++
+      counts.total++
+      if (r.status === 'passed') counts.passed++
+      else if (r.status === 'skipped') counts.skipped++
+      else counts.failed++
+      if (r.flakyOnRetry) counts.flaky++
       const at = kept.length
       kept.push(r)
       test.push(ti)
@@ -112,6 +130,7 @@ export function prepareBatch(batch: { runs: { run: RunMeta; results: Result[] }[
       test: Int32Array.from(test),
       message: Int32Array.from(message),
       attempts,
+      counts,
     }
   })
   return { runs, tests, messages }

@@ -171,6 +171,9 @@ export function migrateSqlite(db: SqliteDb, migrations = SQLITE_MIGRATIONS): Mig
       return { error: error as Error, results }
     }
   }
-  db.prepare('INSERT OR REPLACE INTO schema_meta (key, value) VALUES (?, ?)').run('schema_version', String(migrations.length))
+  db.prepare('INSERT OR REPLACE INTO schema_meta (key, value) VALUES (?, ?)').run(
+    'schema_version',
+    String(migrations.length),
+  )
   return { results }
 }

@@ -393,9 +393,10 @@ export class SqliteStore implements Store {
   }
 
   getTestHistory(testId: string, opts: { limit?: number } = {}): Promise<TestHistory | null> {
-    const test = this.db.prepare('SELECT id, test_id, suite, module, name, file FROM tests WHERE test_id = ?').get(testId) as
-      | { id: number; test_id: string; suite: string; module: string; name: string; file: string | null }
-      | undefined
+    const test = this.db
+      .prepare('SELECT id, test_id, suite, module, name, file FROM tests WHERE test_id = ?')
+      .get(testId) as
+      { id: number; test_id: string; suite: string; module: string; name: string; file: string | null } | undefined
     if (!test) return Promise.resolve(null)
     const rows = this.db
       .prepare(
@@ -422,7 +423,13 @@ export class SqliteStore implements Store {
          JOIN tests t ON t.id = a.test JOIN runs r ON r.id = a.run
          WHERE t.test_id = ? AND r.run_id = ? ORDER BY a.retry`,
       )
-      .all(testId, runId) as { retry: number; status: number; duration_ms: number | null; message: number | null; stack: number | null }[]
+      .all(testId, runId) as {
+      retry: number
+      status: number
+      duration_ms: number | null
+      message: number | null
+      stack: number | null
+    }[]
     if (rows.length > 0) {
       return Promise.resolve(
         rows.map((r) => ({
@@ -443,7 +450,13 @@ export class SqliteStore implements Store {
       .get(testId, runId) as { status: number; duration_ms: number | null; message: number | null } | undefined
     if (!res) return Promise.resolve([])
     return Promise.resolve([
-      { retry: 0, status: statusFromCode(res.status), durationMs: res.duration_ms, message: this.messageById(res.message), stack: null },
+      {
+        retry: 0,
+        status: statusFromCode(res.status),
+        durationMs: res.duration_ms,
+        message: this.messageById(res.message),
+        stack: null,
+      },
     ])
   }
 
@@ -522,7 +535,10 @@ export class SqliteStore implements Store {
 
   stats(): Promise<StoreStats> {
     const one = (sql: string) => Number(this.db.prepare(sql).pluck().get() ?? 0)
-    const span = this.db.prepare('SELECT min(at) AS lo, max(at) AS hi FROM runs').get() as { lo: number | null; hi: number | null }
+    const span = this.db.prepare('SELECT min(at) AS lo, max(at) AS hi FROM runs').get() as {
+      lo: number | null
+      hi: number | null
+    }
     return Promise.resolve({
       runs: one('SELECT count(*) FROM runs'),
       tests: one('SELECT count(*) FROM tests'),
@@ -597,7 +613,9 @@ export class SqliteStore implements Store {
   listAudit(filter: { testId?: string; limit?: number } = {}): Promise<AuditEntry[]> {
     const rows = (
       filter.testId
-        ? this.db.prepare('SELECT * FROM quarantine_audit WHERE test_id = ? ORDER BY id DESC LIMIT ?').all(filter.testId, filter.limit ?? -1)
+        ? this.db
+            .prepare('SELECT * FROM quarantine_audit WHERE test_id = ? ORDER BY id DESC LIMIT ?')
+            .all(filter.testId, filter.limit ?? -1)
         : this.db.prepare('SELECT * FROM quarantine_audit ORDER BY id DESC LIMIT ?').all(filter.limit ?? -1)
     ) as AuditRow[]
     return Promise.resolve(rows.map(auditFromRow))
@@ -614,7 +632,9 @@ export class SqliteStore implements Store {
     const row = this.db
       .prepare('SELECT data, updated_at FROM fingerprints WHERE test_id = ? AND locator = ?')
       .get(testId, locator) as { data: string; updated_at: string } | undefined
-    return Promise.resolve(row ? { testId, locator, data: JSON.parse(row.data) as unknown, updatedAt: row.updated_at } : null)
+    return Promise.resolve(
+      row ? { testId, locator, data: JSON.parse(row.data) as unknown, updatedAt: row.updated_at } : null,
+    )
   }
 
   appendHeal(heal: HealRecord): Promise<void> {
@@ -623,7 +643,16 @@ export class SqliteStore implements Store {
         `INSERT INTO heal_log (test_id, old_locator, new_locator, score, breakdown, url, at, run_id)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
       )
-      .run(heal.testId, heal.oldLocator, heal.newLocator, heal.score, JSON.stringify(heal.breakdown), heal.url, heal.at, heal.runId)
+      .run(
+        heal.testId,
+        heal.oldLocator,
+        heal.newLocator,
+        heal.score,
+        JSON.stringify(heal.breakdown),
+        heal.url,
+        heal.at,
+        heal.runId,
+      )
     return Promise.resolve()
   }
 

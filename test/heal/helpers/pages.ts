@@ -79,7 +79,10 @@ export const MUTATIONS = {
     const bare = replace(replace(h, ' data-testid="pay"', ''), ' id="pay"', '').replace(' id="checkout"', '')
     const start = bare.indexOf('<form class="card"')
     const end = bare.indexOf('</form>', start) + '</form>'.length
-    const twin = bare.slice(start, end).replace("mark('pay')", "mark('twin')").replace(/ id="[^"]*"/g, '')
+    const twin = bare
+      .slice(start, end)
+      .replace("mark('pay')", "mark('twin')")
+      .replace(/ id="[^"]*"/g, '')
     return bare.slice(0, start) + twin + '\n    ' + bare.slice(start)
   },
   removed: (h: string) => replace(h, PAY, ''),
