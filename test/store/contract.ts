@@ -98,8 +98,10 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
     it('keeps run summaries right through merges and replaces', async () => {
       const run = runMeta('job-7', '2026-01-02T00:00:00Z')
       await store.ingestReport(batch(run, [result('a', 'passed'), flakyResult('f')], 'file-1'))
-      await store.ingestReport(batch(run, [result('b', 'failed'), result('a', 'failed'), result('s', 'skipped')], 'file-2'))
-      const summary = async () => (await store.runSummaries()).map((s) => [s.total, s.passed, s.failed, s.skipped, s.flaky])
+      const second = [result('b', 'failed'), result('a', 'failed'), result('s', 'skipped')]
+      await store.ingestReport(batch(run, second, 'file-2'))
+      const summary = async () =>
+        (await store.runSummaries()).map((s) => [s.total, s.passed, s.failed, s.skipped, s.flaky])
       expect(await summary()).toEqual([[4, 2, 1, 1, 1]])
       await store.ingestReport(batch(run, [result('a', 'failed'), result('f', 'failed')], 'file-3'), { replace: true })
       expect(await summary()).toEqual([[4, 0, 3, 1, 0]])
