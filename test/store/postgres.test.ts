@@ -110,8 +110,20 @@ if (pg.skip !== undefined) {
         const run = runMeta('job-1', '2026-01-01T00:00:00Z')
         const names = Array.from({ length: 300 }, (_, i) => `t${i}`)
         const [[oa], [ob]] = await Promise.all([
-          a.ingestReport(batch(run, names.slice(0, 200).map((n) => result(n, 'passed')), 'file-1')),
-          b.ingestReport(batch(run, names.slice(100).map((n) => result(n, 'failed')), 'file-2')),
+          a.ingestReport(
+            batch(
+              run,
+              names.slice(0, 200).map((n) => result(n, 'passed')),
+              'file-1',
+            ),
+          ),
+          b.ingestReport(
+            batch(
+              run,
+              names.slice(100).map((n) => result(n, 'failed')),
+              'file-2',
+            ),
+          ),
         ])
         expect([oa!.outcome, ob!.outcome]).toEqual(['ingested', 'ingested'])
         // The overlap (t100..t199) is stored by whichever report committed first, exactly once.

@@ -708,7 +708,10 @@ export class PostgresStore implements Store {
       for (;;) {
         const { rows } = await client.query<ResultRow>({ text: `FETCH ${SCAN_PAGE} FROM fw_scan`, rowMode: 'array' })
         if (rows.length === 0) break
-        const messages = await this.messagesFor(client, rows.map((r) => r[8]))
+        const messages = await this.messagesFor(
+          client,
+          rows.map((r) => r[8]),
+        )
         for (const row of rows) {
           const testKey = row[0]
           if (testKey !== currentKey) {
@@ -758,7 +761,10 @@ export class PostgresStore implements Store {
       )
       for (const row of r.rows) runs.set(row.id, runInfoFromRow(row))
     }
-    const messages = await this.messagesFor(this.db, rows.map((r) => r[8]))
+    const messages = await this.messagesFor(
+      this.db,
+      rows.map((r) => r[8]),
+    )
     return {
       test: { testId: test.test_id, suite: test.suite, module: test.module, name: test.name, file: test.file },
       entries: rows.reverse().map((row) => this.entryFromRow(row, runs.get(row[1])!, messages)),
@@ -779,7 +785,10 @@ export class PostgresStore implements Store {
       [testId, runId],
     )
     if (rows.length > 0) {
-      const texts = await this.messagesFor(this.db, rows.flatMap((r) => [r.message, r.stack]))
+      const texts = await this.messagesFor(
+        this.db,
+        rows.flatMap((r) => [r.message, r.stack]),
+      )
       const text = (id: number | null) => (id === null ? null : (texts.get(id) ?? ''))
       return rows.map((r) => ({
         retry: r.retry,
