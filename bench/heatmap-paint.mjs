@@ -7,7 +7,7 @@
 import { execFileSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { benchStore, percentiles } from './server-data.mjs'
+import { benchStore, percentiles } from './lib/server-data.mjs'
 
 const TESTS = Number(process.env.BENCH_TESTS ?? 2000)
 const RUNS = Number(process.env.BENCH_RUNS ?? 200)

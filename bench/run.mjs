@@ -22,7 +22,7 @@ for (const script of scripts) {
   process.stderr.write(`bench: ${script}\n`)
   const started = Date.now()
   try {
-    const out = execFileSync(process.execPath, [join(here, script)], {
+    const out = execFileSync(process.execPath, ['--expose-gc', join(here, script)], {
       cwd: join(here, '..'),
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'inherit'],

@@ -4,7 +4,7 @@
 // analysis (first request, one full scan), and p95 while another instance's write forces a background rebuild.
 // Run against the build: npx tsc -p tsconfig.build.json && node bench/server-api.mjs
 import { join } from 'node:path'
-import { benchStore, percentiles } from './server-data.mjs'
+import { benchStore, percentiles } from './lib/server-data.mjs'
 
 const TESTS = Number(process.env.BENCH_TESTS ?? 10_000)
 const RUNS = Number(process.env.BENCH_RUNS ?? 100)
