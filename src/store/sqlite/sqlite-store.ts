@@ -101,25 +101,31 @@ export class SqliteStore implements Store {
       testByKey: db.prepare('SELECT id FROM tests WHERE test_id = ?').pluck(),
       insertTest: db.prepare('INSERT INTO tests (test_id, suite, module, name, file) VALUES (?, ?, ?, ?, ?)'),
       runByKey: db.prepare('SELECT id, at FROM runs WHERE run_id = ?'),
+      // Named parameters: the three run statements bind the same object from runParams().
       insertRun: db.prepare(
         `INSERT INTO runs (run_id, suite, branch, revision, pipeline_id, pipeline_url, job_id, job_url, artifacts_url,
           job_status, pipeline_status, runner_id, env, started_at, finished_at, duration_ms, status, uploaded_at, at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         VALUES (@runId, @suite, @branch, @revision, @pipelineId, @pipelineUrl, @jobId, @jobUrl, @artifactsUrl,
+          @jobStatus, @pipelineStatus, @runnerId, @env, @startedAt, @finishedAt, @durationMs, @status, @uploadedAt, @at)`,
       ),
       // A later report of the same run fills what earlier ones left unknown; it never erases.
       mergeRun: db.prepare(
-        `UPDATE runs SET branch = coalesce(branch, ?), revision = coalesce(revision, ?),
-          pipeline_id = coalesce(pipeline_id, ?), pipeline_url = coalesce(pipeline_url, ?), job_id = coalesce(job_id, ?),
-          job_url = coalesce(job_url, ?), artifacts_url = coalesce(artifacts_url, ?), job_status = coalesce(?, job_status),
-          pipeline_status = coalesce(?, pipeline_status), runner_id = coalesce(runner_id, ?), env = json_patch(?, env),
-          started_at = coalesce(started_at, ?), finished_at = coalesce(?, finished_at),
-          duration_ms = coalesce(?, duration_ms), status = CASE WHEN ? = 'interrupted' THEN 'interrupted' ELSE status END
-         WHERE id = ?`,
+        `UPDATE runs SET branch = coalesce(branch, @branch), revision = coalesce(revision, @revision),
+          pipeline_id = coalesce(pipeline_id, @pipelineId), pipeline_url = coalesce(pipeline_url, @pipelineUrl),
+          job_id = coalesce(job_id, @jobId), job_url = coalesce(job_url, @jobUrl),
+          artifacts_url = coalesce(artifacts_url, @artifactsUrl), job_status = coalesce(@jobStatus, job_status),
+          pipeline_status = coalesce(@pipelineStatus, pipeline_status), runner_id = coalesce(runner_id, @runnerId),
+          env = json_patch(@env, env), started_at = coalesce(started_at, @startedAt),
+          finished_at = coalesce(@finishedAt, finished_at), duration_ms = coalesce(@durationMs, duration_ms),
+          status = CASE WHEN @status = 'interrupted' THEN 'interrupted' ELSE status END
+         WHERE id = @id`,
       ),
       replaceRun: db.prepare(
-        `UPDATE runs SET suite = ?, branch = ?, revision = ?, pipeline_id = ?, pipeline_url = ?, job_id = ?, job_url = ?,
-          artifacts_url = ?, job_status = ?, pipeline_status = ?, runner_id = ?, env = ?, started_at = ?,
-          finished_at = ?, duration_ms = ?, status = ?, uploaded_at = ? WHERE id = ?`,
+        `UPDATE runs SET suite = @suite, branch = @branch, revision = @revision, pipeline_id = @pipelineId,
+          pipeline_url = @pipelineUrl, job_id = @jobId, job_url = @jobUrl, artifacts_url = @artifactsUrl,
+          job_status = @jobStatus, pipeline_status = @pipelineStatus, runner_id = @runnerId, env = @env,
+          started_at = @startedAt, finished_at = @finishedAt, duration_ms = @durationMs, status = @status,
+          uploaded_at = @uploadedAt WHERE id = @id`,
       ),
       reportSeen: db.prepare('SELECT 1 FROM reports WHERE run = ? AND content_hash = ?').pluck(),
       insertReport: db.prepare(
@@ -169,25 +175,14 @@ export class SqliteStore implements Store {
     return Number(this.stmts.insertMessage.run(key, clipped).lastInsertRowid)
   }
 
-  private runValues(run: RunMeta) {
-    return [
-      run.suite,
-      run.branch,
-      run.revision,
-      run.pipelineId,
-      run.pipelineUrl,
-      run.jobId,
-      run.jobUrl,
-      run.artifactsUrl,
-      run.jobStatus,
-      run.pipelineStatus,
-      run.runnerId,
-      JSON.stringify(run.env),
-      run.startedAt,
-      run.finishedAt,
-      run.durationMs,
-      run.status,
-    ] as const
+  private runParams(run: RunMeta, uploadedAt: string) {
+    const { runId, suite, branch, revision, pipelineId, pipelineUrl, jobId, jobUrl, artifactsUrl } = run
+    const { jobStatus, pipelineStatus, runnerId, startedAt, finishedAt, durationMs, status } = run
+    return {
+      ...{ runId, suite, branch, revision, pipelineId, pipelineUrl, jobId, jobUrl, artifactsUrl },
+      ...{ jobStatus, pipelineStatus, runnerId, startedAt, finishedAt, durationMs, status, uploadedAt },
+      env: JSON.stringify(run.env),
+    }
   }
 
   ingestReport(batch: ReportBatch, opts: IngestOptions = {}): Promise<RunOutcome[]> {
@@ -197,7 +192,7 @@ export class SqliteStore implements Store {
       const outcomes: RunOutcome[] = []
       for (const { run, results } of batch.runs) {
         let existing = this.stmts.runByKey.get(run.runId) as { id: number; at: number } | undefined
-        const values = this.runValues(run)
+        const params = this.runParams(run, now)
         if (existing && this.stmts.reportSeen.get(existing.id, batch.contentHash) && !opts.replace) {
           outcomes.push({ runId: run.runId, outcome: 'duplicate', tests: 0, results: 0, attempts: 0 })
           continue
@@ -205,29 +200,12 @@ export class SqliteStore implements Store {
         const replacing = Boolean(existing && opts.replace)
         if (!existing) {
           const at = isoToMs(run.startedAt, Date.now())
-          const id = Number(this.stmts.insertRun.run(run.runId, ...values, now, at).lastInsertRowid)
-          existing = { id, at }
+          existing = { id: Number(this.stmts.insertRun.run({ ...params, at }).lastInsertRowid), at }
         } else if (replacing) {
-          this.stmts.replaceRun.run(...values, now, existing.id)
+          this.stmts.replaceRun.run({ ...params, id: existing.id })
         } else {
-          this.stmts.mergeRun.run(
-            run.branch,
-            run.revision,
-            run.pipelineId,
-            run.pipelineUrl,
-            run.jobId,
-            run.jobUrl,
-            run.artifactsUrl,
-            run.jobStatus,
-            run.pipelineStatus,
-            run.runnerId,
-            JSON.stringify(run.env),
-            run.startedAt,
-            run.finishedAt,
-            run.durationMs,
-            run.status,
-            existing.id,
-          )
+          const { uploadedAt: _kept, runId: _same, suite: _suite, ...merge } = params
+          this.stmts.mergeRun.run({ ...merge, id: existing.id })
         }
         const { id: runKey, at } = existing
         let stored = 0
