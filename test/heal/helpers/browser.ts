@@ -1,24 +1,7 @@
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { chromium } from 'playwright-core'
-import type { Browser } from 'playwright-core'
 
-/** Debian's Chromium, flags for a sandboxless, offline CI box. */
-export function launchChromium(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  })
-}
+export { launchChromium } from '../../helpers/chromium.js'
 
 export interface PageServer {
   /** Serves `html` at `path` from now on. */
