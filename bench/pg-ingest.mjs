@@ -217,6 +217,15 @@ try {
     medianRatioToRawCopy: round2(median(ratios)),
     medianRatioToRawCopyPerReportTx: round2(median(reportRatios)),
   })
+  const line = (o) => console.log(JSON.stringify({ bench: 'pg-ingest', ...o }))
+  line({
+    metric: `results/s, ${WRITERS} writer processes (median of ${ROUNDS})`,
+    value: Math.round(median(rates)),
+    target: '>= 100000',
+  })
+  line({ metric: `baseline: raw COPY rows/s, ${WRITERS} connections`, value: Math.round(median(copyRates)) })
+  line({ metric: 'ratio ingest / raw COPY', value: round2(median(ratios)) })
+  line({ metric: `results/s, ${WRITERS} uploads through one process (serve)`, value: Math.round(median(serverRates)) })
 
   // Disk, measured on the last round before maintenance, so that it is what a live server carries.
   const sizes = await admin.query(
@@ -246,6 +255,14 @@ try {
     resultsHeapMB: round2(Number((await one("SELECT pg_relation_size('results')::bigint AS b")).b) / 2 ** 20),
     resultsIndexesMB: Object.fromEntries(indexes.rows.map((r) => [r.index, round2(Number(r.bytes) / 2 ** 20)])),
   })
+  console.log(
+    JSON.stringify({
+      bench: 'pg-ingest',
+      metric: 'disk bytes per stored result (all tables and indexes)',
+      value: Math.round(bytes / counted.results),
+      gbPer10M: round2(((bytes / counted.results) * 1e7) / 2 ** 30),
+    }),
+  )
 
   // Autovacuum gets here on its own (insert-driven vacuum since PG 13); the scan is measured on the state it
   // leaves, with the visibility map set so that the covering index serves an index-only scan. Store and bare
@@ -273,6 +290,20 @@ try {
     medianRowsPerSec: Math.round(median(scans.map((s) => s.rate))),
     medianRatioToBareCursor: round2(median(scans.map((s) => s.ratio))),
   })
+  console.log(
+    JSON.stringify({
+      bench: 'pg-ingest',
+      metric: 'analysis scan rows/s at 1M results (median of 3)',
+      value: Math.round(median(scans.map((s) => s.rate))),
+    }),
+  )
+  console.log(
+    JSON.stringify({
+      bench: 'pg-ingest',
+      metric: 'ratio scan / bare server-side cursor',
+      value: round2(median(scans.map((s) => s.ratio))),
+    }),
+  )
 } finally {
   if (store) await store.close()
   if (admin) {

@@ -97,6 +97,21 @@ try {
     heapKeptAfterMB: mb(process.memoryUsage().heapUsed - heap0),
     rssPeakMB: mb(rssPeak),
   })
+  console.log(
+    JSON.stringify({
+      bench: 'pg-scan',
+      metric: `analysis scan rows/s at ${seen} results`,
+      value: Math.round(seen / s),
+    }),
+  )
+  console.log(
+    JSON.stringify({
+      bench: 'pg-scan',
+      metric: 'scan heap peak above start, MB',
+      value: mb(heapPeak - heap0),
+      rssPeakMB: mb(rssPeak),
+    }),
+  )
 } finally {
   await store.close()
   if (!args.keep) await admin.query(`DROP SCHEMA ${schema} CASCADE`)

@@ -32,6 +32,8 @@ for (const script of scripts) {
     for (const line of out.split('\n')) {
       if (!line.startsWith('{')) continue
       const row = JSON.parse(line)
+      // Detail lines without a metric stay out of the table; each script summarises itself in metric lines.
+      if (row.metric === undefined) continue
       rows.push({ script, ...row })
       process.stderr.write(`  ${row.metric}: ${row.value}${row.target ? ` (target ${row.target})` : ''}\n`)
     }

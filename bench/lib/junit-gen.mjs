@@ -20,8 +20,15 @@ export function junitXml(runIndex, tests, { failEvery = 97, stamp = Date.UTC(202
   return lines.join('\n')
 }
 
-/** Writes one big JUnit file of about `bytes` bytes, streaming so that the generator itself stays small. */
-export async function writeBigJunit(path, bytes) {
+/**
+ * Writes one big JUnit file of about `bytes` bytes, streaming so that the generator itself stays small.
+ * `outputBytes` of captured system-out per test case: large reports are large mostly because of captured output
+ * (0 gives the worst case for memory, the most test cases per megabyte).
+ */
+export async function writeBigJunit(path, bytes, outputBytes = 0) {
+  const output = 'log line: request handled in 12 ms, cache hit ratio 0.93, queue depth 4\n'
+    .repeat(Math.ceil(outputBytes / 72))
+    .slice(0, outputBytes)
   const out = createWriteStream(path)
   const write = (s) => (out.write(s) ? Promise.resolve() : new Promise((r) => out.once('drain', r)))
   await write('<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="big">\n<testsuite name="big">\n')
@@ -31,7 +38,9 @@ export async function writeBigJunit(path, bytes) {
     const line =
       i % 50 === 0
         ? `<testcase classname="com.example.Big${i % 1000}" name="case ${i}" time="0.01"><failure message="boom ${i}">stack line one\nstack line two ${i}</failure><system-out>some output ${i}</system-out></testcase>\n`
-        : `<testcase classname="com.example.Big${i % 1000}" name="case ${i}" time="0.01"/>\n`
+        : outputBytes > 0
+          ? `<testcase classname="com.example.Big${i % 1000}" name="case ${i}" time="0.01"><system-out>${output}</system-out></testcase>\n`
+          : `<testcase classname="com.example.Big${i % 1000}" name="case ${i}" time="0.01"/>\n`
     await write(line)
     written += line.length
     i++

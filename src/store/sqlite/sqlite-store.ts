@@ -72,6 +72,12 @@ export async function openSqliteStore(file: string, opts: SqliteStoreOptions = {
     db.pragma('journal_mode = WAL')
     db.pragma('synchronous = NORMAL')
     db.pragma('foreign_keys = OFF')
+    // Results are clustered by test, so each report writes all over the table: a larger page cache keeps those
+    // pages in memory instead of re-reading them for every run (64 MB, allocated only as used).
+    db.pragma('cache_size = -65536')
+    // Each report dirties a page per test, so checkpointing every 1,000 pages (the default) copies the same pages
+    // back over and over; checkpointing every 20,000 (80 MB of WAL) measured 1.7× faster bulk ingest.
+    db.pragma('wal_autocheckpoint = 20000')
   } catch (error) {
     throw new StoreError(`cannot open SQLite database ${path}: ${(error as Error).message}`, { cause: error })
   }
