@@ -46,16 +46,21 @@ type ResultRow = [
   test: number,
   at: number,
   run: number,
-  status: number,
-  flaky: number,
+  /** status | flaky << 2 | healing << 3 | attempts << 4 | failed attempts << 12: see RESULT_COLUMNS. */
+  packed: number,
   durationMs: number | null,
-  attempts: number,
-  failedAttempts: number,
   failedMs: number,
   errorType: string | null,
   message: number | null,
-  healing: number,
 ]
+
+/**
+ * The columns the history reads. The small integers are packed into one by SQLite itself: every value crossing
+ * into JavaScript costs, and this scan moves a million rows (measured a third faster than 12 plain columns).
+ */
+const RESULT_COLUMNS = `test, at, run,
+  status | (flaky << 2) | (healing << 3) | (min(attempts, 255) << 4) | (min(failed_attempts, 255) << 12),
+  duration_ms, failed_ms, error_type, message`
 
 /**
  * Opens (creating if needed) a SQLite store. WAL lets readers run beside one writer; the busy timeout makes
@@ -319,15 +324,15 @@ export class SqliteStore implements Store {
   private entryFromRow(row: ResultRow, run: RunInfo): HistoryEntry {
     return {
       run,
-      status: statusFromCode(row[3]),
-      flakyOnRetry: row[4] === 1,
-      durationMs: row[5],
-      attempts: row[6],
-      failedAttempts: row[7],
-      failedAttemptsMs: row[8],
-      errorType: row[9],
-      message: this.messageById(row[10]),
-      healingOccurred: row[11] === 1,
+      status: statusFromCode(row[3] & 3),
+      flakyOnRetry: (row[3] & 4) !== 0,
+      durationMs: row[4],
+      attempts: (row[3] >> 4) & 255,
+      failedAttempts: (row[3] >> 12) & 255,
+      failedAttemptsMs: row[5],
+      errorType: row[6],
+      message: this.messageById(row[7]),
+      healingOccurred: (row[3] & 8) !== 0,
     }
   }
 
@@ -345,8 +350,7 @@ export class SqliteStore implements Store {
     for (const r of runs.values()) minAt = Math.min(minAt, r.at)
     // Keyset pagination instead of one long-lived cursor: consumers may await between tests.
     const page = this.db.prepare(
-      `SELECT test, at, run, status, flaky, duration_ms, attempts, failed_attempts, failed_ms, error_type, message, healing
-       FROM results WHERE (test, at, run) > (?, ?, ?) ORDER BY test, at, run LIMIT ${SCAN_PAGE}`,
+      `SELECT ${RESULT_COLUMNS} FROM results WHERE (test, at, run) > (?, ?, ?) ORDER BY test, at, run LIMIT ${SCAN_PAGE}`,
     )
     page.raw(true)
     let cursor: [number, number, number] = [-1, 0, 0]
@@ -383,10 +387,7 @@ export class SqliteStore implements Store {
       { id: number; test_id: string; suite: string; module: string; name: string; file: string | null } | undefined
     if (!test) return Promise.resolve(null)
     const rows = this.db
-      .prepare(
-        `SELECT test, at, run, status, flaky, duration_ms, attempts, failed_attempts, failed_ms, error_type, message, healing
-         FROM results WHERE test = ? ORDER BY at DESC, run DESC LIMIT ?`,
-      )
+      .prepare(`SELECT ${RESULT_COLUMNS} FROM results WHERE test = ? ORDER BY at DESC, run DESC LIMIT ?`)
       .raw(true)
       .all(test.id, opts.limit ?? 1000) as ResultRow[]
     const runIds = [...new Set(rows.map((r) => r[2]))]
