@@ -374,7 +374,9 @@ async function runPresenceQuery(state: LocatorState, method: string, args: unkno
 async function learnAfter(state: LocatorState): Promise<void> {
   if (state.session.learned.has(state.key)) return
   try {
-    await learnOnce(state, await state.target.evaluate(capturePageFunction, state.settings.describe, { timeout: 100 }))
+    // The element was just found, so this is quick; the bound only matters if it vanished, and a loaded CI machine
+    // needs more than a few milliseconds to answer, or the element would silently never be learned.
+    await learnOnce(state, await state.target.evaluate(capturePageFunction, state.settings.describe, { timeout: 2000 }))
   } catch {
     // Gone or ambiguous: nothing to learn this time.
   }
