@@ -4,7 +4,7 @@
 // Prints one JSON line per figure ({ bench, metric, value, target?, ... }), as bench/run.mjs expects. Medians and
 // minimums both: on a shared machine the minimum is the cost, the median what a test will see.
 import { loadavg } from 'node:os'
-import { chromium } from 'playwright-core'
+import { launchChromium } from './lib/chromium.mjs'
 
 const ELEMENTS = Number(process.env.BENCH_ELEMENTS ?? 5000)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 21)
@@ -35,19 +35,7 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 const min = (xs) => Math.min(...xs)
 const round = (x) => +x.toFixed(2)
 
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-  args: [
-    '--headless',
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-quic',
-    '--no-first-run',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-  ],
-})
+const browser = await launchChromium()
 try {
   const page = await browser.newPage()
   await page.setContent(bigPage(ELEMENTS, Math.floor(ELEMENTS / 10)))

@@ -25,7 +25,7 @@ if (!existsSync(join(web, 'index.html'))) {
 }
 const { createApp } = await import(join(dist, 'server/app.js'))
 const { resolveConfig } = await import(join(dist, 'config/load.js'))
-const { chromium } = await import('playwright-core')
+const { launchChromium } = await import('./lib/chromium.mjs')
 
 log(`heatmap-paint: ${TESTS} tests × ${RUNS} runs`)
 const { store, file } = await benchStore({ dist, name: 'heatmap-paint', tests: TESTS, runs: RUNS, log })
@@ -58,19 +58,7 @@ if (heat.tests.length !== TESTS || heat.runs.length !== RUNS) {
   throw new Error(`expected ${TESTS} × ${RUNS}, got ${heat.tests.length} × ${heat.runs.length}`)
 }
 
-const browser = await chromium.launch({
-  executablePath: '/usr/bin/chromium',
-  args: [
-    '--headless',
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-quic',
-    '--no-first-run',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-  ],
-})
+const browser = await launchChromium()
 
 async function load(path) {
   const context = await browser.newContext({ viewport: { width: 1440, height: 900 } })

@@ -343,24 +343,8 @@ export class PostgresStore implements Store {
         finished_at = coalesce($13, finished_at), duration_ms = coalesce($14::double precision, duration_ms),
         status = CASE WHEN $15::text = 'interrupted' THEN 'interrupted' ELSE status END
        WHERE id = $16`,
-      [
-        run.branch,
-        run.revision,
-        run.pipelineId,
-        run.pipelineUrl,
-        run.jobId,
-        run.jobUrl,
-        run.artifactsUrl,
-        run.jobStatus,
-        run.pipelineStatus,
-        run.runnerId,
-        JSON.stringify(run.env),
-        run.startedAt,
-        run.finishedAt,
-        run.durationMs,
-        run.status,
-        key,
-      ],
+      // runValues without the suite: a merge never moves a run to another suite.
+      [...runValues(run).slice(1), key],
     )
     return rowCount === 1
   }
