@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { makeTestId, TEST_ID_SEPARATOR, type EnvFacets, type ResultStatus, type TestRef } from './model.js'
 import { DEFAULT_SUITE } from './pipeline/build-batch.js'
+import { toRunMeta } from './pipeline/run-context.js'
 import { openStore, type OpenStoreOptions } from './store/open.js'
 import type { Store } from './store/store.js'
 
@@ -70,25 +71,12 @@ export class TestTracker {
       contentHash: `${runId}:${test.testId}`,
       runs: [
         {
-          run: {
-            runId,
-            suite: test.suite,
-            branch: opts.branch ?? null,
-            revision: opts.revision ?? null,
-            pipelineId: null,
-            pipelineUrl: null,
-            jobId: null,
-            jobUrl: null,
-            artifactsUrl: null,
-            jobStatus: null,
-            pipelineStatus: null,
-            runnerId: null,
-            env: opts.environment ?? {},
+          run: toRunMeta(runId, test.suite, {
+            branch: opts.branch,
+            revision: opts.revision,
+            env: opts.environment,
             startedAt: at,
-            finishedAt: null,
-            durationMs: null,
-            status: 'complete',
-          },
+          }),
           results: [
             {
               test,

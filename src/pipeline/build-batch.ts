@@ -1,7 +1,7 @@
 import type { ParsedCase, ParsedReport } from '../ingest/types.js'
-import { makeTestId, type EnvFacets, type Result, type RunMeta } from '../model.js'
+import { makeTestId, type EnvFacets, type Result } from '../model.js'
 import type { ReportBatch, RunBatch } from '../store/store.js'
-import { mergeContexts, type RunContext } from './run-context.js'
+import { mergeContexts, toRunMeta, type RunContext } from './run-context.js'
 
 /** The suite a run belongs to when nobody names one. */
 export const DEFAULT_SUITE = 'default'
@@ -57,26 +57,8 @@ export function buildReportBatch(input: BuildBatchInput): ReportBatch {
   if (groups.size === 0) groups.set('', { env: undefined, cases: [] })
   const runs: RunBatch[] = []
   for (const [key, g] of groups) {
-    const run: RunMeta = {
-      runId: groups.size > 1 && key ? `${baseRunId}[${key}]` : baseRunId,
-      suite,
-      branch: merged.branch ?? null,
-      revision: merged.revision ?? null,
-      pipelineId: merged.pipelineId ?? null,
-      pipelineUrl: merged.pipelineUrl ?? null,
-      jobId: merged.jobId ?? null,
-      jobUrl: merged.jobUrl ?? null,
-      artifactsUrl: merged.artifactsUrl ?? null,
-      jobStatus: merged.jobStatus ?? null,
-      pipelineStatus: merged.pipelineStatus ?? null,
-      runnerId: merged.runnerId ?? null,
-      env: { ...(merged.env ?? {}), ...(g.env ?? {}) },
-      startedAt: merged.startedAt ?? null,
-      finishedAt: merged.finishedAt ?? null,
-      durationMs: merged.durationMs ?? null,
-      status: merged.status ?? 'complete',
-    }
-    if (run.status === 'interrupted') run.finishedAt = null
+    const runId = groups.size > 1 && key ? `${baseRunId}[${key}]` : baseRunId
+    const run = toRunMeta(runId, suite, { ...merged, env: { ...(merged.env ?? {}), ...(g.env ?? {}) } })
     runs.push({ run, results: g.cases.map((c) => toResult(c, suite)) })
   }
   return { file: input.file, contentHash: input.contentHash, runs }

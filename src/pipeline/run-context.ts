@@ -167,3 +167,31 @@ export function parseEnvPairs(pairs: string[] = []): EnvFacets {
   }
   return out
 }
+
+/**
+ * A complete run from what is known of it: every field the context leaves out is null (never guessed), facets
+ * default to none and the status to `complete`. An interrupted run has no finish time.
+ * @example toRunMeta('gitlab-42', 'unit', { branch: 'main' }).revision // null
+ */
+export function toRunMeta(runId: string, suite: string, ctx: RunContext = {}): RunMeta {
+  const status = ctx.status ?? 'complete'
+  return {
+    runId,
+    suite,
+    branch: ctx.branch ?? null,
+    revision: ctx.revision ?? null,
+    pipelineId: ctx.pipelineId ?? null,
+    pipelineUrl: ctx.pipelineUrl ?? null,
+    jobId: ctx.jobId ?? null,
+    jobUrl: ctx.jobUrl ?? null,
+    artifactsUrl: ctx.artifactsUrl ?? null,
+    jobStatus: ctx.jobStatus ?? null,
+    pipelineStatus: ctx.pipelineStatus ?? null,
+    runnerId: ctx.runnerId ?? null,
+    env: ctx.env ?? {},
+    startedAt: ctx.startedAt ?? null,
+    finishedAt: status === 'interrupted' ? null : (ctx.finishedAt ?? null),
+    durationMs: ctx.durationMs ?? null,
+    status,
+  }
+}

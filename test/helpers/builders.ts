@@ -1,29 +1,11 @@
 import { createHash } from 'node:crypto'
 import { makeTestId, type Attempt, type Result, type ResultStatus, type RunMeta } from '../../src/model.js'
+import { toRunMeta } from '../../src/pipeline/run-context.js'
 import type { ReportBatch } from '../../src/store/store.js'
 
 /** A run with every field null but the id, suite and start time. */
 export function runMeta(runId: string, startedAt: string, extra: Partial<RunMeta> = {}): RunMeta {
-  return {
-    runId,
-    suite: 'unit',
-    branch: 'main',
-    revision: null,
-    pipelineId: null,
-    pipelineUrl: null,
-    jobId: null,
-    jobUrl: null,
-    artifactsUrl: null,
-    jobStatus: null,
-    pipelineStatus: null,
-    runnerId: null,
-    env: {},
-    startedAt,
-    finishedAt: null,
-    durationMs: null,
-    status: 'complete',
-    ...extra,
-  }
+  return { ...toRunMeta(runId, 'unit', { branch: 'main', startedAt }), ...extra }
 }
 
 export function result(name: string, status: ResultStatus, extra: Partial<Result> = {}, suite = 'unit'): Result {
