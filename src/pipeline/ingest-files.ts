@@ -70,7 +70,8 @@ export async function expandInputs(inputs: string[]): Promise<{ files: string[];
   return { files: [...files].sort(), missing }
 }
 
-async function hashFile(path: string): Promise<string> {
+/** sha256 of a report's bytes, streamed: the key that makes re-ingesting the same file a duplicate. */
+export async function hashFile(path: string): Promise<string> {
   const hash = createHash('sha256')
   for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer)
   return hash.digest('hex')

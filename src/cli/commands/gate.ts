@@ -1,11 +1,10 @@
-import { createHash } from 'node:crypto'
-import { appendFileSync, readFileSync, writeFileSync } from 'node:fs'
+import { appendFileSync, writeFileSync } from 'node:fs'
 import type { Format } from '../../ingest/formats.js'
 import { parseReport } from '../../ingest/parse-report.js'
 import { sourceFromFile } from '../../ingest/source.js'
 import type { Result } from '../../model.js'
 import { buildReportBatch } from '../../pipeline/build-batch.js'
-import { expandInputs } from '../../pipeline/ingest-files.js'
+import { expandInputs, hashFile } from '../../pipeline/ingest-files.js'
 import { gate, type GateResult } from '../../quarantine/gate.js'
 import { formatJunit } from '../../quarantine/junit-out.js'
 import type { QuarantineRecord } from '../../store/store.js'
@@ -32,7 +31,7 @@ export async function readJobResults(inputs: string[], opts: GateCommandOptions,
   const results: Result[] = []
   for (const file of files) {
     const parsed = await parseReport(sourceFromFile(file), { format: opts.format })
-    const hash = createHash('sha256').update(readFileSync(file)).digest('hex')
+    const hash = await hashFile(file)
     for (const run of buildReportBatch({ parsed, file, contentHash: hash, context }).runs) results.push(...run.results)
   }
   return results
