@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
-import { stat } from 'node:fs/promises'
+import { readFile, stat } from 'node:fs/promises'
 import { FlakewatchError } from '../errors.js'
 import type { Format } from '../ingest/formats.js'
 import { parseReport } from '../ingest/parse-report.js'
@@ -9,6 +9,9 @@ import type { ReportSource } from '../ingest/types.js'
 import type { Store } from '../store/store.js'
 import { buildReportBatch } from './build-batch.js'
 import type { RunContext } from './run-context.js'
+
+/** Reports up to this size are hashed from one read; larger ones stream. */
+const WHOLE_READ_BYTES = 8 * 1024 * 1024
 
 /** Report files a directory may hold. */
 const REPORT_GLOB = '**/*.{xml,json,trx}'
@@ -73,6 +76,8 @@ export async function expandInputs(inputs: string[]): Promise<{ files: string[];
 /** sha256 of a report's bytes, streamed: the key that makes re-ingesting the same file a duplicate. */
 export async function hashFile(path: string): Promise<string> {
   const hash = createHash('sha256')
+  // One read for the common report; streaming only where a whole-file buffer would cost real memory.
+  if ((await stat(path)).size <= WHOLE_READ_BYTES) return hash.update(await readFile(path)).digest('hex')
   for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer)
   return hash.digest('hex')
 }

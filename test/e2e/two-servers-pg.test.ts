@@ -84,9 +84,17 @@ describe.skipIf(pgTarget.skip !== undefined)('two stateless serve instances on o
     })
     expect(quarantine.status).toBeLessThan(300)
 
-    for (const path of ['api/v1/leaderboard', 'api/v1/heatmap', 'api/v1/runs', 'api/v1/quarantine', 'api/v1/tests/web%3A%3Acart%3A%3Apays/history']) {
+    for (const path of [
+      'api/v1/leaderboard',
+      'api/v1/heatmap',
+      'api/v1/runs',
+      'api/v1/quarantine',
+      'api/v1/tests/web%3A%3Acart%3A%3Apays/history',
+    ]) {
       // Each instance notices the other's writes within its probe interval (5 s).
-      await expect.poll(async () => JSON.stringify(await get(b, path)), { timeout: 30_000, interval: 1000 }).toBe(JSON.stringify(await get(a, path)))
+      await expect
+        .poll(async () => JSON.stringify(await get(b, path)), { timeout: 30_000, interval: 1000 })
+        .toBe(JSON.stringify(await get(a, path)))
     }
     const runs = (await get(a, 'api/v1/runs')) as { runs?: unknown[] } | unknown[]
     expect(Array.isArray(runs) ? runs.length : runs.runs?.length).toBe(6)
