@@ -33,6 +33,8 @@ export interface PublishGitlabOptions {
   timeoutMs?: number
   /** Told before each retry, for a log line. */
   onRetry?: (what: string, attempt: number, reason: string) => void
+  /** Waits between retries; tests pass one that records the delays instead of waiting. */
+  sleep?: (ms: number) => Promise<void>
 }
 
 export interface PublishResult {
@@ -136,7 +138,7 @@ export async function publishToGitlab(opts: PublishGitlabOptions): Promise<Publi
       }
       if (attempt >= retries) return { ok: false, error: `${what}: ${reason} (gave up after ${attempt + 1} attempts)` }
       opts.onRetry?.(what, attempt + 1, reason)
-      await sleep(backoff * 2 ** attempt)
+      await (opts.sleep ?? sleep)(backoff * 2 ** attempt)
     }
   }
 

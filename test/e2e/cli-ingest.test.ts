@@ -1,12 +1,11 @@
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { describe, expect, it } from 'vitest'
+import { PUBLIC_FIXTURES } from '../helpers/fixtures.js'
 import { ROOT, runCli, testdir } from '../helpers/run-cli.js'
 
-const FIXTURES = process.env.FLAKEWATCH_FIXTURES ?? join(ROOT, '..', 'shared', 'fixtures', 'public')
-const haveFixtures = existsSync(FIXTURES)
-if (!haveFixtures && process.env.CI === 'true') throw new Error(`public fixtures not found at ${FIXTURES}`)
+const FIXTURES = PUBLIC_FIXTURES
 
 const junit = (cases: string) =>
   `<?xml version="1.0"?><testsuite name="s" timestamp="2026-03-01T10:00:00Z">${cases}</testsuite>`
@@ -36,7 +35,7 @@ describe('flakewatch CLI basics', () => {
   })
 })
 
-describe.skipIf(!haveFixtures)('flakewatch ingest on every public fixture', () => {
+describe('flakewatch ingest on every public fixture', () => {
   it('stores them all, then recognises every one as a duplicate', async () => {
     const dir = testdir()
     const db = join(dir, 'fw.db')

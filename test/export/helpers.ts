@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { Writable } from 'node:stream'
@@ -11,16 +11,21 @@ import { formatAjvError } from '../../src/export/bundle-schema.js'
 
 export const ROOT = resolve(import.meta.dirname, '../..')
 export const SCHEMA_NAME = 'flake-history-bundle.v1.schema.json'
-/** The contract as handed to us (outside the repo); the repo's `schema/` copy must stay identical to it. */
-export const SHARED_DIR = resolve(ROOT, '../shared/anchors/gitlabviz')
-export const SHARED_SCHEMA = join(SHARED_DIR, SCHEMA_NAME)
 export const REPO_SCHEMA = join(ROOT, 'schema', SCHEMA_NAME)
+/**
+ * SHA-256 of GitLabViz's own files (BeamNG/GitLabViz @ dbcdf1f, see test/fixtures/bundle/GITLABVIZ-SOURCE.md):
+ * the repository's copies must stay byte-identical to the contract as published.
+ */
+export const GITLABVIZ_SHA256 = {
+  schema: '95ee34220b3cf071c0fe0369a933c21aae4316794f47be85649d192b68317443',
+  sample: 'e8ae592d1f94e9b822f46d08539cb48ce5a1555c704c42f5ea1342eb21c22953',
+} as const
 export const FIXTURES = join(ROOT, 'test/fixtures/bundle')
 export const SAMPLE = join(FIXTURES, 'valid/gitlabviz-sample.json')
 
-/** The schema tests validate against: the shared original when present, else the repo copy. */
+/** The schema tests validate against: the vendored copy, checked byte for byte against GitLabViz's. */
 export function schemaText(): string {
-  return readFileSync(existsSync(SHARED_SCHEMA) ? SHARED_SCHEMA : REPO_SCHEMA, 'utf8')
+  return readFileSync(REPO_SCHEMA, 'utf8')
 }
 
 let validator: ValidateFunction | undefined

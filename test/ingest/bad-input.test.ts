@@ -102,7 +102,6 @@ describe('bad input gives a ReportParseError naming the file (and the line, for 
     const entities = [' <!ENTITY lol "lol">']
     for (let i = 1; i < 10; i++) entities.push(` <!ENTITY lol${i} "${`&lol${i === 1 ? '' : i - 1};`.repeat(10)}">`)
     const dtd = `<?xml version="1.0"?>\n<!DOCTYPE testsuites [\n${entities.join('\n')}\n]>\n`
-    const started = Date.now()
     const e = await failure('laughs.xml', `${dtd}<testsuites><testsuite name="&lol9;"/></testsuites>\n`)
     expect(e.line).toBe(2)
     expect(e.detail).toBe('DOCTYPE declarations are not allowed in test reports (DTDs and entities are never resolved)')
@@ -110,7 +109,6 @@ describe('bad input gives a ReportParseError naming the file (and the line, for 
     const other = await failure('laughs-lolz.xml', lolz)
     expect(other.line).toBe(2)
     expect(other.detail).toMatch(/^DOCTYPE declarations are not allowed/)
-    expect(Date.now() - started).toBeLessThan(2000)
   })
 
   it('an external entity (XXE): the referenced file is never read', async () => {

@@ -1,19 +1,14 @@
-import { existsSync, readdirSync } from 'node:fs'
+import { readdirSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { ReportParseError } from '../../src/errors.js'
 import { parseReport, sourceFromFile } from '../../src/ingest/index.js'
 import { parseJunit } from '../../src/ingest/junit.js'
 import type { ParsedReport } from '../../src/ingest/types.js'
+import { PUBLIC_FIXTURES } from '../helpers/fixtures.js'
 import { caseNamed, countByStatus, summarize } from './helpers.js'
 
-/** Beside the repository in CI (`<repo>/../shared/fixtures/public`), or wherever FLAKEWATCH_FIXTURES says. */
-const FIXTURES =
-  process.env.FLAKEWATCH_FIXTURES ?? join(import.meta.dirname, '..', '..', '..', 'shared', 'fixtures', 'public')
-const present = existsSync(FIXTURES)
-if (!present && process.env.CI === 'true') {
-  throw new Error(`public fixtures not found at ${FIXTURES} (set FLAKEWATCH_FIXTURES)`)
-}
+const FIXTURES = PUBLIC_FIXTURES
 
 const statuses = (r: ParsedReport) => countByStatus(r.cases)
 
@@ -336,10 +331,6 @@ function checkInvariants(r: ParsedReport): void {
 }
 
 describe('public report fixtures', () => {
-  if (!present) {
-    it.skip(`public fixtures not found at ${FIXTURES}: set FLAKEWATCH_FIXTURES to run these`, () => {})
-    return
-  }
   const files = listFiles(FIXTURES)
 
   it('has facts for every file in the folder', () => {

@@ -80,23 +80,27 @@ describe.skipIf(!existsSync(DIST_APP))('analysis in a worker thread', () => {
       )
     }
     const db = join(tmp.dir, 'big.db')
+    // The scan must happen off this thread: the request's store is never asked to scan.
+    let mainThreadScans = 0
+    const scan = big.scanHistory.bind(big)
+    big.scanHistory = (filter) => {
+      mainThreadScans++
+      return scan(filter)
+    }
     const app = await createApp({ store: big, db, config: config(), now: () => NOW, webRoot: null })
     try {
       const analysed = app.inject({ method: 'GET', url: '/api/v1/leaderboard' })
       let done = false
       void analysed.then(() => (done = true))
-      let worst = 0
       let probes = 0
       while (!done) {
-        const t = performance.now()
         await new Promise((r) => setImmediate(r))
-        worst = Math.max(worst, performance.now() - t)
         probes++
       }
       expect((await analysed).json<LeaderboardResponse>().total).toBe(1000)
+      // The event loop kept turning while the worker scanned (timing itself belongs to the bench).
       expect(probes).toBeGreaterThan(10)
-      // Generous for a shared two-core machine: what matters is that no whole-scan stall happens here.
-      expect(worst).toBeLessThan(250)
+      expect(mainThreadScans).toBe(0)
     } finally {
       await app.close()
       await big.close()
