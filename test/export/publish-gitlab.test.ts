@@ -237,7 +237,7 @@ describe('publish gitlab', () => {
   it('5xx: gives up after a bounded number of attempts', async () => {
     const gl = await fakeGitlab({ fail: { PUT: [500, 500, 500, 500, 500, 500] } })
     const waits: number[] = []
-    const sleep = async (ms: number) => void waits.push(ms)
+    const sleep = (ms: number) => Promise.resolve(void waits.push(ms))
     const r = await publishToGitlab(base(gl.url, { retries: 2, backoffMs: 20, sleep }))
     expect(r).toMatchObject({ ok: false, uploaded: false })
     expect(r.error).toMatch(/^upload: HTTP 500: .*\(gave up after 3 attempts\)$/)
