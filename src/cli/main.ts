@@ -10,6 +10,11 @@ import { createProgram } from './program.js'
  */
 export async function runCli(argv: string[], io: Io = processIo()): Promise<number> {
   const verbose = argv.includes('--verbose')
+  const json = wantsJson(argv)
+  // Under --json a script reads stdout: every failure is one JSON object there, as well as a line on stderr.
+  const jsonError = (code: string, message: string) => {
+    if (json) io.stdout.write(`${JSON.stringify({ error: { code, message } })}\n`)
+  }
   const program = createProgram(io)
   try {
     await program.parseAsync(argv, { from: 'user' })
@@ -18,12 +23,15 @@ export async function runCli(argv: string[], io: Io = processIo()): Promise<numb
     if (error instanceof CommanderError) {
       if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.exitCode === 0)
         return 0
+      jsonError('FW_USAGE', error.message.replace(/^error: /, ''))
       return 2
     }
+    // A deliberate exit (a failed gate, an ingest with failed files) has already printed its own JSON.
     if (error instanceof ExitError) return error.exitCode
     if (error instanceof FlakewatchError) {
       io.stderr.write(`flakewatch: ${error.message}\n`)
       if (verbose && error.stack) io.stderr.write(`${error.stack}\n`)
+      jsonError(error.code, error.message)
       return 2
     }
     const e = error as NodeJS.ErrnoException
@@ -32,8 +40,16 @@ export async function runCli(argv: string[], io: Io = processIo()): Promise<numb
     io.stderr.write(
       verbose ? `${e?.stack}\n` : 'This is a bug in flakewatch. Re-run with --verbose and report the output.\n',
     )
+    jsonError('FW_INTERNAL', e?.message ?? String(error))
     return 2
   }
+}
+
+/** `--json` or `--format json` anywhere before a `--` (after it, the words belong to the wrapped command). */
+function wantsJson(argv: string[]): boolean {
+  const end = argv.indexOf('--')
+  const own = end === -1 ? argv : argv.slice(0, end)
+  return own.some((a, i) => a === '--json' || a === '--format=json' || (a === '--format' && own[i + 1] === 'json'))
 }
 
 const isMain =

@@ -222,7 +222,8 @@ Examples:
     })
   qOpts(quarantine.command('export'))
     .description('write the quarantine file (sorted, for review in git)')
-    .option('--file <file>', 'default: quarantine.file (.flakewatch/quarantine.json)')
+    .option('-o, --output <file>', 'default: quarantine.file (.flakewatch/quarantine.json)')
+    .addOption(new Option('--file <file>', 'the same as --output (kept for old scripts)').hideHelp())
     .action(async (opts: QuarantineCommandOptions) => {
       const { quarantineExport } = await import('./commands/quarantine.js')
       const { file, count } = await quarantineExport(opts, io)
@@ -443,7 +444,7 @@ Examples:
     .action(async (opts: { db?: string; test?: string; json?: boolean }) => {
       const { heals, printHeals } = await import('./commands/heals.js')
       const { openStore } = await import('../store/open.js')
-      const store = await openStore({ db: opts.db, env: io.env })
+      const store = await openStore({ db: opts.db, env: io.env, mustExist: true, createFolder: false })
       try {
         printHeals(await heals({ store, json: opts.json, testId: opts.test }), opts, io.stdout)
       } finally {

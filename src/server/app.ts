@@ -22,11 +22,24 @@ import { trendRoutes } from './routes/trends.js'
 import { createSnapshotBuilder } from './snapshot-builder.js'
 import { createSnapshotCache, type SnapshotCacheOptions } from './snapshot-cache.js'
 
+/** What `onRequestLog` is told about one request. */
+export interface RequestLogEntry {
+  method: string
+  url: string
+  status: number
+  ms: number
+}
+
 export interface AppDeps {
   store: Store
   config: ResolvedConfig
   /** Fastify's pino logger: `true`, options, or `false` (the default: quiet, as tests want). */
   logger?: FastifyServerOptions['logger']
+  /**
+   * One call per answered request, instead of Fastify's two log lines (request in, response out). `flakewatch serve`
+   * prints it as one short line on a terminal and one JSON line otherwise.
+   */
+  onRequestLog?: (entry: RequestLogEntry) => void
   /**
    * The store's location (SQLite file or postgres:// URL). With it, analysis snapshots are built in a worker
    * thread on a connection of their own, so that a rebuild never stalls the API.
@@ -81,6 +94,7 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
   const bodyLimit = Math.round(config.server.bodyLimitMb * 1024 * 1024)
   const app = Fastify({
     logger: deps.logger ?? false,
+    disableRequestLogging: deps.onRequestLog !== undefined,
     bodyLimit,
     // Test ids are long and carry any character; the default 100-character parameter limit would cut them.
     routerOptions: { maxParamLength: 2000, ignoreTrailingSlash: true },
@@ -95,6 +109,18 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
     worker: deps.analysisWorker,
   })
   app.addHook('onClose', () => builder.close())
+  const onRequestLog = deps.onRequestLog
+  if (onRequestLog) {
+    app.addHook('onResponse', (request, reply, done) => {
+      onRequestLog({
+        method: request.method,
+        url: request.url,
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime),
+      })
+      done()
+    })
+  }
   app.decorate('flakewatchAnalysis', builder.kind)
   const ctx: ServerContext = {
     store,

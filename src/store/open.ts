@@ -1,3 +1,6 @@
+import { existsSync } from 'node:fs'
+import { dirname } from 'node:path'
+import { InputError } from '../errors.js'
 import type { Store } from './store.js'
 
 /** Where the store lives when nothing says otherwise: a SQLite file in the working directory. */
@@ -7,6 +10,13 @@ export interface OpenStoreOptions {
   /** A SQLite file path, `:memory:`, or a `postgres://` / `postgresql://` URL. Default: `FLAKEWATCH_DB` or `.flakewatch.db`. */
   db?: string
   env?: NodeJS.ProcessEnv
+  /**
+   * For commands that only read: a SQLite file that does not exist is an error, never created (an empty new
+   * database would only hide a wrong path). Default false.
+   */
+  mustExist?: boolean
+  /** Create the SQLite file's folder when it is missing. Default true; the CLI says false, so a typo is an error. */
+  createFolder?: boolean
 }
 
 /** Resolves the store location: the explicit option, then `FLAKEWATCH_DB`, then the default file. */
@@ -29,6 +39,14 @@ export async function openStore(opts: OpenStoreOptions = {}): Promise<Store> {
   if (isPostgresUrl(location)) {
     const { openPostgresStore } = await import('./postgres/postgres-store.js')
     return openPostgresStore(location)
+  }
+  if (location !== ':memory:') {
+    if (opts.mustExist && !existsSync(location))
+      throw new InputError(
+        `${location}: no flakewatch database here (store reports first with "flakewatch ingest <files>", or pass --db)`,
+      )
+    if (opts.createFolder === false && !existsSync(dirname(location) || '.'))
+      throw new InputError(`${location}: the folder ${dirname(location)} does not exist`)
   }
   const { openSqliteStore } = await import('./sqlite/sqlite-store.js')
   return openSqliteStore(location)

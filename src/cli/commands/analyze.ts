@@ -50,17 +50,57 @@ export async function analyze(opts: AnalyzeCommandOptions, io: Io): Promise<Test
   const limit = opts.limit === undefined ? undefined : Number(opts.limit)
   if (limit !== undefined && (!Number.isInteger(limit) || limit < 1))
     throw new InputError(`--limit must be a positive integer`)
-  return withStore(opts, io, async (store, config) => {
-    const all = await analyzeStore(store, {
-      config: analysisOptions(config),
-      filter: { suite: opts.suite, branch: opts.branch, since },
-    })
-    const filtered = all
-      .filter((a) => !opts.verdict || opts.verdict.split(',').includes(a.verdict))
-      .filter((a) => !opts.class || opts.class.split(',').includes(a.classification))
-      .sort(leaderboardOrder)
-    return limit ? filtered.slice(0, limit) : filtered
-  })
+  const verdicts = parseListFilter('--verdict', opts.verdict, VERDICTS)
+  const classes = parseListFilter('--class', opts.class, CLASSES)
+  return withStore(
+    opts,
+    io,
+    async (store, config) => {
+      const all = await analyzeStore(store, {
+        config: analysisOptions(config),
+        filter: { suite: opts.suite, branch: opts.branch, since },
+      })
+      const filtered = all
+        .filter((a) => !verdicts || verdicts.includes(a.verdict))
+        .filter((a) => !classes || classes.includes(a.classification))
+        .sort(leaderboardOrder)
+      return limit ? filtered.slice(0, limit) : filtered
+    },
+    'read',
+  )
+}
+
+export const VERDICTS = ['flaky', 'broken', 'healthy', 'insufficient_data'] as const
+export const CLASSES = ['stable', 'intermittent', 'flaky', 'chronic'] as const
+
+/**
+ * A comma-separated filter, checked against its valid values: a typo (`flakey`) is an error listing them,
+ * never a silently empty result.
+ * @example parseListFilter('--verdict', 'flaky,broken', VERDICTS) // ['flaky', 'broken']
+ */
+export function parseListFilter<T extends string>(
+  flag: string,
+  value: string | undefined,
+  valid: readonly T[],
+): T[] | undefined {
+  if (value === undefined) return undefined
+  const items = value.split(',').map((v) => v.trim())
+  const bad = items.filter((v) => !(valid as readonly string[]).includes(v))
+  if (bad.length)
+    throw new InputError(`${flag}: unknown value ${bad.map((b) => `"${b}"`).join(', ')}; valid: ${valid.join(', ')}`)
+  return items as T[]
+}
+
+/** Which filters were given, to tell "nothing stored" from "nothing matches these filters". */
+export function describeFilters(opts: AnalyzeCommandOptions): string[] {
+  const given: [string, string | undefined][] = [
+    ['--suite', opts.suite],
+    ['--branch', opts.branch],
+    ['--since', opts.since],
+    ['--verdict', opts.verdict],
+    ['--class', opts.class],
+  ]
+  return given.filter(([, v]) => v !== undefined).map(([k, v]) => `${k} ${v}`)
 }
 
 const evidenceText = (a: TestAnalysis) => a.evidence.map((e) => e.kind.replace(/_/g, ' ')).join('; ') || '–'
@@ -98,7 +138,14 @@ const HEADERS = [
 export function printAnalyze(list: TestAnalysis[], opts: AnalyzeCommandOptions, io: Io): void {
   if (opts.json || opts.format === 'json') return emitJson(io, list.map(toAnalysisJson), opts.output)
   if (opts.format === 'markdown') return emit(io, renderMarkdownTable(HEADERS, leaderboardRows(list)), opts.output)
-  if (!list.length) return void io.stderr.write('no tests match (ingest reports first: flakewatch ingest <files>)\n')
+  if (!list.length) {
+    const filters = describeFilters(opts)
+    return void io.stderr.write(
+      filters.length
+        ? `no tests match ${filters.join(' ')}\n`
+        : 'no tests stored yet (store reports first: flakewatch ingest <files>)\n',
+    )
+  }
   emit(io, renderTable(HEADERS, leaderboardRows(list), { right: [1, 2, 3, 4, 5, 6], maxWidth: 70 }), opts.output)
   const counts = list.reduce<Record<string, number>>((m, a) => ((m[a.verdict] = (m[a.verdict] ?? 0) + 1), m), {})
   io.stderr.write(
@@ -117,25 +164,30 @@ export interface ShowResult {
 }
 
 export async function show(testId: string, opts: AnalyzeCommandOptions, io: Io): Promise<ShowResult> {
-  return withStore(opts, io, async (store, config) => {
-    let found: ShowResult | undefined
-    await analyzeStore(store, {
-      config: analysisOptions(config),
-      filter: { testIds: [testId] },
-      onTest: (history, analysis) => {
-        found = { analysis, history, quarantine: null, audit: [], trailingPasses: trailingPasses(history) }
-      },
-    })
-    if (!found) {
-      const near = await store.listTests({ search: testId.split('::').pop(), limit: 5 })
-      throw new NotFoundError(
-        `no results for test "${testId}"${near.length ? `; did you mean: ${near.map((t) => t.testId).join(', ')}` : ''}`,
-      )
-    }
-    found.quarantine = await store.getQuarantine(testId)
-    found.audit = await store.listAudit({ testId, limit: 20 })
-    return found
-  })
+  return withStore(
+    opts,
+    io,
+    async (store, config) => {
+      let found: ShowResult | undefined
+      await analyzeStore(store, {
+        config: analysisOptions(config),
+        filter: { testIds: [testId] },
+        onTest: (history, analysis) => {
+          found = { analysis, history, quarantine: null, audit: [], trailingPasses: trailingPasses(history) }
+        },
+      })
+      if (!found) {
+        const near = await store.listTests({ search: testId.split('::').pop(), limit: 5 })
+        throw new NotFoundError(
+          `no results for test "${testId}"${near.length ? `; did you mean: ${near.map((t) => t.testId).join(', ')}` : ''}`,
+        )
+      }
+      found.quarantine = await store.getQuarantine(testId)
+      found.audit = await store.listAudit({ testId, limit: 20 })
+      return found
+    },
+    'read',
+  )
 }
 
 /** One character per run, oldest to newest: ✓ pass, ✗ fail, ↻ pass on retry, · skipped. */

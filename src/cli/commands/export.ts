@@ -82,23 +82,28 @@ export function writeBundleFromFlags(
  */
 export async function exportBundle(opts: ExportBundleCommandOptions, io: Io): Promise<ExportBundleResult> {
   bundleOptionsFromFlags(opts)
-  return withStore(opts, io, async (store, config) => {
-    if (!opts.output) return { file: null, ...(await writeBundleFromFlags(store, config, opts, io.stdout, false)) }
-    const tmp = join(dirname(opts.output), `.${basename(opts.output)}.${process.pid}.tmp`)
-    try {
-      const summary = await writeBundleFromFlags(store, config, opts, createWriteStream(tmp), true)
-      await rename(tmp, opts.output)
-      return { file: opts.output, ...summary }
-    } catch (error) {
-      await rm(tmp, { force: true })
-      const code = (error as NodeJS.ErrnoException).code
-      // A file-system error (missing folder, no permission) is the user's to fix, not a flakewatch bug.
-      if (typeof code === 'string' && code.startsWith('E')) {
-        throw new InputError(`${opts.output}: cannot write: ${code}`, { cause: error })
+  return withStore(
+    opts,
+    io,
+    async (store, config) => {
+      if (!opts.output) return { file: null, ...(await writeBundleFromFlags(store, config, opts, io.stdout, false)) }
+      const tmp = join(dirname(opts.output), `.${basename(opts.output)}.${process.pid}.tmp`)
+      try {
+        const summary = await writeBundleFromFlags(store, config, opts, createWriteStream(tmp), true)
+        await rename(tmp, opts.output)
+        return { file: opts.output, ...summary }
+      } catch (error) {
+        await rm(tmp, { force: true })
+        const code = (error as NodeJS.ErrnoException).code
+        // A file-system error (missing folder, no permission) is the user's to fix, not a flakewatch bug.
+        if (typeof code === 'string' && code.startsWith('E')) {
+          throw new InputError(`${opts.output}: cannot write: ${code}`, { cause: error })
+        }
+        throw error
       }
-      throw error
-    }
-  })
+    },
+    'read',
+  )
 }
 
 export function printExportBundle(r: ExportBundleResult, opts: ExportBundleCommandOptions, io: Io): void {
@@ -111,11 +116,15 @@ export function printExportBundle(r: ExportBundleResult, opts: ExportBundleComma
 async function analyses(opts: ExportTableCommandOptions, io: Io): Promise<TestAnalysis[]> {
   const days = parseDays(opts.days)
   const since = days === undefined ? undefined : Date.now() - days * DAY_MS
-  return withStore(opts, io, (store, config) =>
-    analyzeStore(store, {
-      config: analysisOptions(config),
-      filter: { suite: opts.suite, branch: opts.branch, since },
-    }),
+  return withStore(
+    opts,
+    io,
+    (store, config) =>
+      analyzeStore(store, {
+        config: analysisOptions(config),
+        filter: { suite: opts.suite, branch: opts.branch, since },
+      }),
+    'read',
   )
 }
 

@@ -1,4 +1,4 @@
-import { appendFileSync, writeFileSync } from 'node:fs'
+import { appendFileSync, existsSync, writeFileSync } from 'node:fs'
 import type { Format } from '../../ingest/formats.js'
 import { parseReport } from '../../ingest/parse-report.js'
 import { sourceFromFile } from '../../ingest/source.js'
@@ -40,11 +40,22 @@ export async function readJobResults(inputs: string[], opts: GateCommandOptions,
 async function loadQuarantines(opts: GateCommandOptions, io: Io): Promise<Map<string, QuarantineRecord>> {
   let records: QuarantineRecord[]
   if (opts.quarantineFile) {
+    // A first job, before anyone exported quarantines, must not fail for want of the file: nothing is quarantined.
+    if (!existsSync(opts.quarantineFile)) {
+      io.stderr.write(`warning: ${opts.quarantineFile} does not exist: no test is quarantined\n`)
+      return new Map()
+    }
     const { readQuarantineFile } = await import('../../quarantine/file.js')
     records = readQuarantineFile(opts.quarantineFile)
   } else {
-    const { openStore } = await import('../../store/open.js')
-    const store = await openStore({ db: opts.db, env: io.env })
+    const { openStore, resolveDbLocation, isPostgresUrl } = await import('../../store/open.js')
+    const location = resolveDbLocation({ db: opts.db, env: io.env })
+    // The gate only reads quarantines: it never creates a database, and a job without one has none quarantined.
+    if (!isPostgresUrl(location) && location !== ':memory:' && !existsSync(location)) {
+      io.stderr.write(`warning: no flakewatch database at ${location}: no test is quarantined\n`)
+      return new Map()
+    }
+    const store = await openStore({ db: location, env: io.env })
     try {
       records = await store.listQuarantines()
     } finally {

@@ -54,7 +54,7 @@ export function runContextFromFlags(flags: RunFlags, env: NodeJS.ProcessEnv): Ru
 
 export async function ingest(inputs: string[], opts: IngestCommandOptions, io: Io): Promise<IngestSummary> {
   const context = runContextFromFlags(opts, io.env)
-  const store = await openStore({ db: opts.db, env: io.env })
+  const store = await openStore({ db: opts.db, env: io.env, createFolder: false })
   const bar =
     isInteractive(io) && !opts.json
       ? new SingleBar({ stream: io.stderr, format: 'ingesting [{bar}] {value}/{total} {file}' })

@@ -44,7 +44,12 @@ async function bundleBytes(opts: PublishCommandOptions, io: Io): Promise<{ body:
       cb()
     },
   })
-  const summary = await withStore(opts, io, (store, config) => writeBundleFromFlags(store, config, opts, sink, true))
+  const summary = await withStore(
+    opts,
+    io,
+    (store, config) => writeBundleFromFlags(store, config, opts, sink, true),
+    'read',
+  )
   return { body: Buffer.concat(parts), summary }
 }
 

@@ -45,13 +45,23 @@ export function parseExpiry(value: string | undefined, now = Date.now()): string
   return new Date(t).toISOString()
 }
 
+/**
+ * Opens the configured store for one command. A command that only reads (`access: 'read'`) never creates a
+ * database: a missing file is an error. No command creates a missing folder.
+ */
 export async function withStore<T>(
   opts: { db?: string; config?: string },
   io: Io,
   fn: (store: Store, config: ReturnType<typeof loadConfig>) => Promise<T>,
+  access: 'read' | 'write' = 'write',
 ): Promise<T> {
   const config = loadConfig({ file: opts.config, env: io.env })
-  const store = await openStore({ db: opts.db ?? config.db, env: {} })
+  const store = await openStore({
+    db: opts.db ?? config.db,
+    env: {},
+    mustExist: access === 'read',
+    createFolder: false,
+  })
   try {
     return await fn(store, config)
   } finally {
@@ -96,26 +106,33 @@ export async function quarantineRemove(testId: string, opts: QuarantineCommandOp
 }
 
 export function quarantineList(opts: QuarantineCommandOptions, io: Io): Promise<QuarantineRecord[]> {
-  return withStore(opts, io, (store) => store.listQuarantines())
+  return withStore(opts, io, (store) => store.listQuarantines(), 'read')
 }
 
 export async function quarantineAuto(opts: QuarantineCommandOptions, io: Io): Promise<AutoUpdateResult> {
-  return withStore(opts, io, async (store, config) => {
-    const { policyTestsFromStore } = await import('../../quarantine/from-analysis.js')
-    const m = manager(store, config, () => policyTestsFromStore(store, config))
-    return m.autoUpdate({ actor: 'flakewatch', dryRun: opts.dryRun })
-  })
+  return withStore(
+    opts,
+    io,
+    async (store, config) => {
+      const { policyTestsFromStore } = await import('../../quarantine/from-analysis.js')
+      const m = manager(store, config, () => policyTestsFromStore(store, config))
+      return m.autoUpdate({ actor: 'flakewatch', dryRun: opts.dryRun })
+    },
+    'read',
+  ) // it writes, but only from a history: without a database there is nothing to decide from
 }
 
 export function printAuto(result: AutoUpdateResult, opts: QuarantineCommandOptions, io: Io): void {
-  if (opts.json) return emitJson(io, result, opts.output)
+  if (opts.json) return emitJson(io, opts.dryRun ? { dry_run: true, ...result } : result, opts.output)
+  if (opts.dryRun) io.stderr.write('dry run: nothing was changed; this is what quarantine auto would do\n')
   const rows = [
     ...result.quarantined.map((q) => ['quarantine', q.testId, q.reason]),
     ...result.unquarantined.map((q) => ['release', q.testId, q.reason]),
     ...result.expired.map((q) => ['expire', q.testId, q.reason]),
   ]
-  if (rows.length) io.stdout.write(`${renderTable(['action', 'test', 'reason'], rows)}\n`)
-  else io.stderr.write('no quarantine changes\n')
+  const header = opts.dryRun ? ['would', 'test', 'reason'] : ['action', 'test', 'reason']
+  if (rows.length) io.stdout.write(`${renderTable(header, rows)}\n`)
+  else io.stderr.write(opts.dryRun ? 'dry run: no quarantine changes would be made\n' : 'no quarantine changes\n')
   if (result.overCap.length) {
     io.stderr.write(
       `\nWARNING: the quarantine cap is reached; ${result.overCap.length} flaky test(s) were NOT quarantined:\n` +
@@ -129,12 +146,17 @@ export async function quarantineExport(
   opts: QuarantineCommandOptions,
   io: Io,
 ): Promise<{ file: string; count: number }> {
-  return withStore(opts, io, async (store, config) => {
-    const file = opts.file ?? opts.output ?? config.quarantine.file
-    const records = await store.listQuarantines()
-    writeQuarantineFile(file, records)
-    return { file, count: records.length }
-  })
+  return withStore(
+    opts,
+    io,
+    async (store, config) => {
+      const file = opts.file ?? opts.output ?? config.quarantine.file
+      const records = await store.listQuarantines()
+      writeQuarantineFile(file, records)
+      return { file, count: records.length }
+    },
+    'read',
+  )
 }
 
 export async function quarantineImport(opts: QuarantineCommandOptions, io: Io) {

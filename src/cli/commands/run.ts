@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process'
+import { constants } from 'node:os'
 import { stat } from 'node:fs/promises'
 import { glob } from 'tinyglobby'
 import type { Io } from '../output.js'
@@ -26,17 +27,44 @@ export interface RunOutcome {
   message: string
 }
 
-function runCommand(argv: string[], io: Io, quietStdout: boolean): Promise<number> {
+/** Signals `run` passes on to the command, so that stopping flakewatch stops the tests too. */
+const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
+
+/** 128 + the signal's number, as shells report a process a signal ended (SIGINT 130, SIGTERM 143). */
+export function signalExitCode(signal: NodeJS.Signals): number {
+  return 128 + (constants.signals[signal] ?? 1)
+}
+
+interface CommandEnd {
+  code: number
+  /** The signal that stopped the command, or that flakewatch received and passed on. */
+  signal: NodeJS.Signals | null
+}
+
+function runCommand(argv: string[], io: Io, quietStdout: boolean): Promise<CommandEnd> {
   return new Promise((resolve) => {
     const [cmd, ...args] = argv
     // With --json our stdout carries only the verdict, so the command's own output goes to stderr.
     const stdio = quietStdout ? (['inherit', 2, 'inherit'] as const) : ('inherit' as const)
     const child = spawn(cmd!, args, { stdio: stdio as never, env: io.env, shell: false })
+    let received: NodeJS.Signals | null = null
+    const forward = (signal: NodeJS.Signals) => {
+      received = signal
+      child.kill(signal)
+    }
+    for (const s of FORWARDED) process.on(s, forward)
+    const done = (end: CommandEnd) => {
+      for (const s of FORWARDED) process.off(s, forward)
+      resolve(end)
+    }
     child.on('error', (error) => {
       io.stderr.write(`flakewatch run: cannot start ${cmd}: ${error.message}\n`)
-      resolve(127)
+      done({ code: 127, signal: null })
     })
-    child.on('exit', (code, signal) => resolve(code ?? (signal ? 128 + 1 : 1)))
+    child.on('exit', (code, signal) => {
+      const stoppedBy = signal ?? received
+      done({ code: stoppedBy ? signalExitCode(stoppedBy) : (code ?? 1), signal: stoppedBy })
+    })
   })
 }
 
@@ -57,7 +85,13 @@ async function freshReports(globs: string[], since: number): Promise<string[]> {
  */
 export async function run(argv: string[], opts: RunCommandOptions, io: Io): Promise<RunOutcome> {
   const started = Date.now()
-  const commandCode = await runCommand(argv, io, Boolean(opts.json))
+  const end = await runCommand(argv, io, Boolean(opts.json))
+  const commandCode = end.code
+  if (end.signal) {
+    // An interrupted test run proves nothing either way: record nothing, decide nothing, exit as the signal says.
+    const message = `flakewatch run: interrupted by ${end.signal}; nothing was recorded`
+    return { exitCode: commandCode, commandCode, reports: [], message }
+  }
   const reports = await freshReports(opts.report?.length ? opts.report : DEFAULT_REPORT_GLOBS, started)
   if (reports.length === 0) {
     const message =

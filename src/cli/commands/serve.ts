@@ -1,9 +1,9 @@
 import type { AddressInfo } from 'node:net'
 import { loadConfig } from '../../config/load.js'
 import { InputError } from '../../errors.js'
-import { createApp } from '../../server/app.js'
+import { createApp, type RequestLogEntry } from '../../server/app.js'
 import { openStore } from '../../store/open.js'
-import type { Io } from '../output.js'
+import { sanitizeCell, type Io } from '../output.js'
 
 export interface ServeOptions {
   db?: string
@@ -43,6 +43,20 @@ function parseDays(value: string | number | undefined): number {
   return days
 }
 
+/**
+ * One line per request: short and readable on a terminal (`GET /api/v1/leaderboard 200 12 ms`), a JSON line
+ * otherwise, for log collectors. `FLAKEWATCH_LOG_LEVEL=warn` (or quieter) leaves requests out.
+ */
+export function requestLogger(io: Io): ((entry: RequestLogEntry) => void) | undefined {
+  const level = io.env.FLAKEWATCH_LOG_LEVEL ?? 'info'
+  if (!['trace', 'debug', 'info'].includes(level)) return () => undefined
+  const clean = (url: string) => sanitizeCell(url)
+  if (io.stderr.isTTY) {
+    return (e) => void io.stderr.write(`${e.method} ${clean(e.url)} ${e.status} ${e.ms} ms\n`)
+  }
+  return (e) => void io.stderr.write(`${JSON.stringify({ level: 'info', time: Date.now(), msg: 'request', ...e })}\n`)
+}
+
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost'])
 
 /**
@@ -72,6 +86,7 @@ export async function serve(opts: ServeOptions, io: Io, hooks: ServeHooks = {}):
       config,
       artifactExpiryDays,
       logger: { level: io.env.FLAKEWATCH_LOG_LEVEL ?? 'info', stream: io.stderr },
+      onRequestLog: requestLogger(io),
     })
     await app.listen({ host, port })
   } catch (error) {
