@@ -19,6 +19,7 @@ export interface QuarantineCommandOptions {
   output?: string
   file?: string
   dryRun?: boolean
+  asOf?: string
 }
 
 /** Who is acting, for the audit log: the flag, else the CI user, else the local user. */
@@ -110,16 +111,20 @@ export function quarantineList(opts: QuarantineCommandOptions, io: Io): Promise<
 }
 
 export async function quarantineAuto(opts: QuarantineCommandOptions, io: Io): Promise<AutoUpdateResult> {
+  // It writes, but only from a history: without a database there is nothing to decide from.
   return withStore(
     opts,
     io,
     async (store, config) => {
       const { policyTestsFromStore } = await import('../../quarantine/from-analysis.js')
-      const m = manager(store, config, () => policyTestsFromStore(store, config))
+      const { parseAsOf } = await import('./analyze.js')
+      // The same as-of time as `analyze` (the newest run, or --as-of), so that it acts on the verdicts analyze prints.
+      const asOf = parseAsOf(opts.asOf)
+      const m = manager(store, config, () => policyTestsFromStore(store, config, asOf))
       return m.autoUpdate({ actor: 'flakewatch', dryRun: opts.dryRun })
     },
     'read',
-  ) // it writes, but only from a history: without a database there is nothing to decide from
+  )
 }
 
 export function printAuto(result: AutoUpdateResult, opts: QuarantineCommandOptions, io: Io): void {
