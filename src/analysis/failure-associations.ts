@@ -15,7 +15,7 @@ interface Cell {
  * Runners, env facet values and UTC time-of-day buckets that hold more of a test's failures than chance allows.
  * A failure is a run with a failed attempt, passed on retry or not. For a value that ran a share q of the
  * executions and holds f of the F failures, the p-value is
- * P(X ≥ f) for X ~ Binomial(F, q), multiplied by the number of values tested (Bonferroni); only p < alpha / HINT_FAMILIES (hintAlpha) with
+ * P(X ≥ f) for X ~ Binomial(F, q), multiplied by the number of values tested (Bonferroni); only p below its share of alpha (`hintAlpha`) with
  * at least `minFailures` failures is reported, so that a coincidence on a small sample is not.
  * @example failureAssociations(entries, resolveAnalysisConfig().hints)[0]?.message
  * // '87% of failures (13 of 15) on runner ci-7, which ran 12% of executions (p = 2.1e-9)'
@@ -47,7 +47,7 @@ export function failureAssociations(entries: readonly HistoryEntry[], cfg: Hints
       const failureShare = cell.f / total
       if (cell.f < cfg.minFailures || failureShare <= executionShare) continue
       const pValue = Math.min(1, binomialUpperTail(cell.f, total, executionShare) * tested)
-      if (pValue >= hintAlpha(cfg)) continue
+      if (pValue >= hintAlpha(cfg, 'association')) continue
       const timeOfDay = facet === 'time_of_day'
       const label = timeOfDay ? bucketLabel(Number(value), cfg.timeOfDayBucketHours) : value
       const where = facet === 'runner' ? `on runner ${value}` : `with ${facet.slice(4)}=${value}`

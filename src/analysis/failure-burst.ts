@@ -26,7 +26,7 @@ export function failureBurst(entries: readonly HistoryEntry[], cfg: HintsConfig)
     total++
   }
   if (total < cfg.minFailures || total === n) return null
-  const scan = burstScan(outcomes, hintAlpha(cfg))
+  const scan = burstScan(outcomes, hintAlpha(cfg, 'burst'))
   if (scan === null) return null
 
   const windows = scan.clusters

@@ -68,7 +68,7 @@ export function numericFacetHints(entries: readonly HistoryEntry[], cfg: HintsCo
       const failureShare = failures / total
       if (failures < cfg.minFailures || failureShare <= executionShare) return
       const pValue = Math.min(1, binomialUpperTail(failures, total, executionShare) * tests)
-      if (pValue >= hintAlpha(cfg) || (pick.best !== null && pValue >= pick.best.pValue)) return
+      if (pValue >= hintAlpha(cfg, 'numeric_facet') || (pick.best !== null && pValue >= pick.best.pValue)) return
       const sign = direction === '>=' ? '≥' : '≤'
       pick.best = {
         kind: 'numeric_facet',

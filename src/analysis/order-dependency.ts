@@ -56,7 +56,7 @@ export function orderDependency(
   }
   if (best === null) return null
   const pValue = Math.min(1, best.p * tested)
-  if (pValue >= hintAlpha(cfg)) return null
+  if (pValue >= hintAlpha(cfg, 'order_dependency')) return null
   const { c, before, failures } = best
   const failureShare = failures / total
   const executionShare = before / n

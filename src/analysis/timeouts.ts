@@ -63,7 +63,7 @@ export function timeoutHint(entries: readonly HistoryEntry[], cfg: HintsConfig):
   for (const ms of passMs) if (ms >= lower) passesNear++
   const share = (passesNear + 1) / (passMs.length + 1)
   const pValue = Math.min(1, binomialUpperTail(k, total, share) * timed.length)
-  if (pValue >= hintAlpha(cfg)) return null
+  if (pValue >= hintAlpha(cfg, 'timeout')) return null
 
   const slow = slowRunners(entries, new Set(atCeiling.map((f) => f.e)), k, cfg)
   const trend = durationTrend(entries)
@@ -133,7 +133,7 @@ function slowRunners(
     const executionShare = executions / n
     if (failures < cfg.minFailures || failures / k <= executionShare) continue
     const pValue = Math.min(1, binomialUpperTail(failures, k, executionShare) * tests)
-    if (pValue < hintAlpha(cfg) && (best === null || pValue < best.pValue)) {
+    if (pValue < hintAlpha(cfg, 'timeout') && (best === null || pValue < best.pValue)) {
       const top = ranked.slice(0, m)
       best = {
         runners: top.map((r) => r.id),
