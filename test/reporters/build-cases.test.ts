@@ -10,7 +10,7 @@ describe('prepareRecording', () => {
     const env = { ...ci, FLAKEWATCH_SUITE: 'env' }
     const { batch } = prepareRecording(report, { suite: 'e2e', env, source: 'test' })
     expect(batch.runs[0]!.run).toMatchObject({
-      runId: 'gitlab-77',
+      runId: 'gitlab-77[project=chromium]',
       suite: 'e2e',
       revision: 'def',
       branch: 'main',

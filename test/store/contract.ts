@@ -239,7 +239,7 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       const run = runMeta('r1', '2026-01-01T00:00:00Z')
       const chunks = [[result('a', 'failed'), result('b', 'passed')], [result('c', 'passed')], [result('a', 'passed')]]
       async function* gen() {
-        for (const results of chunks) yield [{ run, results }]
+        for (const results of chunks) yield await Promise.resolve([{ run, results }])
       }
       const [o] = await store.ingestStream({ file: 'f', contentHash: 'h', chunks: gen(), runs: () => [run] })
       expect(o).toMatchObject({ outcome: 'ingested', tests: 3, results: 3, attempts: 4 })
@@ -251,7 +251,7 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       // A stream that fails after its first chunk leaves nothing behind.
       const other = runMeta('r2', '2026-01-02T00:00:00Z')
       async function* broken() {
-        yield [{ run: other, results: [result('x', 'passed')] }]
+        yield await Promise.resolve([{ run: other, results: [result('x', 'passed')] }])
         throw new Error('report truncated')
       }
       await expect(

@@ -35,14 +35,7 @@ import type { MigrationResultSet } from '../sqlite/migrations.js'
 import { copyChunks } from './copy-text.js'
 import { loadPg, type PgClient, type PgDriver, type PgPool, type PgQueryable, type PgQueryConfig } from './driver.js'
 import { migratePostgres } from './migrations.js'
-import {
-  attemptCopyRows,
-  attemptCount,
-  prepareBatch,
-  resultCopyRows,
-  type PreparedRun,
-  type RunCounts,
-} from './prepare-batch.js'
+import { attemptCopyRows, attemptCount, resultCopyRows, type PreparedRun, type RunCounts } from './prepare-batch.js'
 import { PgReportWriter } from './report-writer.js'
 
 export interface PostgresStoreOptions {

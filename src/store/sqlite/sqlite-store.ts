@@ -2,10 +2,8 @@ import { mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { FlakewatchError, StoreError } from '../../errors.js'
 import type { Attempt, HistoryEntry, Run, RunInfo, RunMeta, TestHistory, TestRef } from '../../model.js'
-import { clip, isoToMs, messageKey, statusCode, statusFromCode } from '../codes.js'
+import { clip, messageKey, statusFromCode } from '../codes.js'
 import {
-  attemptsToStore,
-  attemptSummary,
   auditFromRow,
   quarantineFromRow,
   runFromRow,
