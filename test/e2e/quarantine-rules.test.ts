@@ -12,7 +12,7 @@ const fail = (name: string, msg = 'boom') =>
 
 const FUTURE = '2999-01-30T00:00:00.000Z'
 
-describe('quarantine inputs are validated (issue 18)', () => {
+describe('quarantine inputs are validated (issue 18)', { timeout: 180_000 }, () => {
   it('refuses an expiry in the past, a non-http issue link and an unknown test id, each with exit 2', async () => {
     const dir = testdir({ 'r.xml': junit(pass('a') + fail('b')) })
     const db = join(dir, 'fw.db')
@@ -70,7 +70,7 @@ describe('quarantine inputs are validated (issue 18)', () => {
   })
 })
 
-describe('the gate with rules, suites and empty reports (issue 18)', () => {
+describe('the gate with rules, suites and empty reports (issue 18)', { timeout: 180_000 }, () => {
   it('fails an empty report with exit 2 unless --allow-empty', async () => {
     const dir = testdir({ 'empty.xml': junit(''), 'q.json': '{"version":1,"quarantined":[]}' })
     const args = ['gate', join(dir, 'empty.xml'), '--quarantine-file', join(dir, 'q.json')]
@@ -153,7 +153,7 @@ describe('the gate with rules, suites and empty reports (issue 18)', () => {
   })
 })
 
-describe('flakewatch run applies rules (real Vitest run)', () => {
+describe('flakewatch run applies rules (real Vitest run)', { timeout: 180_000 }, () => {
   it('passes a run whose only failure a rule forgives, on the runners the rule names', async () => {
     const dir = testdir({
       'vitest.config.mjs': "export default { test: { include: ['*.test.mjs'] } }\n",
