@@ -8,6 +8,7 @@ import { describeRuleMatch, ruleMatchToJson, type RuleMatch } from '../../quaran
 import { validateExpiry } from '../../quarantine/validate.js'
 import type { QuarantineRecord, QuarantineRule, Store } from '../../store/store.js'
 import { openStore } from '../../store/open.js'
+import { ownerLookupFromConfig } from '../../owners/read-codeowners.js'
 import { emitJson, renderTable, type Io } from '../output.js'
 
 export interface QuarantineCommandOptions {
@@ -74,7 +75,19 @@ export async function withStore<T>(
 }
 
 function manager(store: Store, config: ReturnType<typeof loadConfig>, analyze?: () => Promise<PolicyTest[]>) {
-  return createQuarantineManager({ store, policy: config.quarantine, analyze, defaultOwner: config.quarantine.owner })
+  const ownersOf = ownerLookupFromConfig(config, process.cwd())
+  const codeOwner = async (testId: string) => {
+    const test = await store.getTest(testId)
+    const owners = test ? ownersOf(test) : []
+    return owners.length ? owners.join(' ') : null
+  }
+  return createQuarantineManager({
+    store,
+    policy: config.quarantine,
+    analyze,
+    defaultOwner: config.quarantine.owner,
+    codeOwner,
+  })
 }
 
 /** What `quarantine list` shows: single tests, and rules with what each covered lately. */
@@ -160,9 +173,11 @@ export async function quarantineRemove(testId: string, opts: QuarantineCommandOp
 }
 
 export function quarantineList(opts: QuarantineCommandOptions, io: Io, now = Date.now()): Promise<QuarantineListing> {
+  // An owner field may hold several code owners joined with spaces: `--owner @a` matches any of them.
+  const owned = (r: { owner: string | null }) => !opts.owner || (r.owner ?? '').split(/\s+/).includes(opts.owner)
   return withStore(opts, io, async (store) => {
-    const quarantined = await store.listQuarantines()
-    const rules = await store.listQuarantineRules()
+    const quarantined = (await store.listQuarantines()).filter(owned)
+    const rules = (await store.listQuarantineRules()).filter(owned)
     const since = now - RULE_COVERAGE_DAYS * 86_400_000
     const coverage = rules.length ? await ruleCoverage(store.scanHistory({ since }), rules) : []
     return { quarantined, rules: rules.map((r, i) => ({ ...r, covered: coverage[i]! })) }
