@@ -126,7 +126,7 @@ describe('dry runs are marked', () => {
     const json = await runCli(['quarantine', 'auto', '--dry-run', '--db', db, '--json'])
     expect(JSON.parse(json.stdout)).toMatchObject({ dry_run: true })
     const list = await runCli(['quarantine', 'list', '--db', db, '--json'])
-    expect(JSON.parse(list.stdout)).toEqual([])
+    expect(JSON.parse(list.stdout)).toMatchObject({ quarantined: [] })
   })
 })
 
