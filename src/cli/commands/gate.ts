@@ -11,6 +11,7 @@ import type { QuarantineRecord } from '../../store/store.js'
 import { InputError } from '../../errors.js'
 import { emitJson, renderMarkdownTable, sanitizeCell, type Io } from '../output.js'
 import { runContextFromFlags, type RunFlags } from './ingest.js'
+import { appendAll } from '../../extent.js'
 
 export interface GateCommandOptions extends RunFlags {
   db?: string
@@ -32,7 +33,8 @@ export async function readJobResults(inputs: string[], opts: GateCommandOptions,
   for (const file of files) {
     const parsed = await parseReport(sourceFromFile(file), { format: opts.format })
     const hash = await hashFile(file)
-    for (const run of buildReportBatch({ parsed, file, contentHash: hash, context }).runs) results.push(...run.results)
+    for (const run of buildReportBatch({ parsed, file, contentHash: hash, context }).runs)
+      appendAll(results, run.results)
   }
   return results
 }
@@ -87,7 +89,10 @@ export function printGate(result: GateResult, opts: GateCommandOptions, io: Io):
   out.push(
     `flakewatch gate: ${result.verdict.toUpperCase()} (${t.tests} tests: ${t.passed} passed, ${t.failed} failed, ${t.skipped} skipped)`,
   )
-  if (result.blocking.length) out.push(`\nBlocking failures (${result.blocking.length}):`, ...result.blocking.map(line))
+  if (result.blocking.length) {
+    out.push(`\nBlocking failures (${result.blocking.length}):`)
+    appendAll(out, result.blocking.map(line))
+  }
   if (result.quarantined.length) {
     out.push(`\nQuarantined failures, not blocking (${result.quarantined.length}):`)
     for (const q of result.quarantined) {
@@ -96,7 +101,10 @@ export function printGate(result: GateResult, opts: GateCommandOptions, io: Io):
       )
     }
   }
-  if (result.flaky.length) out.push(`\nPassed on retry (${result.flaky.length}):`, ...result.flaky.map(line))
+  if (result.flaky.length) {
+    out.push(`\nPassed on retry (${result.flaky.length}):`)
+    appendAll(out, result.flaky.map(line))
+  }
   io.stdout.write(`${out.join('\n')}\n`)
 }
 
@@ -132,6 +140,13 @@ export function gateMarkdown(result: GateResult): string {
       '',
     )
   }
-  if (result.flaky.length) parts.push('### Passed on retry\n', ...result.flaky.map((f) => `- ${esc(f.test_id)}`), '')
+  if (result.flaky.length) {
+    parts.push('### Passed on retry\n')
+    appendAll(
+      parts,
+      result.flaky.map((f) => `- ${esc(f.test_id)}`),
+    )
+    parts.push('')
+  }
   return `${parts.join('\n')}\n`
 }
