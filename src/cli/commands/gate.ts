@@ -19,6 +19,8 @@ export interface GateCommandOptions extends RunFlags {
   failOnFlaky?: boolean
   junitOut?: string
   ingest?: boolean
+  /** Also post the pull-request comment; a posting problem is a warning, never the gate's verdict. */
+  comment?: boolean
   json?: boolean
   output?: string
 }
@@ -71,6 +73,7 @@ export async function runGate(inputs: string[], opts: GateCommandOptions, io: Io
     printIngest(summary, { json: false }, { ...io, stdout: io.stderr })
   }
   if (io.env.GITHUB_STEP_SUMMARY) appendFileSync(io.env.GITHUB_STEP_SUMMARY, gateMarkdown(result))
+  if (opts.comment) await postGateComment(results, opts, io)
   return { result, results }
 }
 
@@ -134,4 +137,13 @@ export function gateMarkdown(result: GateResult): string {
   }
   if (result.flaky.length) parts.push('### Passed on retry\n', ...result.flaky.map((f) => `- ${esc(f.test_id)}`), '')
   return `${parts.join('\n')}\n`
+}
+
+async function postGateComment(results: Result[], opts: GateCommandOptions, io: Io): Promise<void> {
+  try {
+    const { commentOnResults, printComment } = await import('./comment.js')
+    printComment(await commentOnResults(results, opts, io), {}, io)
+  } catch (error) {
+    io.stderr.write(`flakewatch comment: not posted: ${(error as Error).message}\n`)
+  }
 }
