@@ -139,6 +139,52 @@ export interface AuditEntry {
 
 export type AuditInput = Omit<AuditEntry, 'id' | 'testId' | 'record'>
 
+/** What a quarantine rule matches on; every matcher given must match (see `quarantine/rules.ts`). */
+export interface RuleMatch {
+  /** Glob over the test id (`unit::src/cart/**`). */
+  testId?: string
+  /** Glob over the test's file (or its module when the report names no file). */
+  file?: string
+  /** Regex over the test's name. */
+  title?: string
+  /** Regex over the failure message: only failures with this message are forgiven. */
+  message?: string
+  /** The run's branch (a glob: `release/*`). */
+  branch?: string
+  /** Facets the run must have, each an exact value (`{ runner: 'arm64' }`). */
+  env?: Record<string, string>
+}
+
+/**
+ * A quarantine by pattern: it forgives every failure its matchers select (see `quarantine/rules.ts`), with the
+ * same reason, owner, issue and expiry as a single quarantine. Rules are always a human decision.
+ */
+export interface QuarantineRule {
+  /** A short name (`timeouts-arm64`), unique in the store. */
+  id: string
+  match: RuleMatch
+  reason: string
+  owner: string | null
+  issueUrl: string | null
+  createdAt: string
+  createdBy: string
+  expiresAt: string | null
+}
+
+/** One append-only line of a rule's audit trail. */
+export interface RuleAuditEntry {
+  id: number
+  ruleId: string
+  action: AuditAction
+  actor: string
+  at: string
+  reason: string
+  /** The rule after the change (null after a removal). */
+  rule: QuarantineRule | null
+}
+
+export type RuleAuditInput = Omit<RuleAuditEntry, 'id' | 'ruleId' | 'rule'>
+
 /** A learned element, as the healer stores it. `data` is the heal module's own shape. */
 export interface Fingerprint {
   testId: string
@@ -211,6 +257,15 @@ export interface Store {
   deleteQuarantine(testId: string, audit: AuditInput): Promise<boolean>
   /** Audit lines, newest first. */
   listAudit(filter?: { testId?: string; limit?: number }): Promise<AuditEntry[]>
+
+  /** Quarantine rules, in id order. */
+  listQuarantineRules(): Promise<QuarantineRule[]>
+  /** Creates or replaces a rule and appends its audit line, in one transaction. */
+  putQuarantineRule(rule: QuarantineRule, audit: RuleAuditInput): Promise<void>
+  /** Removes a rule and appends its audit line. Returns false when there was no such rule. */
+  deleteQuarantineRule(id: string, audit: RuleAuditInput): Promise<boolean>
+  /** Rule audit lines, newest first. */
+  listRuleAudit(filter?: { ruleId?: string; limit?: number }): Promise<RuleAuditEntry[]>
 
   putFingerprint(fp: Fingerprint): Promise<void>
   getFingerprint(testId: string, locator: string): Promise<Fingerprint | null>

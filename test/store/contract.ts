@@ -299,6 +299,43 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       expect(audit[1]!.record).toEqual(quarantine('unit::mod::a'))
     })
 
+    it('keeps quarantine rules with their own audit trail, and keeps them through a prune', async () => {
+      const rule = {
+        id: 'timeouts-arm64',
+        match: { message: 'Timeout \\d+ms exceeded', env: { runner: 'arm64' } },
+        reason: 'arm64 runners are slow',
+        owner: 'team-infra',
+        issueUrl: 'https://example.test/issues/7',
+        createdAt: '2026-01-01T00:00:00.000Z',
+        createdBy: 'alice',
+        expiresAt: '2026-01-30T00:00:00.000Z',
+      }
+      const audit = { action: 'quarantine' as const, actor: 'alice', at: '2026-01-01T00:00:00.000Z', reason: 'slow' }
+      await store.putQuarantineRule(rule, audit)
+      await store.putQuarantineRule({ ...rule, id: 'a-first', match: { file: 'e2e/**' } }, audit)
+      await store.putQuarantineRule({ ...rule, owner: 'team-arm' }, { ...audit, action: 'update', actor: 'bob' })
+      const rules = await store.listQuarantineRules()
+      expect(rules.map((r) => r.id)).toEqual(['a-first', 'timeouts-arm64'])
+      expect(rules[1]).toEqual({ ...rule, owner: 'team-arm' })
+      expect(rules[0]!.match).toEqual({ file: 'e2e/**' })
+      await store.prune(Date.parse('2100-01-01'))
+      expect(await store.listQuarantineRules()).toHaveLength(2)
+      const removal = { ...audit, action: 'release' as const, actor: 'carol', reason: 'fixed' }
+      expect(await store.deleteQuarantineRule('timeouts-arm64', removal)).toBe(true)
+      expect(await store.deleteQuarantineRule('timeouts-arm64', removal)).toBe(false)
+      const trail = await store.listRuleAudit({ ruleId: 'timeouts-arm64' })
+      expect(trail.map((a) => [a.action, a.actor])).toEqual([
+        ['release', 'carol'],
+        ['update', 'bob'],
+        ['quarantine', 'alice'],
+      ])
+      expect(trail[0]!.rule).toBeNull()
+      expect(trail[2]!.rule).toEqual(rule)
+      expect(await store.listRuleAudit({ limit: 1 })).toHaveLength(1)
+      // The quarantine audit of single tests is a separate trail.
+      expect(await store.listAudit()).toEqual([])
+    })
+
     it('keeps fingerprints and an append-only heal log', async () => {
       await store.putFingerprint({
         testId: 't',

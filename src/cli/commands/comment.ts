@@ -96,7 +96,7 @@ async function classify(results: Result[], opts: CommentCommandOptions, io: Io):
   const known = new Map<string, { analysis: TestAnalysis; history: TestHistory }>()
   if (opts.quarantineFile) {
     const { readQuarantineFile } = await import('../../quarantine/file.js')
-    quarantines = readQuarantineFile(opts.quarantineFile)
+    quarantines = readQuarantineFile(opts.quarantineFile).records
   }
   const db = opts.db ?? config.db
   if (interesting.length && (opts.db || !opts.quarantineFile) && (/^postgres/.test(db) || existsSync(db))) {
@@ -163,7 +163,7 @@ function ciJobUrl(env: NodeJS.ProcessEnv): string | null {
 /** `flakewatch comment <reports…>`. */
 export async function comment(reports: string[], opts: CommentCommandOptions, io: Io): Promise<CommentOutcome> {
   const { readJobResults } = await import('./gate.js')
-  return commentOnResults(await readJobResults(reports, opts, io), opts, io)
+  return commentOnResults((await readJobResults(reports, opts, io)).results, opts, io)
 }
 
 export function printComment(outcome: CommentOutcome, opts: CommentCommandOptions & { json?: boolean }, io: Io): void {

@@ -6,10 +6,15 @@ import { isoToMs, statusFromCode } from '../codes.js'
 import {
   auditFromRow,
   quarantineFromRow,
+  ruleAuditFromRow,
+  ruleFromRow,
+  ruleToRow,
   runFromRow,
   runInfoFromRow,
   type AuditRow,
   type QuarantineRow,
+  type RuleAuditRow,
+  type RuleRow,
   type RunRow,
 } from '../rows.js'
 import type {
@@ -21,6 +26,9 @@ import type {
   HistoryFilter,
   IngestOptions,
   QuarantineRecord,
+  QuarantineRule,
+  RuleAuditEntry,
+  RuleAuditInput,
   ReportBatch,
   ReportStream,
   RunFilter,
@@ -924,6 +932,61 @@ export class PostgresStore implements Store {
       [filter.testId ?? null, filter.limit ?? null],
     )
     return rows.map(auditFromRow)
+  }
+
+  async listQuarantineRules(): Promise<QuarantineRule[]> {
+    const { rows } = await this.db.query<RuleRow>('SELECT * FROM quarantine_rules ORDER BY id')
+    return rows.map(ruleFromRow)
+  }
+
+  private async appendRuleAudit(
+    db: PgQueryable,
+    ruleId: string,
+    audit: RuleAuditInput,
+    rule: QuarantineRule | null,
+  ): Promise<void> {
+    await db.query(
+      `INSERT INTO quarantine_rule_audit (rule_id, action, actor, at, reason, rule) VALUES ($1, $2, $3, $4, $5, $6)`,
+      [ruleId, audit.action, audit.actor, audit.at, audit.reason, rule && JSON.stringify(rule)],
+    )
+  }
+
+  async putQuarantineRule(rule: QuarantineRule, audit: RuleAuditInput): Promise<void> {
+    try {
+      await this.transaction(async (client) => {
+        await client.query(
+          `INSERT INTO quarantine_rules (id, match, reason, owner, issue_url, created_at, created_by, expires_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+           ON CONFLICT (id) DO UPDATE SET match = EXCLUDED.match, reason = EXCLUDED.reason, owner = EXCLUDED.owner,
+             issue_url = EXCLUDED.issue_url, created_at = EXCLUDED.created_at, created_by = EXCLUDED.created_by,
+             expires_at = EXCLUDED.expires_at`,
+          ruleToRow(rule),
+        )
+        await this.appendRuleAudit(client, rule.id, audit, rule)
+      })
+    } catch (error) {
+      throw this.wrap('save quarantine rule', error)
+    }
+  }
+
+  async deleteQuarantineRule(id: string, audit: RuleAuditInput): Promise<boolean> {
+    try {
+      return await this.transaction(async (client) => {
+        const { rowCount } = await client.query('DELETE FROM quarantine_rules WHERE id = $1', [id])
+        if (rowCount) await this.appendRuleAudit(client, id, audit, null)
+        return Boolean(rowCount)
+      })
+    } catch (error) {
+      throw this.wrap('remove quarantine rule', error)
+    }
+  }
+
+  async listRuleAudit(filter: { ruleId?: string; limit?: number } = {}): Promise<RuleAuditEntry[]> {
+    const { rows } = await this.db.query<RuleAuditRow>(
+      `SELECT * FROM quarantine_rule_audit WHERE $1::text IS NULL OR rule_id = $1 ORDER BY id DESC LIMIT $2`,
+      [filter.ruleId ?? null, filter.limit ?? null],
+    )
+    return rows.map(ruleAuditFromRow)
   }
 
   // ---------------------------------------------------------------------------------------------------- healing

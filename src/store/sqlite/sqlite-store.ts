@@ -6,10 +6,15 @@ import { clip, messageKey, statusFromCode } from '../codes.js'
 import {
   auditFromRow,
   quarantineFromRow,
+  ruleAuditFromRow,
+  ruleFromRow,
+  ruleToRow,
   runFromRow,
   runInfoFromRow,
   type AuditRow,
   type QuarantineRow,
+  type RuleAuditRow,
+  type RuleRow,
   type RunRow,
 } from '../rows.js'
 import type {
@@ -21,6 +26,9 @@ import type {
   HistoryFilter,
   IngestOptions,
   QuarantineRecord,
+  QuarantineRule,
+  RuleAuditEntry,
+  RuleAuditInput,
   ReportBatch,
   RunFilter,
   RunOutcome,
@@ -620,6 +628,62 @@ export class SqliteStore implements Store {
         : this.db.prepare('SELECT * FROM quarantine_audit ORDER BY id DESC LIMIT ?').all(filter.limit ?? -1)
     ) as AuditRow[]
     return Promise.resolve(rows.map(auditFromRow))
+  }
+
+  listQuarantineRules(): Promise<QuarantineRule[]> {
+    const rows = this.db.prepare('SELECT * FROM quarantine_rules ORDER BY id').all() as RuleRow[]
+    return Promise.resolve(rows.map(ruleFromRow))
+  }
+
+  private appendRuleAudit(ruleId: string, audit: RuleAuditInput, rule: QuarantineRule | null): void {
+    this.db
+      .prepare('INSERT INTO quarantine_rule_audit (rule_id, action, actor, at, reason, rule) VALUES (?, ?, ?, ?, ?, ?)')
+      .run(ruleId, audit.action, audit.actor, audit.at, audit.reason, rule && JSON.stringify(rule))
+  }
+
+  putQuarantineRule(rule: QuarantineRule, audit: RuleAuditInput): Promise<void> {
+    try {
+      this.db
+        .transaction(() => {
+          this.db
+            .prepare(
+              `INSERT OR REPLACE INTO quarantine_rules (id, match, reason, owner, issue_url, created_at, created_by, expires_at)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+            )
+            .run(...ruleToRow(rule))
+          this.appendRuleAudit(rule.id, audit, rule)
+        })
+        .immediate()
+      return Promise.resolve()
+    } catch (error) {
+      return Promise.reject(this.wrap('save quarantine rule', error))
+    }
+  }
+
+  deleteQuarantineRule(id: string, audit: RuleAuditInput): Promise<boolean> {
+    try {
+      const removed = this.db
+        .transaction(() => {
+          const changes = this.db.prepare('DELETE FROM quarantine_rules WHERE id = ?').run(id).changes
+          if (changes) this.appendRuleAudit(id, audit, null)
+          return changes > 0
+        })
+        .immediate()
+      return Promise.resolve(removed)
+    } catch (error) {
+      return Promise.reject(this.wrap('remove quarantine rule', error))
+    }
+  }
+
+  listRuleAudit(filter: { ruleId?: string; limit?: number } = {}): Promise<RuleAuditEntry[]> {
+    const rows = (
+      filter.ruleId
+        ? this.db
+            .prepare('SELECT * FROM quarantine_rule_audit WHERE rule_id = ? ORDER BY id DESC LIMIT ?')
+            .all(filter.ruleId, filter.limit ?? -1)
+        : this.db.prepare('SELECT * FROM quarantine_rule_audit ORDER BY id DESC LIMIT ?').all(filter.limit ?? -1)
+    ) as RuleAuditRow[]
+    return Promise.resolve(rows.map(ruleAuditFromRow))
   }
 
   putFingerprint(fp: Fingerprint): Promise<void> {
