@@ -8,6 +8,7 @@ import type { ExportBundleCommandOptions, ExportTableCommandOptions } from './co
 import type { GateCommandOptions } from './commands/gate.js'
 import type { ImportCommandOptions } from './commands/import.js'
 import type { IngestCommandOptions } from './commands/ingest.js'
+import type { ListCommandOptions } from './commands/list.js'
 import type { PublishCommandOptions } from './commands/publish.js'
 import type { QuarantineCommandOptions } from './commands/quarantine.js'
 import type { RunCommandOptions } from './commands/run.js'
@@ -78,6 +79,7 @@ Examples:
       .option('--suite <name>', 'only this suite')
       .option('--branch <name>', 'only runs on this branch')
       .option('--since <when>', 'only runs since a date or N days back (14d)')
+      .option('--as-of <date>', 'end every analysis window here (default: the newest run)')
       .option('--json', 'print JSON')
       .addOption(
         new Option('--format <format>', 'output format').choices(['table', 'markdown', 'json']).default('table'),
@@ -91,6 +93,7 @@ Examples:
     .option('--verdict <list>', 'only these verdicts (flaky,broken,healthy,insufficient_data)')
     .option('--class <list>', 'only these flip-rate classes (stable,intermittent,flaky,chronic)')
     .option('--limit <n>', 'show the first N')
+    .option('--owner <owner>', 'only tests this code owner owns (from CODEOWNERS), e.g. @org/team')
     .addHelpText(
       'after',
       `
@@ -185,7 +188,7 @@ Examples:
     .description('quarantine a test: its failures stop failing the build')
     .argument('<test-id>')
     .requiredOption('--reason <text>', 'why (kept in the audit log)')
-    .option('--owner <name>', 'who will fix it')
+    .option('--owner <name>', 'who will fix it (default: the test’s code owners from CODEOWNERS)')
     .option('--issue <url>', 'tracking issue')
     .option('--expires <when>', 'ISO date, number of days (14d) or "never" (default: quarantine.expiryDays)')
     .option('--actor <name>', 'who is doing this (default: CI user or $USER)')
@@ -206,6 +209,7 @@ Examples:
     })
   qOpts(quarantine.command('list'))
     .description('list quarantined tests')
+    .option('--owner <owner>', 'only quarantines this owner has (one of the quarantine’s owners)')
     .option('--json', 'print JSON')
     .option('-o, --output <file>', 'write to a file')
     .action(async (opts: QuarantineCommandOptions) => {
@@ -215,6 +219,7 @@ Examples:
   qOpts(quarantine.command('auto'))
     .description('apply the quarantine policy: quarantine flaky tests, release fixed and expired ones')
     .option('--dry-run', 'show what would change')
+    .option('--as-of <date>', 'judge tests as of this date, like analyze --as-of (default: the newest run)')
     .option('--json', 'print JSON')
     .action(async (opts: QuarantineCommandOptions) => {
       const { quarantineAuto, printAuto } = await import('./commands/quarantine.js')
@@ -262,6 +267,7 @@ Examples:
       .option('--db <path|url>', 'store (default: FLAKEWATCH_DB or .flakewatch.db)')
       .option('--config <file>', 'config file (analysis settings for --classification verdict)')
       .option('--days <n>', 'days of history in the bundle, by run start time', '14')
+      .option('--as-of <date>', 'the window ends here (default: the newest run)')
       .option('--suite <name>', 'only runs of this suite')
       .option(
         '--context-keys <keys>',
@@ -308,6 +314,7 @@ Examples:
       .option('--suite <name>', 'only runs of this suite')
       .option('--branch <name>', 'only runs on this branch')
       .option('--days <n>', 'only runs of the last N days (default: the analysis lookback)')
+      .option('--as-of <date>', 'end every analysis window here (default: the newest run)')
       .option('-o, --output <file>', 'write to a file instead of stdout')
 
   tableFlags(exportCmd.command('csv'))
@@ -431,6 +438,42 @@ Examples:
       const { serve } = await import('./commands/serve.js')
       const { stoppedBy } = await serve(opts, io)
       if (stoppedBy === 'SIGINT') throw new ExitError(130)
+    })
+
+  addRunFlags(
+    program
+      .command('list')
+      .description('print the tests a CI should aim retries at: known flaky, quarantined, or new on this branch')
+      .argument('[reports...]', 'with --new: this run’s reports or test list (any format flakewatch reads)')
+      .option('--flaky', 'tests whose verdict is flaky')
+      .option('--quarantined', 'tests in quarantine')
+      .option('--new', 'tests in the given reports that never ran on the default branch (early flake detection)')
+      .option('--default-branch <name>', 'the branch that makes a test known (default: defaultBranch, "main")')
+      .option('--quarantine-file <file>', 'read quarantines from this file instead of the store')
+      .option('--db <path|url>', 'store (default: FLAKEWATCH_DB or .flakewatch.db)')
+      .option('--config <file>', 'config file')
+      .addOption(
+        new Option('--format <format>', 'lines (test ids), grep (Playwright --grep), test-name (Vitest/Jest -t), json')
+          .choices(['lines', 'json', 'grep', 'test-name'])
+          .default('lines'),
+      )
+      .addOption(new Option('--report-format <format>', 'format of the reports (default: detected)').choices(FORMATS))
+      .option('-o, --output <file>', 'write to a file'),
+  )
+    .addHelpText(
+      'after',
+      `
+An empty selection prints a pattern that matches nothing, never an empty one (which would match every test).
+
+Examples:
+  $ flakewatch list --flaky --quarantined
+  $ npx playwright test --grep "$(flakewatch list --flaky --format grep)" --retries 3
+  $ npx vitest run -t "$(flakewatch list --flaky --format test-name)" --retry 3
+  $ flakewatch list --new --format json pw-list.json`,
+    )
+    .action(async (reports: string[], opts: ListCommandOptions) => {
+      const { listTests, printList } = await import('./commands/list.js')
+      printList(await listTests(reports, opts, io), opts, io)
     })
 
   program

@@ -16,6 +16,7 @@ export interface ResolvedConfig {
   successRate: typeof DEFAULTS.successRate
   quarantine: typeof DEFAULTS.quarantine
   server: typeof DEFAULTS.server
+  codeowners: typeof DEFAULTS.codeowners
   /** The file the config came from, if any. */
   file: string | null
 }
@@ -45,6 +46,7 @@ export function resolveConfig(raw: unknown, source = 'config'): Omit<ResolvedCon
     successRate: { ...DEFAULTS.successRate, ...c.successRate },
     quarantine: { ...DEFAULTS.quarantine, ...c.quarantine },
     server: { ...DEFAULTS.server, ...c.server },
+    codeowners: { ...DEFAULTS.codeowners, ...c.codeowners },
   }
 }
 
@@ -75,6 +77,7 @@ export function loadConfig(opts: LoadConfigOptions = {}): ResolvedConfig {
   if (file && config.db !== DEFAULTS.db && !/^postgres(ql)?:/.test(config.db) && !isAbsolute(config.db)) {
     config.db = resolve(dirname(file), config.db)
   }
+  if (file && config.codeowners.file) config.codeowners.file = resolve(dirname(file), config.codeowners.file)
   if (env.FLAKEWATCH_DB) config.db = env.FLAKEWATCH_DB
   if (env.FLAKEWATCH_SUITE) config.suite = env.FLAKEWATCH_SUITE
   if (env.FLAKEWATCH_DEFAULT_BRANCH) config.defaultBranch = env.FLAKEWATCH_DEFAULT_BRANCH
@@ -84,13 +87,30 @@ export function loadConfig(opts: LoadConfigOptions = {}): ResolvedConfig {
   return { ...config, file }
 }
 
+type QuarantineCriteriaKey = 'classes' | 'minScore' | 'minConfidence' | 'onProvenEvidence' | 'releaseAfterPasses'
+
 /**
  * The analysis engine's options from the config: the `analysis` section, with the success-rate window and
  * default branch that live at the top level because people look for them there.
  */
-export function analysisOptions(config: Pick<ResolvedConfig, 'analysis' | 'successRate' | 'defaultBranch'>) {
+export function analysisOptions(
+  config: Pick<ResolvedConfig, 'analysis' | 'successRate' | 'defaultBranch'> & {
+    quarantine?: Pick<ResolvedConfig['quarantine'], QuarantineCriteriaKey>
+  },
+) {
+  const q = config.quarantine
   return {
     ...config.analysis,
     successRate: { ...config.successRate, defaultBranch: config.defaultBranch },
+    // The quarantine policy's entry criteria, so that recommendations and `quarantine auto` agree.
+    ...(q && {
+      quarantine: {
+        classes: q.classes,
+        minScore: q.minScore,
+        minConfidence: q.minConfidence,
+        onProvenEvidence: q.onProvenEvidence,
+        releaseAfterPasses: q.releaseAfterPasses,
+      },
+    }),
   }
 }

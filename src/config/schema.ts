@@ -43,6 +43,10 @@ const AnalysisSchema = z
         brokenAlpha: unit,
         fixedMinRuns: posInt,
         fixedAlpha: unit,
+        fixedBaselineRuns: posInt,
+        fixedMaxRuns: posInt,
+        fixedGapFactor: num.min(0),
+        branchBreakageMinRuns: posInt,
         minFailureEpisodes: posInt,
       })
       .partial()
@@ -96,6 +100,19 @@ export const ConfigSchema = z
         releaseClasses: z.array(z.enum(['stable', 'intermittent', 'flaky', 'chronic'])),
         file: z.string().min(1),
         owner: z.string().nullable(),
+      })
+      .partial()
+      .strict()
+      .optional(),
+    /** Code owners of tests, from the repository's CODEOWNERS (GitHub or GitLab syntax). */
+    codeowners: z
+      .object({
+        /** The CODEOWNERS file, relative to the config file (default: searched where GitHub and GitLab look). */
+        file: z.string().min(1).nullable(),
+        /** `auto` reads GitLab syntax in `.gitlab/` or when sections or exclusions appear, else GitHub's. */
+        dialect: z.enum(['auto', 'github', 'gitlab']),
+        /** Ignore CODEOWNERS altogether. */
+        enabled: z.boolean(),
       })
       .partial()
       .strict()

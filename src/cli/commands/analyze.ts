@@ -1,10 +1,11 @@
+import { asOfTime } from '../../analysis/as-of.js'
 import { toAnalysisJson } from '../../analysis/to-analysis-json.js'
 import type { TestAnalysis } from '../../analysis/types.js'
 import { analysisOptions } from '../../config/load.js'
 import { InputError, NotFoundError } from '../../errors.js'
 import type { TestHistory } from '../../model.js'
 import { analyzeStore } from '../../pipeline/analyze-store.js'
-import { trailingPasses } from '../../quarantine/from-analysis.js'
+import { ownerLookupFromConfig } from '../../owners/read-codeowners.js'
 import type { AuditEntry, QuarantineRecord } from '../../store/store.js'
 import { emit, emitJson, num, pct, renderMarkdownTable, renderTable, type Io } from '../output.js'
 import { withStore } from './quarantine.js'
@@ -18,9 +19,12 @@ export interface AnalyzeCommandOptions {
   branch?: string
   since?: string
   limit?: string
+  /** Only tests that this code owner owns (CODEOWNERS), e.g. `@org/team`. */
+  owner?: string
   json?: boolean
   format?: 'table' | 'markdown' | 'json'
   output?: string
+  asOf?: string
 }
 
 /** `--since` takes an ISO date or a number of days back (`14d`). */
@@ -30,6 +34,18 @@ export function parseSince(value: string | undefined, now = Date.now()): number 
   if (days) return now - Number(days[1]) * 86_400_000
   const t = Date.parse(value)
   if (Number.isNaN(t)) throw new InputError(`--since: expected a date or a number of days like 14d, got "${value}"`)
+  return t
+}
+
+/**
+ * `--as-of` names the time every analysis window ends at (an ISO date or date-time); without it, the newest run
+ * of the selection (see `asOfTime`). The same flag on `analyze`, `show`, `quarantine auto` and `export`.
+ */
+export function parseAsOf(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined
+  const t = Date.parse(value)
+  if (Number.isNaN(t))
+    throw new InputError(`--as-of: expected a date like 2026-03-01 or 2026-03-01T12:00:00Z, got "${value}"`)
   return t
 }
 
@@ -45,17 +61,25 @@ export function leaderboardOrder(a: TestAnalysis, b: TestAnalysis): number {
   )
 }
 
-export async function analyze(opts: AnalyzeCommandOptions, io: Io): Promise<TestAnalysis[]> {
+/** An analysis with the test's code owners from CODEOWNERS. */
+export type OwnedAnalysis = TestAnalysis & { owners: string[] }
+
+export async function analyze(opts: AnalyzeCommandOptions, io: Io): Promise<OwnedAnalysis[]> {
   const since = parseSince(opts.since)
+  const asOf = parseAsOf(opts.asOf)
   const limit = opts.limit === undefined ? undefined : Number(opts.limit)
   if (limit !== undefined && (!Number.isInteger(limit) || limit < 1))
     throw new InputError(`--limit must be a positive integer`)
   return withStore(opts, io, async (store, config) => {
     const all = await analyzeStore(store, {
       config: analysisOptions(config),
+      now: asOf,
       filter: { suite: opts.suite, branch: opts.branch, since },
     })
+    const ownersOf = ownerLookupFromConfig(config, process.cwd(), (m) => io.stderr.write(`warning: ${m}\n`))
     const filtered = all
+      .map((a): OwnedAnalysis => ({ ...a, owners: ownersOf(a.test) }))
+      .filter((a) => !opts.owner || a.owners.includes(opts.owner))
       .filter((a) => !opts.verdict || opts.verdict.split(',').includes(a.verdict))
       .filter((a) => !opts.class || opts.class.split(',').includes(a.classification))
       .sort(leaderboardOrder)
@@ -95,8 +119,13 @@ const HEADERS = [
   'evidence',
 ]
 
-export function printAnalyze(list: TestAnalysis[], opts: AnalyzeCommandOptions, io: Io): void {
-  if (opts.json || opts.format === 'json') return emitJson(io, list.map(toAnalysisJson), opts.output)
+export function printAnalyze(list: OwnedAnalysis[], opts: AnalyzeCommandOptions, io: Io): void {
+  if (opts.json || opts.format === 'json')
+    return emitJson(
+      io,
+      list.map((a) => ({ ...toAnalysisJson(a), owners: a.owners })),
+      opts.output,
+    )
   if (opts.format === 'markdown') return emit(io, renderMarkdownTable(HEADERS, leaderboardRows(list)), opts.output)
   if (!list.length) return void io.stderr.write('no tests match (ingest reports first: flakewatch ingest <files>)\n')
   emit(io, renderTable(HEADERS, leaderboardRows(list), { right: [1, 2, 3, 4, 5, 6], maxWidth: 70 }), opts.output)
@@ -110,6 +139,7 @@ export function printAnalyze(list: TestAnalysis[], opts: AnalyzeCommandOptions, 
 
 export interface ShowResult {
   analysis: TestAnalysis
+  owners: string[]
   history: TestHistory
   quarantine: QuarantineRecord | null
   audit: AuditEntry[]
@@ -117,13 +147,18 @@ export interface ShowResult {
 }
 
 export async function show(testId: string, opts: AnalyzeCommandOptions, io: Io): Promise<ShowResult> {
+  const asOf = parseAsOf(opts.asOf)
   return withStore(opts, io, async (store, config) => {
     let found: ShowResult | undefined
+    // The as-of time is the newest run of the whole store (or --as-of), not of this one test, so that `show`
+    // gives the verdict `analyze` lists.
+    const now = asOf ?? asOfTime(await store.runSummaries({}), undefined, Date.now())
     await analyzeStore(store, {
       config: analysisOptions(config),
+      now,
       filter: { testIds: [testId] },
       onTest: (history, analysis) => {
-        found = { analysis, history, quarantine: null, audit: [], trailingPasses: trailingPasses(history) }
+        found = { analysis, owners: [], history, quarantine: null, audit: [], trailingPasses: analysis.trailingPasses }
       },
     })
     if (!found) {
@@ -132,6 +167,9 @@ export async function show(testId: string, opts: AnalyzeCommandOptions, io: Io):
         `no results for test "${testId}"${near.length ? `; did you mean: ${near.map((t) => t.testId).join(', ')}` : ''}`,
       )
     }
+    found.owners = ownerLookupFromConfig(config, process.cwd(), (m) => io.stderr.write(`warning: ${m}\n`))(
+      found.history.test,
+    )
     found.quarantine = await store.getQuarantine(testId)
     found.audit = await store.listAudit({ testId, limit: 20 })
     return found
@@ -153,6 +191,7 @@ export function printShow(r: ShowResult, opts: AnalyzeCommandOptions, io: Io): v
       io,
       {
         ...toAnalysisJson(a),
+        owners: r.owners,
         history: r.history.entries.map((e) => ({
           run_id: e.run.runId,
           at: new Date(e.run.at).toISOString(),
@@ -175,6 +214,7 @@ export function printShow(r: ShowResult, opts: AnalyzeCommandOptions, io: Io): v
   const lines: string[] = []
   lines.push(md ? `## ${a.testId}` : a.testId)
   lines.push(`verdict: ${a.verdict} — ${a.reason}`)
+  if (r.owners.length) lines.push(`owners: ${r.owners.join(' ')}`)
   lines.push(`history (oldest → newest): ${historyStrip(r.history)}`)
   lines.push(
     `runs ${a.runs}, pass rate ${pct(a.passRate)}, flip ${num(a.flipRate)}, ewma ${num(a.ewmaFlipRate)} (${a.classification}), ` +

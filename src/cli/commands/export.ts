@@ -1,12 +1,15 @@
 import { createWriteStream, writeFileSync } from 'node:fs'
 import { rename, rm } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
+import { asOfTime } from '../../analysis/as-of.js'
+import { parseAsOf } from './analyze.js'
 import { successRateMap } from '../../analysis/success-rate.js'
 import type { TestAnalysis } from '../../analysis/types.js'
 import { analysisOptions } from '../../config/load.js'
 import { InputError } from '../../errors.js'
 import { analysesToCsv } from '../../export/analysis-csv.js'
 import type { ClassificationMode } from '../../export/classify-bundle-test.js'
+import { ownerLookupFromConfig } from '../../owners/read-codeowners.js'
 import { writeBundle, type BundleExportOptions, type BundleSummary } from '../../export/write-bundle.js'
 import { analyzeStore } from '../../pipeline/analyze-store.js'
 import type { Store } from '../../store/store.js'
@@ -23,6 +26,7 @@ export interface BundleFlags {
   suite?: string
   contextKeys?: string
   classification?: string
+  asOf?: string
 }
 
 export interface ExportBundleCommandOptions extends BundleFlags {
@@ -42,6 +46,7 @@ export interface ExportTableCommandOptions {
   branch?: string
   days?: string
   output?: string
+  asOf?: string
 }
 
 function parseDays(value: string | undefined): number | undefined {
@@ -61,18 +66,20 @@ export function bundleOptionsFromFlags(flags: BundleFlags): Omit<BundleExportOpt
       .map((k) => k.trim())
       .filter(Boolean),
     classification: flags.classification as ClassificationMode | undefined,
+    now: parseAsOf(flags.asOf),
   }
 }
 
 /** Writes the bundle of `store` to `out`, with the analysis settings of the config for `--classification verdict`. */
 export function writeBundleFromFlags(
   store: Store,
-  config: Parameters<typeof analysisOptions>[0],
+  config: Parameters<typeof analysisOptions>[0] & Parameters<typeof ownerLookupFromConfig>[0],
   flags: BundleFlags,
   out: NodeJS.WritableStream,
   end: boolean,
 ): Promise<BundleSummary> {
-  return writeBundle(store, out, { ...bundleOptionsFromFlags(flags), analysis: analysisOptions(config), end })
+  const owners = ownerLookupFromConfig(config, process.cwd())
+  return writeBundle(store, out, { ...bundleOptionsFromFlags(flags), analysis: analysisOptions(config), owners, end })
 }
 
 /**
@@ -110,13 +117,18 @@ export function printExportBundle(r: ExportBundleResult, opts: ExportBundleComma
 
 async function analyses(opts: ExportTableCommandOptions, io: Io): Promise<TestAnalysis[]> {
   const days = parseDays(opts.days)
-  const since = days === undefined ? undefined : Date.now() - days * DAY_MS
-  return withStore(opts, io, (store, config) =>
-    analyzeStore(store, {
+  const asOf = parseAsOf(opts.asOf)
+  return withStore(opts, io, async (store, config) => {
+    // --days counts back from the same as-of time as the analysis windows: the newest run unless --as-of.
+    const now =
+      asOf ?? asOfTime(await store.runSummaries({ suite: opts.suite, branch: opts.branch }), undefined, Date.now())
+    const since = days === undefined ? undefined : now - days * DAY_MS
+    return analyzeStore(store, {
       config: analysisOptions(config),
+      now,
       filter: { suite: opts.suite, branch: opts.branch, since },
-    }),
-  )
+    })
+  })
 }
 
 /** `flakewatch export csv`: every test's metrics, one row per test. */

@@ -5,6 +5,7 @@ import { createQuarantineManager, type AutoUpdateResult } from '../../quarantine
 import type { PolicyTest } from '../../quarantine/policy.js'
 import type { QuarantineRecord, Store } from '../../store/store.js'
 import { openStore } from '../../store/open.js'
+import { ownerLookupFromConfig } from '../../owners/read-codeowners.js'
 import { emitJson, renderTable, type Io } from '../output.js'
 
 export interface QuarantineCommandOptions {
@@ -19,6 +20,7 @@ export interface QuarantineCommandOptions {
   output?: string
   file?: string
   dryRun?: boolean
+  asOf?: string
 }
 
 /** Who is acting, for the audit log: the flag, else the CI user, else the local user. */
@@ -60,7 +62,19 @@ export async function withStore<T>(
 }
 
 function manager(store: Store, config: ReturnType<typeof loadConfig>, analyze?: () => Promise<PolicyTest[]>) {
-  return createQuarantineManager({ store, policy: config.quarantine, analyze, defaultOwner: config.quarantine.owner })
+  const ownersOf = ownerLookupFromConfig(config, process.cwd())
+  const codeOwner = async (testId: string) => {
+    const test = await store.getTest(testId)
+    const owners = test ? ownersOf(test) : []
+    return owners.length ? owners.join(' ') : null
+  }
+  return createQuarantineManager({
+    store,
+    policy: config.quarantine,
+    analyze,
+    defaultOwner: config.quarantine.owner,
+    codeOwner,
+  })
 }
 
 export function printRecords(records: QuarantineRecord[], opts: QuarantineCommandOptions, io: Io): void {
@@ -95,14 +109,19 @@ export async function quarantineRemove(testId: string, opts: QuarantineCommandOp
   )
 }
 
-export function quarantineList(opts: QuarantineCommandOptions, io: Io): Promise<QuarantineRecord[]> {
-  return withStore(opts, io, (store) => store.listQuarantines())
+export async function quarantineList(opts: QuarantineCommandOptions, io: Io): Promise<QuarantineRecord[]> {
+  const all = await withStore(opts, io, (store) => store.listQuarantines())
+  // An owner field may hold several code owners joined with spaces: `--owner @a` matches any of them.
+  return opts.owner ? all.filter((r) => (r.owner ?? '').split(/\s+/).includes(opts.owner!)) : all
 }
 
 export async function quarantineAuto(opts: QuarantineCommandOptions, io: Io): Promise<AutoUpdateResult> {
   return withStore(opts, io, async (store, config) => {
     const { policyTestsFromStore } = await import('../../quarantine/from-analysis.js')
-    const m = manager(store, config, () => policyTestsFromStore(store, config))
+    const { parseAsOf } = await import('./analyze.js')
+    // The same as-of time as `analyze` (the newest run, or --as-of), so that it acts on the verdicts analyze prints.
+    const asOf = parseAsOf(opts.asOf)
+    const m = manager(store, config, () => policyTestsFromStore(store, config, asOf))
     return m.autoUpdate({ actor: 'flakewatch', dryRun: opts.dryRun })
   })
 }
