@@ -258,7 +258,8 @@ export function iconNameOf(el: Element): string {
     }
     const data = n.getAttribute('data-icon')
     if (data) return clean(data)
-    for (let i = 0; i < n.classList.length; i++) {
+    // The control's own classes name its style (`icon-btn`), not its icon.
+    for (let i = 0; n !== el && i < n.classList.length; i++) {
       const m = /^(?:fa[srlbd]?|bi|mdi|icon|glyphicon|ti|ri|la|ion|octicon|lucide|feather)[-_](.+)$/.exec(
         n.classList[i]!,
       )

@@ -6,7 +6,7 @@ import { ConfigError, FlakewatchError } from '../errors.js'
 import type { HealRecord, Store } from '../store/store.js'
 import { DEFAULT_DESCRIBE, rankPageFunction } from './fingerprint.js'
 import type { Capture, DescribeOptions, LocatorSuggestion, PageCandidate, RankArgs, RankResult } from './fingerprint.js'
-import { actionConflict } from './intent.js'
+import { actionConflict, sameIntent } from './intent.js'
 import {
   DEFAULT_MARGIN,
   DEFAULT_THRESHOLD,
@@ -377,6 +377,24 @@ const REASONS: Record<RefusalReason, (s: ResolvedHealSettings) => string> = {
 }
 
 /**
+ * A candidate whose name says the same action as the learned one (`Delete` and a trash icon, `Log in` and `Sign
+ * in`) gets full marks for its name: the in-page text similarity cannot see synonyms.
+ */
+function liftIntent<C extends PageCandidate>(learned: ElementFingerprint, c: C, weights: Weights): C {
+  const name = c.breakdown.name
+  if (name === undefined || name >= 1 || !sameIntent(learned.name ?? '', c.fingerprint.name ?? '')) return c
+  let sum = 0
+  let total = 0
+  const breakdown: Breakdown = { ...c.breakdown, name: 1 }
+  for (const [k, v] of Object.entries(breakdown)) {
+    if (v === undefined) continue
+    sum += weights[k as Signal] * v
+    total += weights[k as Signal]
+  }
+  return { ...c, breakdown, score: total > 0 ? sum / total : 0 }
+}
+
+/**
  * Creates the healer for a store.
  * @example const healer = createHealer({ store, logger: { warn: (m) => log.push(m) } })
  */
@@ -402,8 +420,10 @@ export function createHealer(deps: HealerDeps): Healer {
   }
 
   /** The candidates with what says each does something else. */
-  function vet(fingerprint: ElementFingerprint, rank: RankResult): RankResult {
-    const candidates = rank.candidates.map((c) => ({ ...c, conflict: actionConflict(fingerprint, c.fingerprint) }))
+  function vet(fingerprint: ElementFingerprint, rank: RankResult, weights: Weights): RankResult {
+    const candidates = rank.candidates
+      .map((c) => ({ ...liftIntent(fingerprint, c, weights), conflict: actionConflict(fingerprint, c.fingerprint) }))
+      .sort((a, b) => b.score - a.score)
     return { ...rank, candidates }
   }
 
@@ -476,7 +496,7 @@ export function createHealer(deps: HealerDeps): Healer {
       // Hidden duplicates and vetoed look-alikes drop out of the decision: rank enough to leave real competitors.
       limit: Math.max(req.settings.report * 2, 12),
     }
-    const rank = vet(fingerprint, await page.evaluate(rankPageFunction, args))
+    const rank = vet(fingerprint, await page.evaluate(rankPageFunction, args), req.settings.weights)
     return decide(page, req, fingerprint, rank)
   }
 
@@ -500,7 +520,12 @@ export function createHealer(deps: HealerDeps): Healer {
       })
       .sort((a, b) => b.score - a.score)
     const rank: RankResult = { candidates, suggestions: [], scanned: matches.length, elapsedMs: 0 }
-    const outcome = await decide(page, { ...req, cause: 'strict-mode' }, fingerprint, vet(fingerprint, rank))
+    const outcome = await decide(
+      page,
+      { ...req, cause: 'strict-mode' },
+      fingerprint,
+      vet(fingerprint, rank, req.settings.weights),
+    )
     return outcome
   }
 

@@ -19,7 +19,7 @@ const ACTION_GROUPS: readonly (readonly string[])[] = [
   ['deactivate', 'disable', 'suspend', 'turn off'],
   ['activate', 'enable', 'turn on', 'reactivate'],
   ['add', 'create', 'new', 'plus', 'insert'],
-  ['edit', 'modify', 'change', 'pencil', 'rename'],
+  ['edit', 'modify', 'change', 'pencil', 'pen', 'rename'],
   ['save', 'apply', 'submit', 'send', 'confirm', 'ok', 'done', 'update', 'checkmark'],
   ['cancel', 'close', 'dismiss', 'x', 'times', 'xmark'],
   ['search', 'find', 'magnifier', 'magnifying glass'],
@@ -196,6 +196,10 @@ export function actionConflict(learned: ElementFingerprint, candidate: ElementFi
       if (a.action === b.action && a.object.length > 0 && b.object.length > 0 && !share(a.object, b.object)) {
         return `acts on something else: '${nameB}' where the test used '${nameA}'`
       }
+      // Names that are no verbs (tabs, nav links: Billing, Shipping) share a word or name different places.
+      if (!a.known && !b.known && !share(words(nameA), words(nameB))) {
+        return `leads somewhere else: '${nameB}' where the test used '${nameA}'`
+      }
     }
     if (holds && FIELDS.has(roleB) && !share(words(nameA), words(nameB))) {
       return `is another field: '${nameB}' where the test used '${nameA}'`
@@ -219,4 +223,17 @@ export function actionConflict(learned: ElementFingerprint, candidate: ElementFi
 function formLabel(form: string): string {
   const [id, name, , label] = form.split('|')
   return label ? `'${label}'` : id ? `form#${id}` : name ? `form[name=${name}]` : 'a form'
+}
+
+/**
+ * Whether two names say the same action on the same object, in other words: `Delete` and a trash icon, `Log in`
+ * and `Sign in`. Text similarity cannot see that; the heal ranking lifts the name signal of such candidates.
+ * @example sameIntent('Delete', 'trash') // true
+ */
+export function sameIntent(a: string, b: string): boolean {
+  if (!a || !b) return false
+  const ia = intentOf(a)
+  const ib = intentOf(b)
+  if (!ia.known || ia.action !== ib.action) return false
+  return ia.object.length === 0 || ib.object.length === 0 || share(ia.object, ib.object)
 }

@@ -507,6 +507,8 @@ async function runAction(state: LocatorState, c: CallSite): Promise<unknown> {
     let left = remaining(c)
     if (outcome?.status === 'refused' && left === Infinity) left = session.probeTimeout
     if (outcome?.status === 'refused' && left < 1) throw refusal(state, c, outcome, probeError)
+    // Without a refusal to report, a probe that used up the budget on a loaded machine must not fail the action.
+    if (outcome?.status !== 'refused' && left < 1000) left = 1000
     let result: unknown
     try {
       result = await call(target, c.method, left === Infinity ? c.args : withTimeout(c.method, c.args, left))
@@ -529,8 +531,8 @@ async function runAction(state: LocatorState, c: CallSite): Promise<unknown> {
   }
   let result: unknown
   try {
-    const left = remaining(c)
-    result = await call(target, c.method, left === Infinity ? c.args : withTimeout(c.method, c.args, Math.max(left, 1)))
+    // Found: the action runs as written, with its own timeout (the quick probe is not taken off it).
+    result = await call(target, c.method, c.args)
   } catch (actionError) {
     if (!isTimeout(actionError)) throw actionError
     const outcome = await tryHeal(state, capture.selector, 'missing')
@@ -638,7 +640,9 @@ async function runExpect(state: LocatorState, expression: string, options: Expec
 
 async function captureNow(state: LocatorState): Promise<Capture | null> {
   try {
-    return await state.target.evaluate(capturePageFunction, state.settings.describe, { timeout: 1000 })
+    // The element was just found, so this is quick; a loaded CI machine still needs seconds at times, or the
+    // element would silently never be learned.
+    return await state.target.evaluate(capturePageFunction, state.settings.describe, { timeout: 5000 })
   } catch {
     return null
   }
@@ -650,8 +654,6 @@ async function captureNow(state: LocatorState): Promise<Capture | null> {
  */
 async function learnAfter(state: LocatorState): Promise<void> {
   if (state.session.learned.has(state.key)) return
-  // The element was just found, so this is quick; the bound only matters if it vanished, and a loaded CI machine
-  // needs more than a few milliseconds to answer, or the element would silently never be learned.
   const capture = await captureNow(state)
   if (capture) await learnOnce(state, capture)
 }
