@@ -10,7 +10,7 @@ import type { ImportCommandOptions } from './commands/import.js'
 import type { IngestCommandOptions } from './commands/ingest.js'
 import type { ListCommandOptions } from './commands/list.js'
 import type { PublishCommandOptions } from './commands/publish.js'
-import type { QuarantineCommandOptions } from './commands/quarantine.js'
+import type { QuarantineCommandOptions, RuleCommandOptions } from './commands/quarantine.js'
 import type { RunCommandOptions } from './commands/run.js'
 
 const collect = (value: string, previous: string[] = []) => [...previous, value]
@@ -126,6 +126,7 @@ Examples:
       .addOption(new Option('--format <format>', 'report format (default: detected)').choices(FORMATS))
       .option('--fail-on-flaky', 'also fail on tests that passed only on retry')
       .option('--junit-out <file>', 'write a JUnit copy with quarantined failures marked skipped')
+      .option('--allow-empty', 'pass a report with no tests (default: exit 2, a broken test step)')
       .option('--ingest', 'also store the reports')
       .option('--json', 'print the decision as JSON')
       .option('-o, --output <file>', 'write the output to a file'),
@@ -133,7 +134,7 @@ Examples:
     .addHelpText(
       'after',
       `
-Exit codes: 0 pass, 1 a failure is not quarantined, 2 bad input.
+Exit codes: 0 pass, 1 a failure is not quarantined, 2 bad input (including a report with no tests).
 
 Examples:
   $ flakewatch gate 'test-results/*.xml'
@@ -162,6 +163,7 @@ Examples:
       .addOption(new Option('--format <format>', 'report format (default: detected)').choices(FORMATS))
       .option('--fail-on-flaky', 'also fail on tests that passed only on retry')
       .option('--junit-out <file>', 'write a JUnit copy with quarantined failures marked skipped')
+      .option('--allow-empty', 'pass a report with no tests (default: exit 2, a broken test step)')
       .option('--no-ingest', 'do not store the reports')
       .option('--json', 'print the gate decision as JSON'),
   )
@@ -192,6 +194,7 @@ Examples:
     .option('--issue <url>', 'tracking issue')
     .option('--expires <when>', 'ISO date, number of days (14d) or "never" (default: quarantine.expiryDays)')
     .option('--actor <name>', 'who is doing this (default: CI user or $USER)')
+    .option('--allow-unknown', 'quarantine a test id the store has never seen')
     .option('--json', 'print the record as JSON')
     .action(async (testId: string, opts: QuarantineCommandOptions) => {
       const { quarantineAdd, printRecords } = await import('./commands/quarantine.js')
@@ -208,13 +211,52 @@ Examples:
       io.stderr.write(`released ${testId}\n`)
     })
   qOpts(quarantine.command('list'))
-    .description('list quarantined tests')
-    .option('--owner <owner>', 'only quarantines this owner has (one of the quarantine’s owners)')
+    .description('list quarantined tests, and rules with the tests each covered lately')
+    .option('--owner <owner>', 'only quarantines and rules this owner has (one of their owners)')
     .option('--json', 'print JSON')
     .option('-o, --output <file>', 'write to a file')
     .action(async (opts: QuarantineCommandOptions) => {
-      const { quarantineList, printRecords } = await import('./commands/quarantine.js')
-      printRecords(await quarantineList(opts, io), opts, io)
+      const { quarantineList, printListing } = await import('./commands/quarantine.js')
+      printListing(await quarantineList(opts, io), opts, io)
+    })
+  const rule = quarantine
+    .command('rule')
+    .description('quarantine by pattern: test id, file, title, message, branch, env')
+  qOpts(rule.command('add'))
+    .description('create or replace a rule: failures it matches stop failing the build')
+    .argument('<id>', 'a short name, e.g. timeouts-arm64')
+    .option('--test-id <glob>', 'glob over test ids, e.g. "e2e::checkout/**"')
+    .option('--file-path <glob>', 'glob over test files, e.g. "src/legacy/**"')
+    .option('--title <regex>', 'regex over test names')
+    .option('--message <regex>', 'regex over failure messages: only failures with this message are forgiven')
+    .option('--branch <glob>', 'only runs on this branch')
+    .option('--env <key=value>', 'only runs with this environment facet (repeatable)', collect, [])
+    .requiredOption('--reason <text>', 'why (kept in the audit log)')
+    .option('--owner <name>', 'who will fix it')
+    .option('--issue <url>', 'tracking issue (http or https)')
+    .option('--expires <when>', 'ISO date, number of days (14d) or "never" (default: quarantine.expiryDays)')
+    .option('--actor <name>', 'who is doing this (default: CI user or $USER)')
+    .option('--json', 'print the rule as JSON')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ flakewatch quarantine rule add timeouts-arm64 --message 'Timeout \\d+ms exceeded' --env runner=arm64 \\
+      --reason 'arm64 runners are slow' --expires 2026-12-30`,
+    )
+    .action(async (id: string, opts: RuleCommandOptions) => {
+      const { ruleAdd, printRule } = await import('./commands/quarantine.js')
+      printRule(await ruleAdd(id, opts, io), opts, io)
+    })
+  qOpts(rule.command('remove'))
+    .description('remove a rule')
+    .argument('<id>')
+    .requiredOption('--reason <text>', 'why (kept in the audit log)')
+    .option('--actor <name>', 'who is doing this')
+    .action(async (id: string, opts: QuarantineCommandOptions) => {
+      const { ruleRemove } = await import('./commands/quarantine.js')
+      if (!(await ruleRemove(id, opts, io))) throw new InputError(`there is no rule ${id}`)
+      io.stderr.write(`removed rule ${id}\n`)
     })
   qOpts(quarantine.command('auto'))
     .description('apply the quarantine policy: quarantine flaky tests, release fixed and expired ones')
@@ -230,13 +272,14 @@ Examples:
     .option('--file <file>', 'default: quarantine.file (.flakewatch/quarantine.json)')
     .action(async (opts: QuarantineCommandOptions) => {
       const { quarantineExport } = await import('./commands/quarantine.js')
-      const { file, count } = await quarantineExport(opts, io)
-      io.stderr.write(`wrote ${count} quarantine(s) to ${file}\n`)
+      const { file, count, rules } = await quarantineExport(opts, io)
+      io.stderr.write(`wrote ${count} quarantine(s) and ${rules} rule(s) to ${file}\n`)
     })
   qOpts(quarantine.command('import'))
     .description('apply the quarantine file: additions, edits and removals, each audited')
     .option('--file <file>', 'default: quarantine.file (.flakewatch/quarantine.json)')
     .option('--actor <name>', 'who is doing this')
+    .option('--allow-unknown', 'accept quarantines of test ids the store has never seen')
     .option('--json', 'print JSON')
     .action(async (opts: { json?: boolean }) => {
       const { quarantineImport } = await import('./commands/quarantine.js')
@@ -244,7 +287,8 @@ Examples:
       if (opts.json) io.stdout.write(`${JSON.stringify(res, null, 2)}\n`)
       else
         io.stderr.write(
-          `${res.file}: ${res.added.length} added, ${res.updated.length} updated, ${res.removed.length} removed\n`,
+          `${res.file}: ${res.added.length} added, ${res.updated.length} updated, ${res.removed.length} removed; ` +
+            `rules: ${res.rules.added.length} added, ${res.rules.updated.length} updated, ${res.rules.removed.length} removed\n`,
         )
     })
 

@@ -16,7 +16,7 @@ import { describeCases, prepareRecording } from '../reporters/build-cases.js'
 import type { QuarantineReporterOptions, ResolvedReporterOptions } from '../reporters/options.js'
 import { reporterOptions } from '../reporters/options.js'
 import { playwrightReport, PLAYWRIGHT_SOURCE, type PlaywrightTestRecord } from '../reporters/playwright-cases.js'
-import { decideQuarantine, formatForgiven, loadQuarantines } from '../reporters/quarantine.js'
+import { decideQuarantine, formatForgiven, loadQuarantines, resultsWithScopes } from '../reporters/quarantine.js'
 import { errorMessage, processIo, say, writeRecording, type ReporterIo } from '../reporters/writer.js'
 
 export type { QuarantineReporterOptions as PlaywrightReporterOptions } from '../reporters/options.js'
@@ -139,11 +139,14 @@ export default class FlakewatchPlaywrightReporter implements Reporter {
       say(this.io, `could not read quarantines, so none apply: ${loaded.error}`)
       return undefined
     }
+    const { results, runOf } = resultsWithScopes(recording.batch.runs)
     const decision = decideQuarantine({
       status: result.status,
       incomplete,
-      results: recording.batch.runs.flatMap((r) => r.results),
+      results,
+      runOf,
       quarantines: loaded.records,
+      rules: loaded.rules,
       failOnFlaky: this.config?.failOnFlakyTests ?? false,
       now: Date.now(),
     })

@@ -1,11 +1,22 @@
-import { isFailure, type Result } from '../model.js'
-import type { QuarantineRecord } from '../store/store.js'
+import { isFailure, type EnvFacets, type Result } from '../model.js'
+import type { QuarantineRecord, QuarantineRule } from '../store/store.js'
+import { compileRules, findRule } from './rules.js'
+
+/** The run a result belongs to, as far as rules care. */
+export interface RunScope {
+  branch: string | null
+  env: EnvFacets
+}
 
 export interface GateOptions {
   /** Fail the gate on tests that passed only on retry, too. */
   failOnFlaky?: boolean
   /** Now, for expiry checks (epoch ms). */
   now?: number
+  /** Quarantine rules; those expired at `now` forgive nothing. */
+  rules?: readonly QuarantineRule[]
+  /** The run of each result, for rules on branch and facets. Default: no branch, no facets. */
+  runOf?: (result: Result) => RunScope
 }
 
 export interface GateEntry {
@@ -16,6 +27,8 @@ export interface GateEntry {
 }
 
 export interface QuarantinedEntry extends GateEntry {
+  /** The rule that forgave this failure, or null for a quarantine of this one test. */
+  rule: string | null
   reason: string
   owner: string | null
   issue_url: string | null
@@ -29,6 +42,8 @@ export interface GateResult {
   quarantined: QuarantinedEntry[]
   flaky: GateEntry[]
   totals: { tests: number; passed: number; failed: number; skipped: number }
+  /** Plain-language warnings about the inputs (a suite mismatch), said next to the verdict. */
+  hints: string[]
 }
 
 /** A quarantine still in force at `now`: expired ones no longer forgive failures. */
@@ -43,9 +58,46 @@ const entry = (r: Result): GateEntry => ({
   message: r.message,
 })
 
+const NO_SCOPE: RunScope = { branch: null, env: {} }
+
+/** What forgives a failure: a quarantine of the test itself, else the first rule (by id) that matches it. */
+export type Forgiver = Pick<QuarantinedEntry, 'rule' | 'reason' | 'owner' | 'issue_url' | 'expires_at'>
+
 /**
- * Decides a CI job's outcome: it passes if and only if every failed or errored test is quarantined. A test that
- * passed on retry passes unless `failOnFlaky`. Pure: the command reads reports and quarantines, this decides.
+ * A function that says what forgives a result, if anything: the one place where single quarantines and rules meet,
+ * for the gate, the `run` wrapper and the native reporters.
+ * @example createForgiver(quarantines, { rules, now })(result)?.rule
+ */
+export function createForgiver(
+  quarantines: ReadonlyMap<string, QuarantineRecord>,
+  opts: Pick<GateOptions, 'now' | 'rules' | 'runOf'> = {},
+): (r: Result) => Forgiver | undefined {
+  const now = opts.now ?? Date.now()
+  const rules = compileRules(opts.rules ?? [], now)
+  const runOf = opts.runOf ?? (() => NO_SCOPE)
+  return (r) => {
+    const q = quarantines.get(r.test.testId)
+    if (q && isActive(q, now)) {
+      return { rule: null, reason: q.reason, owner: q.owner, issue_url: q.issueUrl, expires_at: q.expiresAt }
+    }
+    if (rules.length === 0) return undefined
+    const run = runOf(r)
+    const rule = findRule(rules, { test: r.test, status: r.status, message: r.message, ...run })
+    if (!rule) return undefined
+    return {
+      rule: rule.id,
+      reason: rule.reason,
+      owner: rule.owner,
+      issue_url: rule.issueUrl,
+      expires_at: rule.expiresAt,
+    }
+  }
+}
+
+/**
+ * Decides a CI job's outcome: it passes if and only if every failed or errored test is quarantined, on its own or
+ * by a rule. A test that passed on retry passes unless `failOnFlaky`. Pure: the command reads reports and
+ * quarantines, this decides.
  * @example gate(results, new Map([['unit::a::b', record]])).verdict // 'pass' | 'fail'
  */
 export function gate(
@@ -53,33 +105,26 @@ export function gate(
   quarantines: ReadonlyMap<string, QuarantineRecord>,
   opts: GateOptions = {},
 ): GateResult {
-  const now = opts.now ?? Date.now()
+  const forgiverOf = createForgiver(quarantines, opts)
   const out: GateResult = {
     verdict: 'pass',
     blocking: [],
     quarantined: [],
     flaky: [],
     totals: { tests: results.length, passed: 0, failed: 0, skipped: 0 },
+    hints: [],
   }
   for (const r of results) {
     if (r.status === 'passed') out.totals.passed++
     else if (r.status === 'skipped') out.totals.skipped++
     else out.totals.failed++
-    const q = quarantines.get(r.test.testId)
-    const forgiven = q && isActive(q, now) ? q : undefined
     if (isFailure(r.status)) {
-      if (forgiven) {
-        out.quarantined.push({
-          ...entry(r),
-          reason: forgiven.reason,
-          owner: forgiven.owner,
-          issue_url: forgiven.issueUrl,
-          expires_at: forgiven.expiresAt,
-        })
-      } else out.blocking.push(entry(r))
+      const forgiven = forgiverOf(r)
+      if (forgiven) out.quarantined.push({ ...entry(r), ...forgiven })
+      else out.blocking.push(entry(r))
     } else if (r.status === 'passed' && r.flakyOnRetry) {
       out.flaky.push(entry(r))
-      if (opts.failOnFlaky && !forgiven) out.blocking.push(entry(r))
+      if (opts.failOnFlaky && !forgiverOf(r)) out.blocking.push(entry(r))
     }
   }
   out.verdict = out.blocking.length ? 'fail' : 'pass'

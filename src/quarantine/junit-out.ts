@@ -1,5 +1,5 @@
 import { isFailure, type Result } from '../model.js'
-import type { QuarantineRecord } from '../store/store.js'
+import type { Forgiver } from './gate.js'
 
 const XML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' }
 
@@ -13,9 +13,9 @@ export function escapeXml(text: string): string {
 
 /**
  * A JUnit copy of the job's results in which quarantined failures are `<skipped>` with the quarantine reason, so
- * that CI UIs show them without failing. Other results keep their status and message.
+ * that CI UIs show them without failing. Expired quarantines forgive nothing here either. Other results keep their status and message.
  */
-export function formatJunit(results: Result[], quarantines: ReadonlyMap<string, QuarantineRecord>): string {
+export function formatJunit(results: Result[], forgiverOf: (r: Result) => Forgiver | undefined): string {
   const bySuite = new Map<string, Result[]>()
   for (const r of results) {
     const list = bySuite.get(r.test.module) ?? []
@@ -29,13 +29,13 @@ export function formatJunit(results: Result[], quarantines: ReadonlyMap<string, 
     let skipped = 0
     const cases: string[] = []
     for (const r of list) {
-      const q = quarantines.get(r.test.testId)
+      const q = isFailure(r.status) ? forgiverOf(r) : undefined
       const time = ((r.durationMs ?? 0) / 1000).toFixed(3)
       const open = `    <testcase classname="${escapeXml(module)}" name="${escapeXml(r.test.name)}" time="${time}"`
       if (isFailure(r.status) && q) {
         skipped++
         cases.push(
-          `${open}>\n      <skipped message="${escapeXml(`quarantined: ${q.reason}${q.owner ? ` (owner: ${q.owner})` : ''}`)}"/>\n    </testcase>`,
+          `${open}>\n      <skipped message="${escapeXml(`quarantined${q.rule ? ` by rule ${q.rule}` : ''}: ${q.reason}${q.owner ? ` (owner: ${q.owner})` : ''}`)}"/>\n    </testcase>`,
         )
       } else if (isFailure(r.status)) {
         const tag = r.status === 'error' ? 'error' : 'failure'

@@ -1,7 +1,9 @@
 import { InputError } from '../errors.js'
-import type { AuditAction, QuarantineRecord, QuarantineSource, Store } from '../store/store.js'
+import type { AuditAction, QuarantineRecord, QuarantineRule, QuarantineSource, Store } from '../store/store.js'
 import { isActive } from './gate.js'
 import { decideQuarantine, type PolicyDecision, type PolicyTest, type QuarantinePolicy } from './policy.js'
+import { MAX_RULES, validateRuleId, validateRuleMatch, type RuleMatch } from './rules.js'
+import { validateExpiry, validateIssueUrl, validateReason } from './validate.js'
 
 const DAY = 86_400_000
 
@@ -13,6 +15,18 @@ export interface QuarantineInput {
   expiresAt?: string | null
   actor?: string
   source?: QuarantineSource
+  /** Quarantine a test the store has never seen (a typo is the usual reason it is unknown). */
+  allowUnknown?: boolean
+}
+
+export interface RuleInput {
+  match: RuleMatch
+  reason: string
+  owner?: string | null
+  issueUrl?: string | null
+  /** ISO time, or null for no expiry. Default: `policy.expiryDays` from now. */
+  expiresAt?: string | null
+  actor?: string
 }
 
 export interface AutoUpdateResult {
@@ -47,12 +61,22 @@ export class QuarantineManager {
 
   async quarantine(testId: string, input: QuarantineInput): Promise<QuarantineRecord> {
     if (!testId.trim()) throw new InputError('a test id is required')
-    if (!input.reason.trim()) throw new InputError('a quarantine needs a reason')
+    const reason = validateReason(input.reason, 'reason')
     const now = this.now()
     const previous = await this.opts.store.getQuarantine(testId)
     const expiresAt =
-      input.expiresAt === undefined ? new Date(now + this.opts.policy.expiryDays * DAY).toISOString() : input.expiresAt
-    if (expiresAt && Number.isNaN(Date.parse(expiresAt))) throw new InputError(`invalid expiry "${expiresAt}"`)
+      input.expiresAt === undefined
+        ? new Date(now + this.opts.policy.expiryDays * DAY).toISOString()
+        : validateExpiry(input.expiresAt, now, 'expiry')
+    const issueUrl = validateIssueUrl(input.issueUrl, 'issue')
+    // Automatic quarantines come from stored history, so only a person can name an unknown test.
+    if (!previous && input.source !== 'auto' && !input.allowUnknown && !(await this.opts.store.getTest(testId))) {
+      throw new InputError(
+        `${testId} has never been seen in the store: check its suite and name (flakewatch analyze lists stored tests), ` +
+          'quarantine it by a rule, or pass --allow-unknown (allow_unknown in the API)',
+      )
+    }
+    input = { ...input, reason, issueUrl }
     const actor = input.actor ?? 'unknown'
     const record: QuarantineRecord = {
       testId,
@@ -125,6 +149,56 @@ export class QuarantineManager {
       result.quarantined.push(await this.quarantine(q.testId, { reason: q.reason, actor, source: 'auto' }))
     }
     return result
+  }
+
+  /**
+   * Creates or replaces a rule. Its patterns are checked (safe regexes, bounded lengths) and its expiry must be in
+   * the future; a rule needs no known test, since it is written for tests to come as well.
+   */
+  async putRule(id: string, input: RuleInput): Promise<QuarantineRule> {
+    validateRuleId(id)
+    const match = validateRuleMatch(input.match, `rule ${id}`)
+    const reason = validateReason(input.reason, 'reason')
+    const now = this.now()
+    const rules = await this.opts.store.listQuarantineRules()
+    const previous = rules.find((r) => r.id === id)
+    if (!previous && rules.length >= MAX_RULES) {
+      throw new InputError(`rule ${id}: at most ${MAX_RULES} rules (MAX_RULES); remove one first`)
+    }
+    const actor = input.actor ?? 'unknown'
+    const rule: QuarantineRule = {
+      id,
+      match,
+      reason,
+      owner: input.owner ?? previous?.owner ?? this.opts.defaultOwner ?? null,
+      issueUrl: validateIssueUrl(input.issueUrl, 'issue') ?? previous?.issueUrl ?? null,
+      createdAt: previous?.createdAt ?? new Date(now).toISOString(),
+      createdBy: previous?.createdBy ?? actor,
+      expiresAt:
+        input.expiresAt === undefined
+          ? new Date(now + this.opts.policy.expiryDays * DAY).toISOString()
+          : validateExpiry(input.expiresAt, now, 'expiry'),
+    }
+    await this.opts.store.putQuarantineRule(rule, {
+      action: previous ? 'update' : 'quarantine',
+      actor,
+      at: new Date(now).toISOString(),
+      reason,
+    })
+    return rule
+  }
+
+  removeRule(id: string, input: { reason: string; actor?: string }): Promise<boolean> {
+    return this.opts.store.deleteQuarantineRule(id, {
+      action: 'release',
+      actor: input.actor ?? 'unknown',
+      at: new Date(this.now()).toISOString(),
+      reason: validateReason(input.reason, 'reason'),
+    })
+  }
+
+  listRules(): Promise<QuarantineRule[]> {
+    return this.opts.store.listQuarantineRules()
   }
 
   private async defaultOwnerOf(testId: string): Promise<string | null> {

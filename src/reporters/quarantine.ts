@@ -1,8 +1,8 @@
 import type { Result } from '../model.js'
-import { readQuarantineFile } from '../quarantine/file.js'
-import { gate, isActive, type QuarantinedEntry } from '../quarantine/gate.js'
+import { readQuarantineFile, type QuarantineSet } from '../quarantine/file.js'
+import { createForgiver, gate, type QuarantinedEntry, type RunScope } from '../quarantine/gate.js'
 import { openStore } from '../store/open.js'
-import type { QuarantineRecord } from '../store/store.js'
+import type { QuarantineRecord, QuarantineRule, RunBatch } from '../store/store.js'
 import { errorMessage } from './writer.js'
 
 /**
@@ -14,12 +14,12 @@ export async function loadQuarantines(
   source: { file: string | null },
   db: string,
   env: Record<string, string | undefined>,
-): Promise<{ records: QuarantineRecord[] } | { error: string }> {
+): Promise<QuarantineSet | { error: string }> {
   try {
-    if (source.file) return { records: readQuarantineFile(source.file) }
+    if (source.file) return readQuarantineFile(source.file)
     const store = await openStore({ db, env })
     try {
-      return { records: await store.listQuarantines() }
+      return { records: await store.listQuarantines(), rules: await store.listQuarantineRules() }
     } finally {
       await store.close().catch(() => undefined)
     }
@@ -35,6 +35,10 @@ export interface QuarantineInput {
   incomplete: string | null
   results: Result[]
   quarantines: QuarantineRecord[]
+  /** Quarantine rules; they forgive like a quarantine of each test they match. */
+  rules?: QuarantineRule[]
+  /** The run of each result, for rules on branch and facets. */
+  runOf?: (result: Result) => RunScope
   /** The runner fails runs with flaky tests (`failOnFlakyTests`): those need a quarantine too. */
   failOnFlaky: boolean
   now: number
@@ -57,13 +61,14 @@ export interface QuarantineDecision {
  */
 export function decideQuarantine(input: QuarantineInput): QuarantineDecision {
   const map = new Map(input.quarantines.map((q) => [q.testId, q]))
-  const decision = gate(input.results, map, { failOnFlaky: input.failOnFlaky, now: input.now })
+  const opts = { failOnFlaky: input.failOnFlaky, now: input.now, rules: input.rules, runOf: input.runOf }
+  const decision = gate(input.results, map, opts)
+  const forgiverOf = createForgiver(map, opts)
   const flakyForgiven: QuarantinedEntry[] = []
-  for (const f of input.failOnFlaky ? decision.flaky : []) {
-    const q = map.get(f.test_id)
-    if (q && isActive(q, input.now)) {
-      flakyForgiven.push({ ...f, reason: q.reason, owner: q.owner, issue_url: q.issueUrl, expires_at: q.expiresAt })
-    }
+  for (const r of input.failOnFlaky ? input.results : []) {
+    if (r.status !== 'passed' || !r.flakyOnRetry) continue
+    const f = forgiverOf(r)
+    if (f) flakyForgiven.push({ test_id: r.test.testId, name: r.test.name, status: r.status, message: r.message, ...f })
   }
   const forgiven = [...decision.quarantined, ...flakyForgiven]
   if (input.status === 'passed') return { pass: false, forgiven: [], note: null }
@@ -87,6 +92,13 @@ export function formatForgiven(forgiven: QuarantinedEntry[]): string[] {
   return forgiven.map((f) => {
     const owner = f.owner && `owner ${f.owner}`
     const details = [f.reason, owner, f.issue_url, f.expires_at && `until ${f.expires_at}`].filter(Boolean)
-    return `  ${f.status} ${f.test_id} (quarantined: ${details.join('; ')})`
+    return `  ${f.status} ${f.test_id} (quarantined${f.rule ? ` by rule ${f.rule}` : ''}: ${details.join('; ')})`
   })
+}
+
+/** Results with the run each came from, as a reporter's recording holds them. */
+export function resultsWithScopes(runs: RunBatch[]): { results: Result[]; runOf: (r: Result) => RunScope } {
+  const scopes = new Map<Result, RunScope>()
+  for (const run of runs) for (const r of run.results) scopes.set(r, { branch: run.run.branch, env: run.run.env })
+  return { results: [...scopes.keys()], runOf: (r) => scopes.get(r) ?? { branch: null, env: {} } }
 }

@@ -7,7 +7,7 @@ import {
   type RunInfo,
   type RunStatus,
 } from '../model.js'
-import type { AuditEntry, QuarantineRecord } from './store.js'
+import type { AuditEntry, QuarantineRecord, QuarantineRule, RuleAuditEntry, RuleMatch } from './store.js'
 
 /**
  * Row shapes and conversions shared by the SQLite and PostgreSQL stores, so that both backends turn the same
@@ -159,5 +159,56 @@ export function auditFromRow(r: AuditRow): AuditEntry {
     reason: r.reason,
     source: r.source,
     record: typeof r.record === 'string' ? (JSON.parse(r.record) as QuarantineRecord) : r.record,
+  }
+}
+
+export interface RuleRow {
+  id: string
+  match: string
+  reason: string
+  owner: string | null
+  issue_url: string | null
+  created_at: string
+  created_by: string
+  expires_at: string | null
+}
+
+export function ruleFromRow(r: RuleRow): QuarantineRule {
+  return {
+    id: r.id,
+    match: JSON.parse(r.match) as RuleMatch,
+    reason: r.reason,
+    owner: r.owner,
+    issueUrl: r.issue_url,
+    createdAt: r.created_at,
+    createdBy: r.created_by,
+    expiresAt: r.expires_at,
+  }
+}
+
+/** The row values of a rule, in the column order both stores insert them. */
+export function ruleToRow(r: QuarantineRule): unknown[] {
+  return [r.id, JSON.stringify(r.match), r.reason, r.owner, r.issueUrl, r.createdAt, r.createdBy, r.expiresAt]
+}
+
+export interface RuleAuditRow {
+  id: number | string
+  rule_id: string
+  action: RuleAuditEntry['action']
+  actor: string
+  at: string
+  reason: string
+  rule: string | null
+}
+
+export function ruleAuditFromRow(r: RuleAuditRow): RuleAuditEntry {
+  return {
+    id: Number(r.id),
+    ruleId: r.rule_id,
+    action: r.action,
+    actor: r.actor,
+    at: r.at,
+    reason: r.reason,
+    rule: r.rule === null ? null : (JSON.parse(r.rule) as QuarantineRule),
   }
 }

@@ -21,6 +21,34 @@ export interface ReportBatch {
 export interface IngestOptions {
   /** Overwrite the results this report gives for a run already stored, instead of reporting a duplicate. */
   replace?: boolean
+  /**
+   * Attempts one result may reach when repeats of a test in one report are folded together (default
+   * `DEFAULT_MAX_ATTEMPTS_PER_RESULT`); over it the report is refused with a `ReportLimitError`.
+   */
+  maxAttemptsPerResult?: number
+}
+
+/**
+ * One report, streamed: the store writes each chunk as it comes, inside the report's one transaction (SQLite) or
+ * COPY stream (PostgreSQL), so memory follows the chunk, never the report. All of it or none of it is stored.
+ */
+export interface ReportStream {
+  /** The file name (or upload name), kept for provenance. */
+  file: string
+  /** sha256 of the report's bytes: the same content for the same run is a duplicate. */
+  contentHash: string
+  /**
+   * The results in report order, a chunk at a time. Each run batch names its run with what is known of it so
+   * far; the first chunk naming a run id creates (or finds) that run. A test repeated within one run of the
+   * report, in the same chunk or a later one, is folded into one result with all the attempts.
+   */
+  chunks: AsyncIterable<RunBatch[]>
+  /**
+   * Called once `chunks` is exhausted: every run of the report in report order, with its final metadata (a
+   * report may state its start time after its first test). Runs no chunk named (a report without results)
+   * are created here.
+   */
+  runs(): RunMeta[]
 }
 
 export interface RunOutcome {
@@ -111,6 +139,52 @@ export interface AuditEntry {
 
 export type AuditInput = Omit<AuditEntry, 'id' | 'testId' | 'record'>
 
+/** What a quarantine rule matches on; every matcher given must match (see `quarantine/rules.ts`). */
+export interface RuleMatch {
+  /** Glob over the test id (`unit::src/cart/**`). */
+  testId?: string
+  /** Glob over the test's file (or its module when the report names no file). */
+  file?: string
+  /** Regex over the test's name. */
+  title?: string
+  /** Regex over the failure message: only failures with this message are forgiven. */
+  message?: string
+  /** The run's branch (a glob: `release/*`). */
+  branch?: string
+  /** Facets the run must have, each an exact value (`{ runner: 'arm64' }`). */
+  env?: Record<string, string>
+}
+
+/**
+ * A quarantine by pattern: it forgives every failure its matchers select (see `quarantine/rules.ts`), with the
+ * same reason, owner, issue and expiry as a single quarantine. Rules are always a human decision.
+ */
+export interface QuarantineRule {
+  /** A short name (`timeouts-arm64`), unique in the store. */
+  id: string
+  match: RuleMatch
+  reason: string
+  owner: string | null
+  issueUrl: string | null
+  createdAt: string
+  createdBy: string
+  expiresAt: string | null
+}
+
+/** One append-only line of a rule's audit trail. */
+export interface RuleAuditEntry {
+  id: number
+  ruleId: string
+  action: AuditAction
+  actor: string
+  at: string
+  reason: string
+  /** The rule after the change (null after a removal). */
+  rule: QuarantineRule | null
+}
+
+export type RuleAuditInput = Omit<RuleAuditEntry, 'id' | 'ruleId' | 'rule'>
+
 /** A learned element, as the healer stores it. `data` is the heal module's own shape. */
 export interface Fingerprint {
   testId: string
@@ -148,8 +222,11 @@ export interface Store {
   /** A human description of where data lives, without secrets. */
   readonly location: string
 
-  /** Stores one report in one transaction. */
+  /** Stores one report held in memory, in one transaction (a wrapper over {@link Store.ingestStream}). */
   ingestReport(batch: ReportBatch, opts?: IngestOptions): Promise<RunOutcome[]>
+
+  /** Stores one streamed report in one transaction; outcomes in the order of `stream.runs()`. */
+  ingestStream(stream: ReportStream, opts?: IngestOptions): Promise<RunOutcome[]>
 
   /**
    * Streams every test's history, one test at a time, each with its entries oldest first. Tests come grouped,
@@ -181,6 +258,15 @@ export interface Store {
   /** Audit lines, newest first. */
   listAudit(filter?: { testId?: string; limit?: number }): Promise<AuditEntry[]>
 
+  /** Quarantine rules, in id order. */
+  listQuarantineRules(): Promise<QuarantineRule[]>
+  /** Creates or replaces a rule and appends its audit line, in one transaction. */
+  putQuarantineRule(rule: QuarantineRule, audit: RuleAuditInput): Promise<void>
+  /** Removes a rule and appends its audit line. Returns false when there was no such rule. */
+  deleteQuarantineRule(id: string, audit: RuleAuditInput): Promise<boolean>
+  /** Rule audit lines, newest first. */
+  listRuleAudit(filter?: { ruleId?: string; limit?: number }): Promise<RuleAuditEntry[]>
+
   putFingerprint(fp: Fingerprint): Promise<void>
   getFingerprint(testId: string, locator: string): Promise<Fingerprint | null>
   appendHeal(heal: HealRecord): Promise<void>
@@ -194,4 +280,21 @@ export interface Store {
   prune(before: number, opts?: { batchSize?: number }): Promise<{ runs: number; results: number }>
 
   close(): Promise<void>
+}
+
+/**
+ * A report held in memory as a stream of one chunk, for {@link Store.ingestReport}.
+ * @example await store.ingestStream(streamOfBatch(batch))
+ */
+export function streamOfBatch(batch: ReportBatch): ReportStream {
+  // eslint-disable-next-line @typescript-eslint/require-await -- an async iterable of one chunk already in memory
+  async function* chunks(): AsyncGenerator<RunBatch[], void, undefined> {
+    yield batch.runs
+  }
+  return {
+    file: batch.file,
+    contentHash: batch.contentHash,
+    chunks: chunks(),
+    runs: () => batch.runs.map((r) => r.run),
+  }
 }

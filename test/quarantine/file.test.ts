@@ -20,14 +20,18 @@ const rec = (testId: string, extra: Partial<QuarantineRecord> = {}): QuarantineR
 
 describe('quarantine file', () => {
   it('is sorted and round-trips', () => {
-    const text = formatQuarantineFile([rec('b'), rec('a', { source: 'auto' })])
+    const text = formatQuarantineFile({ records: [rec('b'), rec('a', { source: 'auto' })], rules: [] })
     expect(text.indexOf('"a"')).toBeLessThan(text.indexOf('"b"'))
-    expect(parseQuarantineFile(text, 'q.json')).toEqual([rec('a', { source: 'auto' }), rec('b')])
+    expect(parseQuarantineFile(text, 'q.json').records).toEqual([rec('a', { source: 'auto' }), rec('b')])
     expect(formatQuarantineFile(parseQuarantineFile(text, 'q.json'))).toBe(text)
   })
 
   it('accepts minimal hand-written entries as manual quarantines', () => {
-    const [r] = parseQuarantineFile('{"version":1,"quarantined":[{"test_id":"x","reason":"see #12"}]}', 'q.json', 0)
+    const [r] = parseQuarantineFile(
+      '{"version":1,"quarantined":[{"test_id":"x","reason":"see #12"}]}',
+      'q.json',
+      0,
+    ).records
     expect(r).toMatchObject({ testId: 'x', reason: 'see #12', source: 'manual', expiresAt: null })
   })
 
@@ -47,8 +51,14 @@ describe('quarantine file', () => {
     const store = await openSqliteStore(join(mkdtempSync(join(tmpdir(), 'fw-qf-')), 'q.db'))
     await store.putQuarantine(rec('keep'), { action: 'quarantine', actor: 'a', at: 'x', reason: 'r', source: 'manual' })
     await store.putQuarantine(rec('drop'), { action: 'quarantine', actor: 'a', at: 'x', reason: 'r', source: 'manual' })
-    const res = await importQuarantineFile(store, [rec('keep', { reason: 'edited' }), rec('new')], 'bob')
-    expect(res).toEqual({ added: ['new'], updated: ['keep'], removed: ['drop'] })
+    const now = Date.parse('2026-01-15T00:00:00Z')
+    const res = await importQuarantineFile(
+      store,
+      { records: [rec('keep', { reason: 'edited' }), rec('new')], rules: [] },
+      'bob',
+      { now, allowUnknown: true },
+    )
+    expect(res).toMatchObject({ added: ['new'], updated: ['keep'], removed: ['drop'] })
     expect((await store.listQuarantines()).map((q) => [q.testId, q.reason])).toEqual([
       ['keep', 'edited'],
       ['new', 'flaky'],
@@ -60,10 +70,12 @@ describe('quarantine file', () => {
         .map((a) => a.testId)
         .sort(),
     ).toEqual(['drop', 'keep', 'new'])
-    expect(await importQuarantineFile(store, await store.listQuarantines(), 'bob')).toEqual({
+    const again = { records: await store.listQuarantines(), rules: [] }
+    expect(await importQuarantineFile(store, again, 'bob', { now })).toEqual({
       added: [],
       updated: [],
       removed: [],
+      rules: { added: [], updated: [], removed: [] },
     })
     await store.close()
   })

@@ -298,6 +298,21 @@ describe('quarantine', () => {
     }
   })
 
+  it('refuses an expiry in the past and an id never seen, unless allow_unknown (issue 18)', async () => {
+    const put = (u: string, payload: object) => s.app.inject({ method: 'PUT', url: u, headers: auth(), payload })
+    const past = await put(url, { reason: 'x', expires_at: '2020-01-01T00:00:00Z' })
+    expect(past.statusCode).toBe(400)
+    expect(past.json<{ error: { message: string } }>().error.message).toMatch(/expiry: .* is in the past/)
+    const unknown = await put('/api/v1/quarantine/audit', { reason: 'x' })
+    expect(unknown.statusCode).toBe(400)
+    expect(unknown.json<{ error: { message: string } }>().error.message).toMatch(/audit has never been seen/)
+    expect((await get<QuarantineListResponse>('/api/v1/quarantine')).quarantined).toEqual([])
+    const allowed = await put(`/api/v1/quarantine/${enc('unit::new::test')}`, { reason: 'x', allow_unknown: true })
+    expect(allowed.statusCode, allowed.body).toBe(200)
+    const release = { method: 'DELETE' as const, headers: auth(), payload: { reason: 'test done' } }
+    await s.app.inject({ ...release, url: `/api/v1/quarantine/${enc('unit::new::test')}` })
+  })
+
   it('refuses every write when no write token is configured', async () => {
     const t = await seededApp({ config: config({ writeToken: null }) })
     try {

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
+import { SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations.js'
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js'
 import { batch, result, runMeta } from '../helpers/builders.js'
 import { storeContract } from './contract.js'
@@ -19,7 +20,9 @@ describe('sqlite specifics', () => {
     const a = await openSqliteStore(file)
     const b = await openSqliteStore(file)
     expect(a.rawQuery('PRAGMA journal_mode')).toEqual([{ journal_mode: 'wal' }])
-    expect(a.rawQuery("SELECT value FROM schema_meta WHERE key = 'schema_version'")).toEqual([{ value: '1' }])
+    expect(a.rawQuery("SELECT value FROM schema_meta WHERE key = 'schema_version'")).toEqual([
+      { value: String(SQLITE_MIGRATIONS.length) },
+    ])
     await a.close()
     await b.close()
   })
@@ -37,6 +40,21 @@ describe('sqlite specifics', () => {
       runId: null,
     })
     expect(() => s.rawRun('DELETE FROM heal_log')).toThrow(/append-only/)
+    await s.putQuarantineRule(
+      {
+        id: 'r',
+        match: { testId: '**' },
+        reason: 'x',
+        owner: null,
+        issueUrl: null,
+        createdAt: 'x',
+        createdBy: 'x',
+        expiresAt: null,
+      },
+      { action: 'quarantine', actor: 'a', at: 'x', reason: 'x' },
+    )
+    expect(() => s.rawRun('DELETE FROM quarantine_rule_audit')).toThrow(/append-only/)
+    expect(() => s.rawRun("UPDATE quarantine_rule_audit SET actor = 'mallory'")).toThrow(/append-only/)
     await s.close()
   })
 

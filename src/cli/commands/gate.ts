@@ -5,9 +5,10 @@ import { sourceFromFile } from '../../ingest/source.js'
 import type { Result } from '../../model.js'
 import { buildReportBatch } from '../../pipeline/build-batch.js'
 import { expandInputs, hashFile } from '../../pipeline/ingest-files.js'
-import { gate, type GateResult } from '../../quarantine/gate.js'
+import type { QuarantineSet } from '../../quarantine/file.js'
+import { createForgiver, gate, type GateResult, type RunScope } from '../../quarantine/gate.js'
 import { formatJunit } from '../../quarantine/junit-out.js'
-import type { QuarantineRecord } from '../../store/store.js'
+import { suiteHints } from '../../quarantine/suite-hints.js'
 import { InputError } from '../../errors.js'
 import { emitJson, renderMarkdownTable, sanitizeCell, type Io } from '../output.js'
 import { runContextFromFlags, type RunFlags } from './ingest.js'
@@ -19,39 +20,75 @@ export interface GateCommandOptions extends RunFlags {
   failOnFlaky?: boolean
   junitOut?: string
   ingest?: boolean
+  /** A job with no test at all passes instead of failing with exit 2. */
+  allowEmpty?: boolean
   json?: boolean
   output?: string
 }
 
+/** The job's results, each with the run it came from (for rules on branch and facets). */
+export interface JobResults {
+  results: Result[]
+  scopes: Map<Result, RunScope>
+}
+
 /** Reads the job's reports into results with the same test ids the store uses. Bad input throws (exit 2). */
-export async function readJobResults(inputs: string[], opts: GateCommandOptions, io: Io): Promise<Result[]> {
+export async function readJobResults(inputs: string[], opts: GateCommandOptions, io: Io): Promise<JobResults> {
   const { files, missing } = await expandInputs(inputs)
   if (missing.length) throw new InputError(`no report matches ${missing.map((m) => `"${m}"`).join(', ')}`)
   const context = runContextFromFlags(opts, io.env)
   const results: Result[] = []
+  const scopes = new Map<Result, RunScope>()
   for (const file of files) {
     const parsed = await parseReport(sourceFromFile(file), { format: opts.format })
     const hash = await hashFile(file)
-    for (const run of buildReportBatch({ parsed, file, contentHash: hash, context }).runs) results.push(...run.results)
-  }
-  return results
-}
-
-async function loadQuarantines(opts: GateCommandOptions, io: Io): Promise<Map<string, QuarantineRecord>> {
-  let records: QuarantineRecord[]
-  if (opts.quarantineFile) {
-    const { readQuarantineFile } = await import('../../quarantine/file.js')
-    records = readQuarantineFile(opts.quarantineFile)
-  } else {
-    const { openStore } = await import('../../store/open.js')
-    const store = await openStore({ db: opts.db, env: io.env })
-    try {
-      records = await store.listQuarantines()
-    } finally {
-      await store.close()
+    for (const run of buildReportBatch({ parsed, file, contentHash: hash, context }).runs) {
+      const scope = { branch: run.run.branch, env: run.run.env }
+      for (const r of run.results) {
+        results.push(r)
+        scopes.set(r, scope)
+      }
     }
   }
-  return new Map(records.map((r) => [r.testId, r]))
+  return { results, scopes }
+}
+
+interface LoadedQuarantines extends QuarantineSet {
+  /** Suites the source knows, for the suite hints (null when it cannot say). */
+  knownSuites: Set<string> | null
+  knownFrom: string
+}
+
+const suiteOf = (testId: string) => testId.split('::', 1)[0]!
+
+async function loadQuarantines(
+  opts: GateCommandOptions,
+  io: Io,
+  reportSuites: Set<string>,
+): Promise<LoadedQuarantines> {
+  if (opts.quarantineFile) {
+    const { readQuarantineFile } = await import('../../quarantine/file.js')
+    const set = readQuarantineFile(opts.quarantineFile)
+    const known = new Set(set.records.map((r) => suiteOf(r.testId)))
+    return { ...set, knownSuites: known, knownFrom: `the quarantine file ${opts.quarantineFile}` }
+  }
+  const { openStore } = await import('../../store/open.js')
+  const store = await openStore({ db: opts.db, env: io.env })
+  try {
+    const records = await store.listQuarantines()
+    const rules = await store.listQuarantineRules()
+    // Only when none of the report's suites is stored is it worth naming the stored ones (from recent runs).
+    let knownSuites: Set<string> | null = null
+    let overlap = false
+    for (const s of reportSuites) if ((await store.listTests({ suite: s, limit: 1 })).length > 0) overlap = true
+    if (!overlap) {
+      knownSuites = new Set((await store.listRuns({ limit: 200 })).map((r) => r.suite))
+      for (const r of records) knownSuites.add(suiteOf(r.testId))
+    }
+    return { records, rules, knownSuites, knownFrom: 'the store' }
+  } finally {
+    await store.close()
+  }
 }
 
 export interface GateOutcome {
@@ -59,12 +96,31 @@ export interface GateOutcome {
   results: Result[]
 }
 
-/** Reads reports and quarantines, and decides. The exit code is the caller's: 0 pass, 1 fail. */
+/**
+ * Reads reports and quarantines, and decides. The exit code is the caller's: 0 pass, 1 fail. A job whose reports
+ * hold no test at all is bad input (exit 2) unless `allowEmpty`: it is usually a broken test step.
+ */
 export async function runGate(inputs: string[], opts: GateCommandOptions, io: Io): Promise<GateOutcome> {
-  const results = await readJobResults(inputs, opts, io)
-  const quarantines = await loadQuarantines(opts, io)
-  const result = gate(results, quarantines, { failOnFlaky: opts.failOnFlaky })
-  if (opts.junitOut) writeFileSync(opts.junitOut, formatJunit(results, quarantines))
+  const { results, scopes } = await readJobResults(inputs, opts, io)
+  if (results.length === 0 && !opts.allowEmpty) {
+    throw new InputError(
+      `${inputs.join(', ')}: the report holds no test (0 tests), which usually means the test step broke before ` +
+        'running anything; pass --allow-empty if an empty run is expected',
+    )
+  }
+  const reportSuites = new Set(results.map((r) => r.test.suite))
+  const loaded = await loadQuarantines(opts, io, reportSuites)
+  const quarantines = new Map(loaded.records.map((r) => [r.testId, r]))
+  const gateOpts = { failOnFlaky: opts.failOnFlaky, rules: loaded.rules, runOf: (r: Result) => scopes.get(r)! }
+  const result = gate(results, quarantines, gateOpts)
+  result.hints = suiteHints({
+    reportSuites,
+    knownSuites: loaded.knownSuites,
+    knownFrom: loaded.knownFrom,
+    quarantinedIds: quarantines.keys(),
+    blocking: result.blocking,
+  })
+  if (opts.junitOut) writeFileSync(opts.junitOut, formatJunit(results, createForgiver(quarantines, gateOpts)))
   if (opts.ingest) {
     const { ingest, printIngest } = await import('./ingest.js')
     const summary = await ingest(inputs, { ...opts, json: false, output: undefined }, io)
@@ -79,8 +135,8 @@ const line = (e: { test_id: string; message: string | null }) =>
 
 export function printGate(result: GateResult, opts: GateCommandOptions, io: Io): void {
   if (opts.json) {
-    const { verdict, blocking, quarantined, flaky } = result
-    return emitJson(io, { verdict, blocking, quarantined, flaky, totals: result.totals }, opts.output)
+    const { verdict, blocking, quarantined, flaky, hints } = result
+    return emitJson(io, { verdict, blocking, quarantined, flaky, totals: result.totals, hints }, opts.output)
   }
   const out: string[] = []
   const t = result.totals
@@ -92,12 +148,13 @@ export function printGate(result: GateResult, opts: GateCommandOptions, io: Io):
     out.push(`\nQuarantined failures, not blocking (${result.quarantined.length}):`)
     for (const q of result.quarantined) {
       out.push(
-        `  ${sanitizeCell(q.test_id)}\n      reason: ${sanitizeCell(q.reason)}; owner: ${sanitizeCell(q.owner ?? '–')}${q.expires_at ? `; expires ${q.expires_at.slice(0, 10)}` : ''}`,
+        `  ${sanitizeCell(q.test_id)}\n      ${q.rule ? `rule ${sanitizeCell(q.rule)}: ` : ''}reason: ${sanitizeCell(q.reason)}; owner: ${sanitizeCell(q.owner ?? '–')}${q.expires_at ? `; expires ${q.expires_at.slice(0, 10)}` : ''}`,
       )
     }
   }
   if (result.flaky.length) out.push(`\nPassed on retry (${result.flaky.length}):`, ...result.flaky.map(line))
   io.stdout.write(`${out.join('\n')}\n`)
+  for (const hint of result.hints) io.stderr.write(`hint: ${hint}\n`)
 }
 
 /** The GitHub step summary. Test names are untrusted: pipes and HTML are escaped. */
@@ -121,9 +178,10 @@ export function gateMarkdown(result: GateResult): string {
     parts.push(
       '### Quarantined failures\n',
       renderMarkdownTable(
-        ['test', 'reason', 'owner', 'expires'],
+        ['test', 'rule', 'reason', 'owner', 'expires'],
         result.quarantined.map((q) => [
           esc(q.test_id),
+          q.rule ? esc(q.rule) : '',
           esc(q.reason),
           esc(q.owner ?? ''),
           q.expires_at?.slice(0, 10) ?? '',
@@ -133,5 +191,6 @@ export function gateMarkdown(result: GateResult): string {
     )
   }
   if (result.flaky.length) parts.push('### Passed on retry\n', ...result.flaky.map((f) => `- ${esc(f.test_id)}`), '')
+  if (result.hints.length) parts.push('### Hints\n', ...result.hints.map((h) => `- ${esc(h)}`), '')
   return `${parts.join('\n')}\n`
 }

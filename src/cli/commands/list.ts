@@ -57,7 +57,7 @@ export async function listTests(reports: string[], opts: ListCommandOptions, io:
   const needsStore = opts.flaky || opts.new || (opts.quarantined && !opts.quarantineFile)
   if (opts.quarantined && opts.quarantineFile) {
     const { readQuarantineFile } = await import('../../quarantine/file.js')
-    for (const q of readQuarantineFile(opts.quarantineFile)) add(parseTestId(q.testId), 'quarantined')
+    for (const q of readQuarantineFile(opts.quarantineFile).records) add(parseTestId(q.testId), 'quarantined')
   }
   if (needsStore) {
     await withStore(opts, io, async (store, config) => {
@@ -86,7 +86,7 @@ export async function listTests(reports: string[], opts: ListCommandOptions, io:
 /** The tests of the current run, from its report files (any format flakewatch reads), each once. */
 async function readCurrentTests(reports: string[], opts: ListCommandOptions, io: Io): Promise<TestRef[]> {
   const { readJobResults } = await import('./gate.js')
-  const results = await readJobResults(reports, { ...opts, format: opts.reportFormat }, io)
+  const { results } = await readJobResults(reports, { ...opts, format: opts.reportFormat }, io)
   const byId = new Map<string, TestRef>()
   for (const r of results) if (!byId.has(r.test.testId)) byId.set(r.test.testId, r.test)
   return [...byId.values()]

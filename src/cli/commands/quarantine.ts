@@ -3,7 +3,10 @@ import { InputError } from '../../errors.js'
 import { importQuarantineFile, readQuarantineFile, writeQuarantineFile } from '../../quarantine/file.js'
 import { createQuarantineManager, type AutoUpdateResult } from '../../quarantine/manager.js'
 import type { PolicyTest } from '../../quarantine/policy.js'
-import type { QuarantineRecord, Store } from '../../store/store.js'
+import { RULE_COVERAGE_DAYS, ruleCoverage, type RuleCoverage } from '../../quarantine/rule-coverage.js'
+import { describeRuleMatch, ruleMatchToJson, type RuleMatch } from '../../quarantine/rules.js'
+import { validateExpiry } from '../../quarantine/validate.js'
+import type { QuarantineRecord, QuarantineRule, Store } from '../../store/store.js'
 import { openStore } from '../../store/open.js'
 import { ownerLookupFromConfig } from '../../owners/read-codeowners.js'
 import { emitJson, renderTable, type Io } from '../output.js'
@@ -21,6 +24,16 @@ export interface QuarantineCommandOptions {
   file?: string
   dryRun?: boolean
   asOf?: string
+  allowUnknown?: boolean
+}
+
+export interface RuleCommandOptions extends QuarantineCommandOptions {
+  testId?: string
+  filePath?: string
+  title?: string
+  message?: string
+  branch?: string
+  env?: string[]
 }
 
 /** Who is acting, for the audit log: the flag, else the CI user, else the local user. */
@@ -44,7 +57,7 @@ export function parseExpiry(value: string | undefined, now = Date.now()): string
   if (days) return new Date(now + Number(days[1]) * 86_400_000).toISOString()
   const t = Date.parse(value)
   if (Number.isNaN(t)) throw new InputError(`--expires: expected a date, a number of days or "never", got "${value}"`)
-  return new Date(t).toISOString()
+  return validateExpiry(new Date(t).toISOString(), now, '--expires')
 }
 
 export async function withStore<T>(
@@ -77,6 +90,52 @@ function manager(store: Store, config: ReturnType<typeof loadConfig>, analyze?: 
   })
 }
 
+/** What `quarantine list` shows: single tests, and rules with what each covered lately. */
+export interface QuarantineListing {
+  quarantined: QuarantineRecord[]
+  rules: (QuarantineRule & { covered: RuleCoverage })[]
+}
+
+export function printListing(listing: QuarantineListing, opts: QuarantineCommandOptions, io: Io): void {
+  if (opts.json) {
+    return emitJson(
+      io,
+      {
+        quarantined: listing.quarantined,
+        rules: listing.rules.map(({ covered, ...r }) => ({
+          ...r,
+          match: ruleMatchToJson(r.match),
+          covered: {
+            days: RULE_COVERAGE_DAYS,
+            tests: covered.tests,
+            failures: covered.failures,
+            test_ids: covered.testIds,
+          },
+        })),
+      },
+      opts.output,
+    )
+  }
+  if (listing.quarantined.length) printRecords(listing.quarantined, opts, io)
+  else io.stderr.write('no single tests are quarantined\n')
+  if (!listing.rules.length) return void io.stderr.write('no quarantine rules\n')
+  io.stdout.write(
+    `\n${renderTable(
+      ['rule', 'matches', 'reason', 'owner', 'expires', `covered (${RULE_COVERAGE_DAYS}d)`],
+      listing.rules.map((r) => [
+        r.id,
+        describeRuleMatch(r.match),
+        r.reason,
+        r.owner ?? '–',
+        r.expiresAt?.slice(0, 10) ?? 'never',
+        r.covered.tests === 0
+          ? 'nothing'
+          : `${r.covered.tests} test(s), ${r.covered.failures} failure(s): ${r.covered.testIds.slice(0, 3).join(', ')}${r.covered.tests > 3 ? ', …' : ''}`,
+      ]),
+    )}\n`,
+  )
+}
+
 export function printRecords(records: QuarantineRecord[], opts: QuarantineCommandOptions, io: Io): void {
   if (opts.json) return emitJson(io, records, opts.output)
   if (!records.length) return void io.stderr.write('no tests are quarantined\n')
@@ -90,14 +149,18 @@ export function printRecords(records: QuarantineRecord[], opts: QuarantineComman
 
 export async function quarantineAdd(testId: string, opts: QuarantineCommandOptions, io: Io): Promise<QuarantineRecord> {
   if (!opts.reason) throw new InputError('quarantine add needs --reason')
+  const expiresAt = parseExpiry(opts.expires)
   return withStore(opts, io, async (store, config) => {
-    if (!(await store.getTest(testId))) io.stderr.write(`warning: ${testId} has no stored results yet\n`)
+    if (opts.allowUnknown && !(await store.getTest(testId))) {
+      io.stderr.write(`warning: ${testId} has no stored results yet\n`)
+    }
     return manager(store, config).quarantine(testId, {
       reason: opts.reason!,
       owner: opts.owner,
       issueUrl: opts.issue,
-      expiresAt: parseExpiry(opts.expires),
+      expiresAt,
       actor: resolveActor(opts.actor, io.env),
+      allowUnknown: opts.allowUnknown,
     })
   })
 }
@@ -109,10 +172,76 @@ export async function quarantineRemove(testId: string, opts: QuarantineCommandOp
   )
 }
 
-export async function quarantineList(opts: QuarantineCommandOptions, io: Io): Promise<QuarantineRecord[]> {
-  const all = await withStore(opts, io, (store) => store.listQuarantines())
+export function quarantineList(opts: QuarantineCommandOptions, io: Io, now = Date.now()): Promise<QuarantineListing> {
   // An owner field may hold several code owners joined with spaces: `--owner @a` matches any of them.
-  return opts.owner ? all.filter((r) => (r.owner ?? '').split(/\s+/).includes(opts.owner!)) : all
+  const owned = (r: { owner: string | null }) => !opts.owner || (r.owner ?? '').split(/\s+/).includes(opts.owner)
+  return withStore(opts, io, async (store) => {
+    const quarantined = (await store.listQuarantines()).filter(owned)
+    const rules = (await store.listQuarantineRules()).filter(owned)
+    const since = now - RULE_COVERAGE_DAYS * 86_400_000
+    const coverage = rules.length ? await ruleCoverage(store.scanHistory({ since }), rules) : []
+    return { quarantined, rules: rules.map((r, i) => ({ ...r, covered: coverage[i]! })) }
+  })
+}
+
+/** `--env runner=arm64` pairs into facets; a pair without `=` is a usage error. */
+function envPairs(pairs: string[] | undefined): Record<string, string> | undefined {
+  if (!pairs?.length) return undefined
+  const env: Record<string, string> = {}
+  for (const p of pairs) {
+    const at = p.indexOf('=')
+    if (at <= 0) throw new InputError(`--env: expected key=value, got "${p}"`)
+    env[p.slice(0, at)] = p.slice(at + 1)
+  }
+  return env
+}
+
+export async function ruleAdd(id: string, opts: RuleCommandOptions, io: Io): Promise<QuarantineRule> {
+  if (!opts.reason) throw new InputError('quarantine rule add needs --reason')
+  const match: RuleMatch = {}
+  if (opts.testId) match.testId = opts.testId
+  if (opts.filePath) match.file = opts.filePath
+  if (opts.title) match.title = opts.title
+  if (opts.message) match.message = opts.message
+  if (opts.branch) match.branch = opts.branch
+  const env = envPairs(opts.env)
+  if (env) match.env = env
+  const expiresAt = parseExpiry(opts.expires)
+  return withStore(opts, io, (store, config) =>
+    manager(store, config).putRule(id, {
+      match,
+      reason: opts.reason!,
+      owner: opts.owner,
+      issueUrl: opts.issue,
+      expiresAt,
+      actor: resolveActor(opts.actor, io.env),
+    }),
+  )
+}
+
+export async function ruleRemove(id: string, opts: QuarantineCommandOptions, io: Io): Promise<boolean> {
+  if (!opts.reason) throw new InputError('quarantine rule remove needs --reason')
+  return withStore(opts, io, (store, config) =>
+    manager(store, config).removeRule(id, { reason: opts.reason!, actor: resolveActor(opts.actor, io.env) }),
+  )
+}
+
+export function printRule(rule: QuarantineRule, opts: QuarantineCommandOptions, io: Io): void {
+  if (opts.json) return emitJson(io, { ...rule, match: ruleMatchToJson(rule.match) }, opts.output)
+  io.stdout.write(
+    `${renderTable(
+      ['rule', 'matches', 'reason', 'owner', 'expires'],
+      [
+        [
+          rule.id,
+          describeRuleMatch(rule.match),
+          rule.reason,
+          rule.owner ?? '–',
+          rule.expiresAt?.slice(0, 10) ?? 'never',
+        ],
+      ],
+    )}\n`,
+  )
 }
 
 export async function quarantineAuto(opts: QuarantineCommandOptions, io: Io): Promise<AutoUpdateResult> {
@@ -147,19 +276,22 @@ export function printAuto(result: AutoUpdateResult, opts: QuarantineCommandOptio
 export async function quarantineExport(
   opts: QuarantineCommandOptions,
   io: Io,
-): Promise<{ file: string; count: number }> {
+): Promise<{ file: string; count: number; rules: number }> {
   return withStore(opts, io, async (store, config) => {
     const file = opts.file ?? opts.output ?? config.quarantine.file
     const records = await store.listQuarantines()
-    writeQuarantineFile(file, records)
-    return { file, count: records.length }
+    const rules = await store.listQuarantineRules()
+    writeQuarantineFile(file, { records, rules })
+    return { file, count: records.length, rules: rules.length }
   })
 }
 
 export async function quarantineImport(opts: QuarantineCommandOptions, io: Io) {
   return withStore(opts, io, async (store, config) => {
     const file = opts.file ?? config.quarantine.file
-    return { file, ...(await importQuarantineFile(store, readQuarantineFile(file), resolveActor(opts.actor, io.env))) }
+    const set = readQuarantineFile(file)
+    const actor = resolveActor(opts.actor, io.env)
+    return { file, ...(await importQuarantineFile(store, set, actor, { allowUnknown: opts.allowUnknown, file })) }
   })
 }
 

@@ -20,6 +20,8 @@ const QuarantineBody = z.object({
     .optional(),
   expires_at: z.iso.datetime({ offset: true }).nullable().optional(),
   actor,
+  /** Quarantine an id the store has never seen (refused by default: usually a typo or a wrong suite). */
+  allow_unknown: z.boolean().optional(),
 })
 
 const ReleaseBody = z.object({ reason, actor })
@@ -57,6 +59,7 @@ export function quarantineRoutes(api: FastifyInstance, ctx: ServerContext): void
       expiresAt: body.expires_at ? new Date(body.expires_at).toISOString() : body.expires_at,
       actor: body.actor ?? 'api',
       source: 'manual',
+      allowUnknown: body.allow_unknown,
     })
     return quarantineToJson(record, ctx.now())
   })

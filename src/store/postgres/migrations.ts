@@ -165,6 +165,38 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
       `)
     },
   },
+  {
+    // Quarantine by pattern (issue 18): the rules, and their own append-only audit trail.
+    id: '0005-quarantine-rules',
+    async up(client) {
+      await client.query(`
+        CREATE TABLE quarantine_rules (
+          id text PRIMARY KEY,
+          match text NOT NULL,
+          reason text NOT NULL,
+          owner text,
+          issue_url text,
+          created_at text NOT NULL,
+          created_by text NOT NULL,
+          expires_at text
+        );
+        CREATE TABLE quarantine_rule_audit (
+          id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+          rule_id text NOT NULL,
+          action text NOT NULL,
+          actor text NOT NULL,
+          at text NOT NULL,
+          reason text NOT NULL,
+          rule text
+        );
+        CREATE INDEX quarantine_rule_audit_rule ON quarantine_rule_audit (rule_id, id);
+        CREATE TRIGGER quarantine_rule_audit_append_only BEFORE UPDATE OR DELETE ON quarantine_rule_audit
+          FOR EACH ROW EXECUTE FUNCTION fw_append_only();
+        CREATE TRIGGER quarantine_rule_audit_no_truncate BEFORE TRUNCATE ON quarantine_rule_audit
+          FOR EACH STATEMENT EXECUTE FUNCTION fw_append_only();
+      `)
+    },
+  },
 ]
 
 /** Any 32-bit constant, so that flakewatch's advisory locks do not collide with an application's own. */

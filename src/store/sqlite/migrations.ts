@@ -147,6 +147,38 @@ export const SQLITE_MIGRATIONS: SqliteMigration[] = [
       `)
     },
   },
+  {
+    // Quarantine by pattern (issue 18): the rules, and their own append-only audit trail.
+    id: '0005-quarantine-rules',
+    up(db) {
+      db.exec(`
+        CREATE TABLE quarantine_rules (
+          id TEXT PRIMARY KEY,
+          match TEXT NOT NULL,
+          reason TEXT NOT NULL,
+          owner TEXT,
+          issue_url TEXT,
+          created_at TEXT NOT NULL,
+          created_by TEXT NOT NULL,
+          expires_at TEXT
+        );
+        CREATE TABLE quarantine_rule_audit (
+          id INTEGER PRIMARY KEY AUTOINCREMENT,
+          rule_id TEXT NOT NULL,
+          action TEXT NOT NULL,
+          actor TEXT NOT NULL,
+          at TEXT NOT NULL,
+          reason TEXT NOT NULL,
+          rule TEXT
+        );
+        CREATE INDEX quarantine_rule_audit_rule ON quarantine_rule_audit (rule_id, id);
+        CREATE TRIGGER quarantine_rule_audit_no_update BEFORE UPDATE ON quarantine_rule_audit
+          BEGIN SELECT RAISE(ABORT, 'quarantine_rule_audit is append-only'); END;
+        CREATE TRIGGER quarantine_rule_audit_no_delete BEFORE DELETE ON quarantine_rule_audit
+          BEGIN SELECT RAISE(ABORT, 'quarantine_rule_audit is append-only'); END;
+      `)
+    },
+  },
 ]
 
 /** Applies pending migrations in order, each in its own immediate transaction, so parallel openers serialise. */
