@@ -49,12 +49,12 @@ test('the playwright-core entry exports the errors and the memory store', () => 
 
 test('a strict-mode violation is resolved by the fingerprint, with the margin rule', async () => {
   const store = createMemoryHealStore()
-  await show('<form aria-label="Post"><button class="save" data-mark="post">Save post</button></form>')
+  await show('<form aria-label="Post"><button type="button" class="save" data-mark="post">Save post</button></form>')
   await healing(store).locator('button.save').click()
   // A second form gains a look-alike: the locator now matches two elements.
   await show(
-    '<form aria-label="Settings"><button class="save" data-mark="settings">Save settings</button></form>' +
-      '<form aria-label="Post"><button class="save" data-mark="post">Save post</button></form>',
+    '<form aria-label="Settings"><button type="button" class="save" data-mark="settings">Save settings</button></form>' +
+      '<form aria-label="Post"><button type="button" class="save" data-mark="post">Save post</button></form>',
   )
   const logs: string[] = []
   await healing(store, logs).locator('button.save').click()
