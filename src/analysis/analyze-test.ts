@@ -190,7 +190,7 @@ export function analyzeTest(history: TestHistory, cfg: ResolvedAnalysisConfig, c
     const numeric = numericFacetHints(entries, cfg.hints)
     const thresholded = new Set(numeric.map((x) => x.facet))
     const associations = failureAssociations(entries, cfg.hints).filter((a) => !thresholded.has(a.facet))
-    hints.push(...numeric)
+    for (const h of numeric) hints.push(h)
     const timeout = timeoutHint(entries, cfg.hints)
     if (timeout !== null) hints.push(timeout)
     for (const a of associations) {

@@ -46,8 +46,12 @@ export function failureBurst(entries: readonly HistoryEntry[], cfg: HintsConfig)
     runs: w.end - w.start + 1,
     failures: w.failures,
   }))
-  const from = Math.min(...shown.map((w) => w.from))
-  const to = Math.max(...shown.map((w) => w.to))
+  let from = Infinity
+  let to = -Infinity
+  for (const w of shown) {
+    from = Math.min(from, w.from)
+    to = Math.max(to, w.to)
+  }
   const listed = shown
     .map(
       (w) => `${day(w.from)}${day(w.to) === day(w.from) ? '' : ` to ${day(w.to)}`} (${w.failures} of ${w.runs} runs)`,

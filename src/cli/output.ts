@@ -1,4 +1,5 @@
 import { writeFileSync } from 'node:fs'
+import { maxOf } from '../extent.js'
 
 /** Where a command writes: data to stdout, human messages to stderr. Injected so that tests capture both. */
 export interface Io {
@@ -58,7 +59,12 @@ export interface TableOptions {
 export function renderTable(headers: string[], rows: string[][], opts: TableOptions = {}): string {
   const max = opts.maxWidth ?? 60
   const cells = rows.map((r) => r.map((c) => truncate(sanitizeCell(c), max)))
-  const widths = headers.map((h, i) => Math.max(h.length, ...cells.map((r) => (r[i] ?? '').length)))
+  const widths = headers.map((h, i) =>
+    maxOf(
+      cells.map((r) => (r[i] ?? '').length),
+      h.length,
+    ),
+  )
   const right = new Set(opts.right ?? [])
   const line = (r: string[]) =>
     r

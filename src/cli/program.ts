@@ -54,6 +54,7 @@ export function createProgram(io: Io): Command {
       .option('--db <path|url>', 'SQLite file or postgres:// URL (default: FLAKEWATCH_DB or .flakewatch.db)')
       .addOption(new Option('--format <format>', 'report format (default: detected from content)').choices(FORMATS))
       .option('--replace', 'overwrite a run that is already stored')
+      .option('--max-attempts <n>', 'attempts one result may have (default 100, or FLAKEWATCH_MAX_ATTEMPTS)')
       .option('--json', 'print a JSON summary')
       .option('-o, --output <file>', 'write the summary to a file'),
   )

@@ -3,6 +3,7 @@ import { InputError } from '../errors.js'
 import type { EnvFacets, Run } from '../model.js'
 import type { Store } from '../store/store.js'
 import { zodMessage } from './error-handler.js'
+import { maxOf, minOf } from '../extent.js'
 
 const DAY_MS = 86_400_000
 
@@ -125,7 +126,7 @@ export async function selectRuns(
     if (b.length === 0) throw new InputError(`rev: no run of revision "${to}" in this selection`)
     // The span from the oldest to the newest run of either revision, so that a reversed range reads as meant.
     const all = [...a, ...b]
-    runs = runs.slice(Math.min(...all), Math.max(...all) + 1)
+    runs = runs.slice(minOf(all), maxOf(all) + 1)
   }
   if (sel.last !== undefined && runs.length > sel.last) runs = runs.slice(0, sel.last)
   return runs

@@ -10,6 +10,7 @@ import type { HistoryFilter, RunSummary, Store } from '../store/store.js'
 import type { HeatCell, TrendDay } from './api-types.js'
 import { runTime, selectRuns, type Selection } from './selection.js'
 import { leaderboardRowBase } from './to-json.js'
+import { maxOf, minOf } from '../extent.js'
 
 const DAY_MS = 86_400_000
 
@@ -221,7 +222,7 @@ export async function buildSnapshot(store: Store, selection: Selection, opts: Bu
   const runCounts = new Map<string, RunSummary>()
   if (runs.length) {
     const times = runs.map(runTime)
-    const near = { ...base, since: Math.min(...times) - DAY_MS, until: Math.max(...times) + DAY_MS }
+    const near = { ...base, since: minOf(times) - DAY_MS, until: maxOf(times) + DAY_MS }
     for (const s of await store.runSummaries(near)) if (selected.has(s.runId)) runCounts.set(s.runId, s)
     if (runCounts.size < selected.size) {
       for (const s of await store.runSummaries(base)) if (selected.has(s.runId)) runCounts.set(s.runId, s)
@@ -231,10 +232,10 @@ export async function buildSnapshot(store: Store, selection: Selection, opts: Bu
   const runAt = new Map<string, number>()
   for (const r of runs) runAt.set(r.runId, runCounts.get(r.runId)?.at ?? runTime(r))
   const ats = [...runAt.values()]
-  const newestRunAt = ats.length ? Math.max(...ats) : null
+  const newestRunAt = ats.length ? maxOf(ats) : null
   const now = opts.now ?? (newestRunAt === null ? Date.now() : newestRunAt + 1)
   // Bounds are only an optimisation: entries are matched by run id below.
-  const filter: HistoryFilter = ats.length ? { ...base, since: Math.min(...ats), until: newestRunAt! } : base
+  const filter: HistoryFilter = ats.length ? { ...base, since: minOf(ats), until: newestRunAt! } : base
 
   const heatRuns = runs.slice(0, HEATMAP_MAX_RUNS).reverse()
   const heatCol = new Map(heatRuns.map((r, i) => [r.runId, i]))

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import { MAX_STORED_TEXT } from '../limits.js'
 import type { ResultStatus } from '../model.js'
 
 /**
@@ -34,8 +35,8 @@ export function messageKey(text: string): string {
   return createHash('sha1').update(text).digest('base64url')
 }
 
-/** Text kept per message or stack, so that one runaway log cannot bloat the store. */
-export const MAX_TEXT = 16_384
+/** Text kept per message or stack, so that one runaway log cannot bloat the store (see `src/limits.ts`). */
+export const MAX_TEXT = MAX_STORED_TEXT
 
 export function clip(text: string | null | undefined): string | null {
   if (text == null || text === '') return null

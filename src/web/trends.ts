@@ -11,7 +11,8 @@ const H = 260
 const PAD = { left: 44, right: 16, top: 16, bottom: 30 }
 
 function chart(days: TrendDay[]): SVGSVGElement {
-  const max = Math.max(1, ...days.map((d) => Math.max(d.flaky, d.broken)))
+  let max = 1
+  for (const d of days) max = Math.max(max, d.flaky, d.broken)
   const ticks = max <= 5 ? max : 5
   const step = Math.ceil(max / ticks)
   const top = step * ticks

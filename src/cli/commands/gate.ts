@@ -12,6 +12,7 @@ import { suiteHints } from '../../quarantine/suite-hints.js'
 import { InputError } from '../../errors.js'
 import { emitJson, renderMarkdownTable, sanitizeCell, type Io } from '../output.js'
 import { runContextFromFlags, type RunFlags } from './ingest.js'
+import { appendAll } from '../../extent.js'
 
 export interface GateCommandOptions extends RunFlags {
   db?: string
@@ -143,7 +144,10 @@ export function printGate(result: GateResult, opts: GateCommandOptions, io: Io):
   out.push(
     `flakewatch gate: ${result.verdict.toUpperCase()} (${t.tests} tests: ${t.passed} passed, ${t.failed} failed, ${t.skipped} skipped)`,
   )
-  if (result.blocking.length) out.push(`\nBlocking failures (${result.blocking.length}):`, ...result.blocking.map(line))
+  if (result.blocking.length) {
+    out.push(`\nBlocking failures (${result.blocking.length}):`)
+    appendAll(out, result.blocking.map(line))
+  }
   if (result.quarantined.length) {
     out.push(`\nQuarantined failures, not blocking (${result.quarantined.length}):`)
     for (const q of result.quarantined) {
@@ -152,7 +156,10 @@ export function printGate(result: GateResult, opts: GateCommandOptions, io: Io):
       )
     }
   }
-  if (result.flaky.length) out.push(`\nPassed on retry (${result.flaky.length}):`, ...result.flaky.map(line))
+  if (result.flaky.length) {
+    out.push(`\nPassed on retry (${result.flaky.length}):`)
+    appendAll(out, result.flaky.map(line))
+  }
   io.stdout.write(`${out.join('\n')}\n`)
   for (const hint of result.hints) io.stderr.write(`hint: ${hint}\n`)
 }
@@ -190,7 +197,21 @@ export function gateMarkdown(result: GateResult): string {
       '',
     )
   }
-  if (result.flaky.length) parts.push('### Passed on retry\n', ...result.flaky.map((f) => `- ${esc(f.test_id)}`), '')
-  if (result.hints.length) parts.push('### Hints\n', ...result.hints.map((h) => `- ${esc(h)}`), '')
+  if (result.flaky.length) {
+    parts.push('### Passed on retry\n')
+    appendAll(
+      parts,
+      result.flaky.map((f) => `- ${esc(f.test_id)}`),
+    )
+    parts.push('')
+  }
+  if (result.hints.length) {
+    parts.push('### Hints\n')
+    appendAll(
+      parts,
+      result.hints.map((h) => `- ${esc(h)}`),
+    )
+    parts.push('')
+  }
   return `${parts.join('\n')}\n`
 }

@@ -1,4 +1,6 @@
 import { SingleBar } from 'cli-progress'
+import { InputError } from '../../errors.js'
+import { resolveIngestLimits, type IngestLimits } from '../../limits.js'
 import type { Format } from '../../ingest/formats.js'
 import { ingestFiles, type IngestSummary } from '../../pipeline/ingest-files.js'
 import { envRunContext, mergeContexts, parseEnvPairs, type RunContext } from '../../pipeline/run-context.js'
@@ -28,8 +30,20 @@ export interface IngestCommandOptions extends RunFlags {
   db?: string
   format?: Format
   replace?: boolean
+  /** Attempts one result may have; FLAKEWATCH_MAX_ATTEMPTS otherwise, else the default. */
+  maxAttempts?: string
   json?: boolean
   output?: string
+}
+
+/** `--max-attempts` over `FLAKEWATCH_MAX_ATTEMPTS` over the default, checked (exit 2 on a bad value). */
+export function ingestLimits(flag: string | undefined, env: NodeJS.ProcessEnv): IngestLimits {
+  const raw = flag ?? env.FLAKEWATCH_MAX_ATTEMPTS
+  try {
+    return resolveIngestLimits(raw === undefined ? {} : { maxAttemptsPerResult: Number(raw) })
+  } catch (error) {
+    throw new InputError(`--max-attempts: ${(error as Error).message}`)
+  }
 }
 
 /** Flags win over `FLAKEWATCH_*`, which wins over the CI's own variables. */
@@ -54,6 +68,7 @@ export function runContextFromFlags(flags: RunFlags, env: NodeJS.ProcessEnv): Ru
 
 export async function ingest(inputs: string[], opts: IngestCommandOptions, io: Io): Promise<IngestSummary> {
   const context = runContextFromFlags(opts, io.env)
+  const limits = ingestLimits(opts.maxAttempts, io.env)
   const store = await openStore({ db: opts.db, env: io.env })
   const bar =
     isInteractive(io) && !opts.json
@@ -66,6 +81,7 @@ export async function ingest(inputs: string[], opts: IngestCommandOptions, io: I
       format: opts.format,
       context,
       replace: opts.replace,
+      limits,
       onProgress: (done, total, file) => {
         if (!bar) return
         if (done === 1) bar.start(total, 0, { file })
@@ -95,6 +111,12 @@ export function printIngest(summary: IngestSummary, opts: IngestCommandOptions, 
       (summary.duplicates.length ? `; ${summary.duplicates.length} already stored (use --replace to overwrite)` : '') +
       '\n',
   )
+  const warned = new Set<string>()
+  for (const e of summary.ingested) {
+    if (!e.warnings || warned.has(e.file)) continue
+    warned.add(e.file)
+    for (const w of e.warnings) io.stderr.write(`warning: ${e.file}: ${w}\n`)
+  }
   for (const d of summary.duplicates) io.stderr.write(`duplicate: ${d.file} (run ${d.run_id})\n`)
   for (const f of summary.failed) io.stderr.write(`error: ${f.error}\n`)
 }

@@ -8,6 +8,7 @@ import { writeHook } from '../auth.js'
 import type { ServerContext } from '../context.js'
 import { HttpError } from '../http-error.js'
 import { parseInput } from '../selection.js'
+import { appendAll } from '../../extent.js'
 
 /** Raw-body uploads: the report is the body, the run metadata are query parameters. */
 const RAW_TYPES = ['application/xml', 'text/xml', 'application/json', 'application/octet-stream']
@@ -137,9 +138,9 @@ export async function reportRoutes(scope: FastifyInstance, ctx: ServerContext): 
         format: format as (typeof FORMATS)[number] | undefined,
         replace: meta.replace,
       })
-      summary.ingested.push(...one.ingested)
-      summary.duplicates.push(...one.duplicates)
-      summary.failed.push(...one.failed)
+      appendAll(summary.ingested, one.ingested)
+      appendAll(summary.duplicates, one.duplicates)
+      appendAll(summary.failed, one.failed)
     }
     if (summary.ingested.length) ctx.cache.invalidate()
     request.log.info(
