@@ -9,6 +9,7 @@ import type { GateCommandOptions } from './commands/gate.js'
 import type { ImportCommandOptions } from './commands/import.js'
 import type { IngestCommandOptions } from './commands/ingest.js'
 import type { ListCommandOptions } from './commands/list.js'
+import type { CommentCommandOptions } from './commands/comment.js'
 import type { PublishCommandOptions } from './commands/publish.js'
 import type { QuarantineCommandOptions, RuleCommandOptions } from './commands/quarantine.js'
 import type { RunCommandOptions } from './commands/run.js'
@@ -32,6 +33,24 @@ export function addRunFlags(cmd: Command): Command {
     .option('--artifacts-url <url>', 'URL of this run’s CI artifacts')
     .addOption(new Option('--run-status <status>', 'run status').choices(['complete', 'interrupted', 'unknown']))
     .option('--env <key=value>', 'environment facet (repeatable)', collect, [])
+}
+
+/** The flags that say where a pull-request comment goes; `comment`, `gate --comment` and `run --comment` share them. */
+export function addCommentFlags(cmd: Command): Command {
+  return cmd
+    .addOption(
+      new Option('--provider <provider>', 'where to comment (default: from the CI)').choices(['github', 'gitlab']),
+    )
+    .option('--pr <number>', 'pull request number / merge request iid (default: from the CI)')
+    .option('--repo <owner/name>', 'GitHub repository (default: GITHUB_REPOSITORY)')
+    .option('--project <id|path>', 'GitLab project (default: CI_PROJECT_ID)')
+    .option('--token <token>', 'API token (default: GITHUB_TOKEN; GitLab: FLAKEWATCH_GITLAB_TOKEN, else CI_JOB_TOKEN)')
+    .option('--api-url <url>', 'API base URL (default: GITHUB_API_URL or CI_API_V4_URL)')
+    .option(
+      '--server-url <url>',
+      'flakewatch dashboard URL: each test links to its page (default: FLAKEWATCH_SERVER_URL)',
+    )
+    .option('--key <name>', 'keeps one comment per key, for several jobs on one pull request', 'default')
 }
 
 /** The command tree. Each action imports its command module lazily, so `flakewatch gate` never loads the server. */
@@ -129,6 +148,7 @@ Examples:
       .option('--junit-out <file>', 'write a JUnit copy with quarantined failures marked skipped')
       .option('--allow-empty', 'pass a report with no tests (default: exit 2, a broken test step)')
       .option('--ingest', 'also store the reports')
+      .option('--comment', 'also post the pull-request comment (never fails the build)')
       .option('--json', 'print the decision as JSON')
       .option('-o, --output <file>', 'write the output to a file'),
   )
@@ -166,6 +186,7 @@ Examples:
       .option('--junit-out <file>', 'write a JUnit copy with quarantined failures marked skipped')
       .option('--allow-empty', 'pass a report with no tests (default: exit 2, a broken test step)')
       .option('--no-ingest', 'do not store the reports')
+      .option('--comment', 'also post the pull-request comment (never fails the build)')
       .option('--json', 'print the gate decision as JSON'),
   )
     .addHelpText(
@@ -519,6 +540,40 @@ Examples:
     .action(async (reports: string[], opts: ListCommandOptions) => {
       const { listTests, printList } = await import('./commands/list.js')
       printList(await listTests(reports, opts, io), opts, io)
+    })
+
+  addRunFlags(
+    addCommentFlags(
+      program
+        .command('comment')
+        .description('post one pull/merge request comment that classifies the run’s failures (updated on each run)')
+        .argument('<reports...>', 'this job’s report files, directories or globs')
+        .option('--db <path|url>', 'store with the history and quarantines (default: FLAKEWATCH_DB or .flakewatch.db)')
+        .option('--quarantine-file <file>', 'read quarantines from this file instead of the store')
+        .option('--config <file>', 'config file')
+        .addOption(new Option('--format <format>', 'report format (default: detected)').choices(FORMATS))
+        .option('--strict', 'exit 2 when the comment cannot be posted (default: warn and exit 0)')
+        .option('--dry-run', 'print the comment’s Markdown instead of posting it')
+        .option('--json', 'print the outcome as JSON'),
+    ),
+  )
+    .addHelpText(
+      'after',
+      `
+GitHub: REST issue comments on the pull request, with GITHUB_TOKEN, GITHUB_REPOSITORY and the PR number from the
+event (GITHUB_EVENT_PATH). GitLab: merge-request notes, with CI_API_V4_URL, CI_PROJECT_ID, CI_MERGE_REQUEST_IID and
+FLAKEWATCH_GITLAB_TOKEN (a project access token) or CI_JOB_TOKEN. Never fails the build unless --strict.
+
+Examples:
+  $ flakewatch comment 'test-results/*.xml'
+  $ flakewatch comment junit.xml --dry-run --server-url https://flakewatch.example.com
+  $ flakewatch gate junit.xml --comment`,
+    )
+    .action(async (reports: string[], opts: CommentCommandOptions & { json?: boolean }) => {
+      const { comment, printComment } = await import('./commands/comment.js')
+      const outcome = await comment(reports, opts, io)
+      printComment(outcome, opts, io)
+      if (!outcome.ok && opts.strict) throw new ExitError(2, 'comment not posted')
     })
 
   program

@@ -21,6 +21,8 @@ export interface GateCommandOptions extends RunFlags {
   failOnFlaky?: boolean
   junitOut?: string
   ingest?: boolean
+  /** Also post the pull-request comment; a posting problem is a warning, never the gate's verdict. */
+  comment?: boolean
   /** A job with no test at all passes instead of failing with exit 2. */
   allowEmpty?: boolean
   json?: boolean
@@ -128,6 +130,7 @@ export async function runGate(inputs: string[], opts: GateCommandOptions, io: Io
     printIngest(summary, { json: false }, { ...io, stdout: io.stderr })
   }
   if (io.env.GITHUB_STEP_SUMMARY) appendFileSync(io.env.GITHUB_STEP_SUMMARY, gateMarkdown(result))
+  if (opts.comment) await postGateComment(results, opts, io)
   return { result, results }
 }
 
@@ -214,4 +217,13 @@ export function gateMarkdown(result: GateResult): string {
     parts.push('')
   }
   return `${parts.join('\n')}\n`
+}
+
+async function postGateComment(results: Result[], opts: GateCommandOptions, io: Io): Promise<void> {
+  try {
+    const { commentOnResults, printComment } = await import('./comment.js')
+    printComment(await commentOnResults(results, opts, io), {}, io)
+  } catch (error) {
+    io.stderr.write(`flakewatch comment: not posted: ${(error as Error).message}\n`)
+  }
 }
