@@ -29,6 +29,9 @@ export interface JestFileResult {
 export interface JestAggregatedResult {
   startTime: number
   wasInterrupted?: boolean
+  /** Jest derives its exit code from these after the reporters ran: quarantine enforcement clears the first. */
+  numFailedTests?: number
+  numRuntimeErrorTestSuites?: number
   testResults: JestFileResult[]
 }
 

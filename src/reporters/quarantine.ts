@@ -102,3 +102,36 @@ export function resultsWithScopes(runs: RunBatch[]): { results: Result[]; runOf:
   for (const run of runs) for (const r of run.results) scopes.set(r, { branch: run.run.branch, env: run.run.env })
   return { results: [...scopes.keys()], runOf: (r) => scopes.get(r) ?? { branch: null, env: {} } }
 }
+
+/**
+ * Reads the quarantines named in a reporter's options and decides on a recorded run, saying on stderr what it
+ * forgave or why it could not. The one path the Playwright, Vitest and Jest reporters share.
+ * @example if ((await enforceQuarantine({ ...input, runs: recording.batch.runs }, options, io)).pass) process.exitCode = 0
+ */
+export async function enforceQuarantine(
+  input: Omit<QuarantineInput, 'results' | 'quarantines' | 'rules' | 'runOf'> & { runs: RunBatch[] },
+  options: { quarantine: { file: string | null } | null; db: string },
+  io: { stderr: { write(chunk: string): unknown }; env: Record<string, string | undefined> },
+  describe: string,
+): Promise<QuarantineDecision> {
+  const none: QuarantineDecision = { pass: false, forgiven: [], note: null }
+  if (!options.quarantine || input.status === 'passed') return none
+  const say = (line: string) => void io.stderr.write(`flakewatch: ${line}\n`)
+  const loaded = await loadQuarantines(options.quarantine, options.db, io.env)
+  if ('error' in loaded) {
+    say(`could not read quarantines, so none apply: ${loaded.error}`)
+    return none
+  }
+  const { results, runOf } = resultsWithScopes(input.runs)
+  const decision = decideQuarantine({ ...input, results, runOf, quarantines: loaded.records, rules: loaded.rules })
+  if (decision.note) say(decision.note)
+  if (decision.pass) {
+    say(
+      [
+        `every failure among ${describe} is quarantined, so the run passes. Forgiven:`,
+        ...formatForgiven(decision.forgiven),
+      ].join('\n'),
+    )
+  }
+  return decision
+}

@@ -2,12 +2,13 @@
  * `flakewatch/vitest`: records every Vitest test with every attempt (`retry`) in the flakewatch store, or in a
  * CTRF file. Its default export is the reporter class, which Vitest instantiates with the options.
  */
-import { prepareRecording } from './build-cases.js'
-import { reporterOptions, type ReporterOptions, type ResolvedReporterOptions } from './options.js'
+import { describeCases, prepareRecording } from './build-cases.js'
+import { reporterOptions, type QuarantineReporterOptions, type ResolvedReporterOptions } from './options.js'
+import { enforceQuarantine } from './quarantine.js'
 import { vitestReport, type VitestTestModule } from './vitest-cases.js'
 import { errorMessage, processIo, say, writeRecording, type ReporterIo } from './writer.js'
 
-export type { ReporterOptions as VitestReporterOptions } from './options.js'
+export type { QuarantineReporterOptions as VitestReporterOptions } from './options.js'
 
 /** The source name of the batches this reporter writes. */
 const VITEST_SOURCE = 'flakewatch/vitest'
@@ -24,7 +25,7 @@ export default class FlakewatchVitestReporter {
   private startTime = new Date()
   private version: string | undefined
 
-  constructor(private readonly raw: ReporterOptions = {}) {}
+  constructor(private readonly raw: QuarantineReporterOptions = {}) {}
 
   onInit(vitest: { config: { root: string }; version?: string }): void {
     this.version = vitest.version
@@ -37,7 +38,7 @@ export default class FlakewatchVitestReporter {
 
   async onTestRunEnd(
     testModules: ReadonlyArray<VitestTestModule>,
-    _unhandledErrors: ReadonlyArray<unknown>,
+    unhandledErrors: ReadonlyArray<unknown>,
     reason: 'passed' | 'interrupted' | 'failed',
   ): Promise<void> {
     if (!this.options) return
@@ -50,6 +51,26 @@ export default class FlakewatchVitestReporter {
       if (report.cases.length === 0) return say(this.io, 'no test ran; nothing recorded')
       const recording = prepareRecording(report, { suite: this.options.suite, env: this.io.env, source: VITEST_SOURCE })
       await writeRecording(recording, this.options.target, this.io, { name: 'vitest', version: this.version })
+      const unloaded = testModules.filter((m) => m.errors().length).length
+      const decision = await enforceQuarantine(
+        {
+          status: reason === 'interrupted' ? 'interrupted' : reason,
+          incomplete:
+            unhandledErrors.length > 0
+              ? `Vitest reported ${unhandledErrors.length} unhandled error(s)`
+              : unloaded > 0
+                ? `${unloaded} test file(s) failed to load`
+                : null,
+          runs: recording.batch.runs,
+          failOnFlaky: false,
+          now: Date.now(),
+        },
+        this.options,
+        this.io,
+        describeCases(report.cases),
+      )
+      // Vitest has set exitCode 1 for the failures before this hook; a later failure (coverage) sets it again.
+      if (decision.pass) process.exitCode = 0
     } catch (error) {
       say(this.io, `reporter failed: ${errorMessage(error)}. The test run's outcome is unchanged.`)
     }
