@@ -7,6 +7,7 @@ import { InternalError } from '../errors.js'
 import {
   addTreeScore,
   completeScore,
+  contextSimilarity,
   identityScore,
   jaccard,
   lcsLength,
@@ -37,9 +38,11 @@ export const DEFAULT_DESCRIBE: Readonly<DescribeOptions> = Object.freeze({
 
 /** A way to find the healed element again, most robust first. Code is generated from it in Node. */
 export type LocatorSuggestion =
-  | { kind: 'testid'; value: string }
-  | { kind: 'id'; value: string }
   | { kind: 'role'; role: string; name: string }
+  | { kind: 'testid'; value: string }
+  | { kind: 'label'; value: string }
+  | { kind: 'text'; value: string }
+  | { kind: 'id'; value: string }
   | { kind: 'css'; value: string }
 
 /** One ranked element, as the page reports it. */
@@ -48,6 +51,10 @@ export interface PageCandidate extends RankedCandidate {
   selector: string
   /** A short human description: `button#pay.btn "Pay now"`. */
   description: string
+  /** The candidate's own description, for the checks that run in Node (what it does, where it lives). */
+  fingerprint: ElementFingerprint
+  /** Ways to address this candidate, when known for it (the best one's are in `RankResult.suggestions`). */
+  suggestions?: LocatorSuggestion[]
 }
 
 export interface RankArgs {
@@ -81,6 +88,18 @@ interface ScoringLib {
 export interface Capture {
   fingerprint: ElementFingerprint
   selector: string
+  /** Set for the matches of a strict-mode violation, which compete as heal candidates. */
+  visible?: boolean
+  enabled?: boolean
+  suggestions?: LocatorSuggestion[]
+}
+
+/** Shared by the elements of one scan: container descriptions and the page's headings, computed once. */
+export interface ContextCache {
+  items: Map<Element, string>
+  forms: Map<Element, string>
+  regions: Map<Element, string>
+  headings: Element[] | null
 }
 
 /** Every shipped helper by name, handed to `main` as its last argument. */
@@ -189,18 +208,181 @@ export function describeIdentity(el: Element, o: DescribeOptions): ElementFinger
   }
 }
 
-/** Describes an element fully. `cache` shares ancestor paths between siblings during a scan. */
+/**
+ * Describes an element fully. `cache` shares ancestor paths between siblings during a scan, `ctx` the
+ * descriptions of containers.
+ */
 export function describeElement(
   el: Element,
   o: DescribeOptions,
   cache: Map<Element, string[]> | null,
   measure: boolean,
+  ctx: ContextCache,
 ): ElementFingerprint {
   const fp = describeIdentity(el, o)
   fp.path = ancestorPath(el, cache)
   fp.siblings = siblingTags(el, o.siblingWindow)
   if (measure) fp.box = boxOf(el)
+  fp.role = ariaRoleOf(el)
+  fp.name = controlNameOf(el, fp.role, o.textMax)
+  fp.context = contextOf(el, ctx, o.textMax)
   return fp
+}
+
+/** Whitespace collapsed, trimmed and cut to `max` characters. */
+export function squashText(s: string | null | undefined, max: number): string {
+  return (s ?? '')
+    .slice(0, max * 4)
+    .replace(/\s+/g, ' ')
+    .trim()
+    .slice(0, max)
+}
+
+/**
+ * The icon an icon-only control shows: a `<use href="#icon-trash">` fragment, an icon class (`fa-trash`,
+ * `icon-trash`, `bi-trash`), a `data-icon`, or an svg's title, as words (`trash`). `''` when none.
+ */
+export function iconNameOf(el: Element): string {
+  const clean = (s: string) =>
+    s
+      .replace(/^.*#/, '')
+      .replace(/^(?:icon|ic|i|svg|sprite)[-_:]/i, '')
+      .replace(/[-_:]+/g, ' ')
+      .trim()
+      .toLowerCase()
+  const nodes = [el, ...Array.from(el.querySelectorAll('svg, use, i, span, img, [data-icon], [class]')).slice(0, 8)]
+  for (const n of nodes) {
+    if (n.localName === 'use') {
+      const href = n.getAttribute('href') ?? n.getAttribute('xlink:href') ?? ''
+      if (href.includes('#') && clean(href)) return clean(href)
+    }
+    const data = n.getAttribute('data-icon')
+    if (data) return clean(data)
+    // The control's own classes name its style (`icon-btn`), not its icon.
+    for (let i = 0; n !== el && i < n.classList.length; i++) {
+      const m = /^(?:fa[srlbd]?|bi|mdi|icon|glyphicon|ti|ri|la|ion|octicon|lucide|feather)[-_](.+)$/.exec(
+        n.classList[i]!,
+      )
+      if (m && !/^(?:solid|regular|light|brands|lg|xs|sm|fw|\dx)$/.test(m[1]!)) return clean(m[1]!)
+    }
+    if (n.localName === 'svg') {
+      const title = n.querySelector('title')
+      if (title && title.textContent) return clean(title.textContent)
+    }
+  }
+  return ''
+}
+
+/**
+ * The name a control is known by: its accessible name, else its title, else the icon it shows. Only elements with
+ * a role have one; a plain `div` is known by its text.
+ */
+export function controlNameOf(el: Element, role: string, max: number): string {
+  if (!role) return ''
+  const name = accessibleNameOf(el) || squashText(el.getAttribute('title'), max) || iconNameOf(el)
+  return name.slice(0, max)
+}
+
+/** Text of the first heading inside `root`, or `''`. */
+export function headingIn(root: Element, max: number): string {
+  const h = root.querySelector('h1, h2, h3, h4, h5, h6, [role=heading], legend, caption')
+  return h ? squashText(h.textContent, max) : ''
+}
+
+/** aria-label, or the text of aria-labelledby's elements, or `''`. */
+export function ariaLabelOf(el: Element, max: number): string {
+  const label = squashText(el.getAttribute('aria-label'), max)
+  if (label) return label
+  const by = el.getAttribute('aria-labelledby')
+  if (!by) return ''
+  const parts = by.split(/\s+/).map((id) => squashText(el.ownerDocument.getElementById(id)?.textContent, max))
+  return parts.filter(Boolean).join(' ').slice(0, max)
+}
+
+/**
+ * The key of a row, list item or card: its first cell without controls, else its heading or aria-label, else the
+ * first text outside a control. Controls are left out so that every control of the row shares one key.
+ */
+export function itemKeyOf(item: Element, max: number): string {
+  const interactive = 'button, a, input, select, textarea, [role=button], [role=link]'
+  if (item.localName === 'tr' || item.getAttribute('role') === 'row') {
+    for (const cell of Array.from(item.children)) {
+      if (cell.querySelector(interactive) || cell.matches(interactive)) continue
+      const text = squashText(cell.textContent, max)
+      if (text) return text
+    }
+  }
+  const label = ariaLabelOf(item, max) || headingIn(item, max)
+  if (label) return label
+  // A card is known by its heading or label only: its first text is as likely a field's label that gets reworded.
+  if (item.localName !== 'li' && item.getAttribute('role') !== 'listitem') return ''
+  const walker = item.ownerDocument.createTreeWalker(item, NodeFilter.SHOW_TEXT)
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    const parent = n.parentElement
+    if (!parent || parent.closest(interactive) || parent.closest('script, style, template')) continue
+    const text = squashText(n.textContent, max)
+    if (text) return text
+  }
+  return ''
+}
+
+/** The nearest heading before `el` in document order (not one that contains it), by binary search. */
+export function headingAbove(el: Element, ctx: ContextCache, max: number): string {
+  const headings = (ctx.headings ??= Array.from(
+    el.ownerDocument.querySelectorAll('h1, h2, h3, h4, h5, h6, [role=heading]'),
+  ))
+  let lo = 0
+  let hi = headings.length - 1
+  let found = -1
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1
+    if (headings[mid]!.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING) {
+      found = mid
+      lo = mid + 1
+    } else hi = mid - 1
+  }
+  while (found >= 0 && headings[found]!.contains(el)) found--
+  return found >= 0 ? squashText(headings[found]!.textContent, max) : ''
+}
+
+/** Where `el` lives: row or card, form, dialog or landmark, heading above. Containers are described once. */
+export function contextOf(el: Element, ctx: ContextCache, max: number): ElementFingerprint['context'] {
+  // Selectors inline: this runs in the page, where module constants do not exist.
+  const itemSelector =
+    'tr, li, [role=row], [role=listitem], article, [role=article], [class*=card], [class*=Card], [class*=tile]'
+  const regionSelector =
+    'dialog, [role=dialog], [role=alertdialog], nav, aside, header, footer, main, [role=navigation], ' +
+    '[role=complementary], [role=banner], [role=contentinfo], [role=main], [role=region], [role=tabpanel], ' +
+    'section[aria-label], section[aria-labelledby], fieldset'
+  const keep = 40 < max ? 40 : max
+  const describe = (cache: Map<Element, string>, c: Element | null, make: (c: Element) => string): string => {
+    if (!c) return ''
+    let d = cache.get(c)
+    if (d === undefined) {
+      d = make(c)
+      cache.set(c, d)
+    }
+    return d
+  }
+  const parent = el.parentElement
+  const itemEl = parent ? parent.closest(itemSelector) : null
+  // A form styled as a card is the form context already, not a repeated item.
+  const item = describe(ctx.items, itemEl && itemEl.localName !== 'form' ? itemEl : null, (c) => {
+    const kind =
+      c.localName === 'tr' || c.getAttribute('role') === 'row' ? 'row' : c.localName === 'li' ? 'item' : 'card'
+    const key = itemKeyOf(c, keep)
+    return key ? kind + '|' + key : ''
+  })
+  const formEl = (el as HTMLInputElement).form ?? el.closest('form')
+  const form = describe(ctx.forms, formEl, (f) => {
+    const label = ariaLabelOf(f, keep) || headingIn(f, keep)
+    return [f.id, f.getAttribute('name') ?? '', f.getAttribute('action') ?? '', label].join('|')
+  })
+  const region = describe(ctx.regions, parent ? parent.closest(regionSelector) : null, (r) => {
+    const kind = r.getAttribute('role') ?? r.localName
+    return kind + '|' + (ariaLabelOf(r, keep) || headingIn(r, keep))
+  })
+  return { item, form, region, heading: headingAbove(el, ctx, keep) }
 }
 
 /** Playwright's notion of visible: a non-empty box and not `visibility: hidden` (opacity does not count). */
@@ -272,7 +454,10 @@ export function ariaRoleOf(el: Element): string {
   return ''
 }
 
-/** A simplified accessible name: aria-label, aria-labelledby, labels, value of button-like inputs, alt, text. */
+/**
+ * A simplified accessible name: aria-label, aria-labelledby, labels, value of button-like inputs, alt, text.
+ * Close enough to rank by; a suggested `getByRole` is confirmed with Playwright's own engine before use.
+ */
 export function accessibleNameOf(el: Element): string {
   const squash = (s: string | null | undefined): string => (s ?? '').replace(/\s+/g, ' ').trim()
   const label = squash(el.getAttribute('aria-label'))
@@ -298,29 +483,28 @@ export function accessibleNameOf(el: Element): string {
   return squash(el.textContent)
 }
 
-/** Ways to address `el`, most robust first: a unique test id, a unique id, a unique role and name, a CSS path. */
+/**
+ * Ways to address `el`, in Playwright's recommended order: role and name, test id, label, text; then a unique
+ * id, and a CSS path last. Uniqueness is confirmed in Node with Playwright's own engine, which skips the ones that
+ * do not find exactly this element.
+ */
 export function suggestLocators(el: Element, testIdAttribute: string): LocatorSuggestion[] {
   const doc = el.ownerDocument
   const out: LocatorSuggestion[] = []
-  const tid = el.getAttribute(testIdAttribute)
-  if (tid) {
-    let same = 0
-    for (const e of doc.querySelectorAll('[' + CSS.escape(testIdAttribute) + ']')) {
-      if (e.getAttribute(testIdAttribute) === tid) same++
-    }
-    if (same === 1) out.push({ kind: 'testid', value: tid })
-  }
-  if (el.id && doc.querySelectorAll('#' + CSS.escape(el.id)).length === 1) out.push({ kind: 'id', value: el.id })
   const role = ariaRoleOf(el)
   const name = role ? accessibleNameOf(el) : ''
-  if (role && name && name.length <= 80) {
-    let same = 0
-    for (const e of doc.querySelectorAll('*')) {
-      if (ariaRoleOf(e) === role && accessibleNameOf(e) === name) same++
-      if (same > 1) break
-    }
-    if (same === 1) out.push({ kind: 'role', role, name })
+  if (role && name && name.length <= 80) out.push({ kind: 'role', role, name })
+  const tid = el.getAttribute(testIdAttribute)
+  if (tid) out.push({ kind: 'testid', value: tid })
+  const tag = el.localName
+  if (tag === 'input' || tag === 'select' || tag === 'textarea') {
+    const labels = (el as HTMLInputElement).labels
+    const label = labels && labels.length > 0 ? squashText(labels[0]!.textContent, 80) : ariaLabelOf(el, 80)
+    if (label) out.push({ kind: 'label', value: label })
   }
+  const text = squashText(el.textContent, 81)
+  if (text && text.length <= 80 && tag !== 'input') out.push({ kind: 'text', value: text })
+  if (el.id && doc.querySelectorAll('#' + CSS.escape(el.id)).length === 1) out.push({ kind: 'id', value: el.id })
   out.push({ kind: 'css', value: cssPathOf(el) })
   return out
 }
@@ -336,7 +520,21 @@ export function shortDescription(el: Element, text: string): string {
 
 /** In-page: the fingerprint of the element an action is about to use. */
 export function captureElement(el: Element, options: DescribeOptions, _lib: HelperLib): Capture {
-  return { fingerprint: describeElement(el, options, null, true), selector: cssPathOf(el) }
+  const ctx: ContextCache = { items: new Map(), forms: new Map(), regions: new Map(), headings: null }
+  return { fingerprint: describeElement(el, options, null, true, ctx), selector: cssPathOf(el) }
+}
+
+/** In-page: the fingerprints of every element a locator matches (a strict-mode violation), in order. */
+export function captureElements(els: Element[], options: DescribeOptions, _lib: HelperLib): Capture[] {
+  const ctx: ContextCache = { items: new Map(), forms: new Map(), regions: new Map(), headings: null }
+  const cache = new Map<Element, string[]>()
+  return els.map((el) => ({
+    fingerprint: describeElement(el, options, cache, true, ctx),
+    selector: cssPathOf(el),
+    visible: isElementVisible(el),
+    enabled: isElementEnabled(el),
+    suggestions: suggestLocators(el, options.testIdAttribute),
+  }))
 }
 
 /**
@@ -351,7 +549,8 @@ export function rankElements(arg: RankArgs, lib: HelperLib): RankResult {
   const skip = ['html', 'head', 'body', 'script', 'style', 'meta', 'link', 'title', 'base', 'noscript', 'template']
   const fp = scoring.toSignals(arg.fingerprint)
   const cache = new Map<Element, string[]>()
-  const top: Array<{ el: Element; score: number; breakdown: Breakdown; text: string }> = []
+  const ctx: ContextCache = { items: new Map(), forms: new Map(), regions: new Map(), headings: null }
+  const top: Array<{ el: Element; score: number; breakdown: Breakdown; raw: ElementFingerprint }> = []
   let scanned = 0
   for (const el of document.querySelectorAll('*')) {
     if (skip.includes(el.localName)) continue
@@ -368,11 +567,25 @@ export function rankElements(arg: RankArgs, lib: HelperLib): RankResult {
     scoring.addTreeScore(fp, signals, arg.weights, acc)
     if (full && scoring.scoreCeiling(fp, signals, arg.weights, acc, false) <= floor) continue
     signals.box = boxOf(el)
+    raw.role = ariaRoleOf(el)
+    raw.name = controlNameOf(el, raw.role, arg.options.textMax)
+    raw.context = contextOf(el, ctx, arg.options.textMax)
+    signals.name = raw.name.toLowerCase()
+    const c = raw.context!
+    signals.context = {
+      item: c.item.toLowerCase(),
+      form: c.form.toLowerCase(),
+      region: c.region.toLowerCase(),
+      heading: c.heading.toLowerCase(),
+    }
     const scored = scoring.completeScore(fp, signals, arg.weights, acc)
     if (full && scored.score <= floor) continue
+    raw.path = signals.path
+    raw.siblings = signals.siblings
+    raw.box = signals.box
     let at = top.length
     while (at > 0 && top[at - 1]!.score < scored.score) at--
-    top.splice(at, 0, { el, score: scored.score, breakdown: scored.breakdown, text: raw.text })
+    top.splice(at, 0, { el, score: scored.score, breakdown: scored.breakdown, raw })
     if (top.length > arg.limit) top.pop()
   }
   const candidates = top.map((t) => ({
@@ -381,7 +594,8 @@ export function rankElements(arg: RankArgs, lib: HelperLib): RankResult {
     visible: isElementVisible(t.el),
     enabled: isElementEnabled(t.el),
     selector: cssPathOf(t.el),
-    description: shortDescription(t.el, t.text),
+    description: shortDescription(t.el, t.raw.text),
+    fingerprint: t.raw,
   }))
   const suggestions = top[0] ? suggestLocators(top[0].el, arg.options.testIdAttribute) : []
   return { candidates, suggestions, scanned, elapsedMs: performance.now() - started }
@@ -397,6 +611,16 @@ export const DESCRIBE_HELPERS = [
   describeIdentity,
   describeElement,
   cssPathOf,
+  squashText,
+  ariaRoleOf,
+  accessibleNameOf,
+  iconNameOf,
+  controlNameOf,
+  headingIn,
+  ariaLabelOf,
+  itemKeyOf,
+  headingAbove,
+  contextOf,
 ]
 
 const SCORING_HELPERS = [
@@ -406,6 +630,7 @@ const SCORING_HELPERS = [
   lcsLength,
   sequenceSimilarity,
   positionSimilarity,
+  contextSimilarity,
   toSignals,
   identityScore,
   addTreeScore,
@@ -416,14 +641,20 @@ const SCORING_HELPERS = [
 /** `captureElement` with its helpers, ready for `locator.evaluate`. */
 export const capturePageFunction = inPage(captureElement, DESCRIBE_HELPERS)
 
+/** `captureElements` with its helpers, ready for `locator.evaluateAll`. */
+export const captureAllPageFunction = inPage(captureElements, [
+  ...DESCRIBE_HELPERS,
+  isElementVisible,
+  isElementEnabled,
+  suggestLocators,
+])
+
 /** `rankElements` with its helpers, ready for `page.evaluate`. */
 export const rankPageFunction = inPage(rankElements, [
   ...DESCRIBE_HELPERS,
   ...SCORING_HELPERS,
   isElementVisible,
   isElementEnabled,
-  ariaRoleOf,
-  accessibleNameOf,
   suggestLocators,
   shortDescription,
 ])

@@ -34,6 +34,29 @@ export interface ElementFingerprint {
   box: Box | null
   /** The value of the test-id attribute (`data-testid` unless configured), or null. */
   testId: string | null
+  /** ARIA role, explicit or implicit for the common elements; `''` when none. Absent in older fingerprints. */
+  role?: string
+  /**
+   * Accessible name for elements with a role (label, aria-label, title, text), or the icon an icon-only control
+   * shows (`svg use` href, icon class). `''` when none.
+   */
+  name?: string
+  /** Where the element lives: its row or card, form, dialog or landmark, and the heading above it. */
+  context?: ElementContext
+}
+
+/**
+ * The containers that tell repeated controls apart, each as identifying text (`''` when there is none):
+ * - `item`: the row, list item or card, by its key cell, heading or first text (`row|Alice`);
+ * - `form`: `id|name|action|label`, label being its aria-label, legend or heading;
+ * - `region`: the dialog or landmark, by role and label (`dialog|Delete project?`);
+ * - `heading`: the nearest heading above the element.
+ */
+export interface ElementContext {
+  item: string
+  form: string
+  region: string
+  heading: string
 }
 
 /** The comparable form of an element: lower-cased text, sorted tokens. Both sides are prepared the same way. */
@@ -47,9 +70,12 @@ export interface ElementSignals {
   path: string[]
   siblings: string[]
   box: Box | null
+  name: string
+  context: ElementContext | null
 }
 
-export type Signal = 'tag' | 'id' | 'text' | 'classes' | 'attributes' | 'path' | 'siblings' | 'position'
+export type Signal =
+  'tag' | 'id' | 'text' | 'name' | 'classes' | 'attributes' | 'path' | 'siblings' | 'context' | 'position'
 
 export type Weights = Record<Signal, number>
 
@@ -72,15 +98,21 @@ export const DEFAULT_WEIGHTS: Readonly<Weights> = Object.freeze({
   tag: 1,
   id: 2,
   text: 3,
+  name: 2,
   classes: 1,
   attributes: 2,
   path: 1,
   siblings: 0.5,
+  context: 2,
   position: 0.5,
 })
 
-/** Heal only at or above this score. */
-export const DEFAULT_THRESHOLD = 0.5
+/**
+ * Heal only at or above this score. Calibrated on the heal corpus (test/heal/corpus): a removed element's lone
+ * look-alike that does the same kind of thing scores up to about 0.6; the right element after a real change
+ * scores 0.65 and more.
+ */
+export const DEFAULT_THRESHOLD = 0.6
 
 /** The best candidate must lead the runner-up by at least this much. */
 export const DEFAULT_MARGIN = 0.1
@@ -216,7 +248,44 @@ export function toSignals(fp: ElementFingerprint): ElementSignals {
     path: fp.path,
     siblings: fp.siblings,
     box: fp.box,
+    name: (fp.name ?? '').toLowerCase(),
+    context: fp.context
+      ? {
+          item: fp.context.item.toLowerCase(),
+          form: fp.context.form.toLowerCase(),
+          region: fp.context.region.toLowerCase(),
+          heading: fp.context.heading.toLowerCase(),
+        }
+      : null,
   }
+}
+
+/**
+ * Similarity of two contexts: the mean text similarity of the parts either side has. A part only one side has
+ * counts as a miss (the element left its row or form); null when neither side has any part.
+ * @example contextSimilarity({ item: 'row|alice', form: '', region: '', heading: 'users' }, same) // 1
+ */
+export function contextSimilarity(a: ElementContext | null, b: ElementContext | null): number | null {
+  if (!a || !b) return null
+  let sum = 0
+  let n = 0
+  if (a.item !== '' || b.item !== '') {
+    sum += textSimilarity(a.item, b.item)
+    n++
+  }
+  if (a.form !== '' || b.form !== '') {
+    sum += textSimilarity(a.form, b.form)
+    n++
+  }
+  if (a.region !== '' || b.region !== '') {
+    sum += textSimilarity(a.region, b.region)
+    n++
+  }
+  if (a.heading !== '' || b.heading !== '') {
+    sum += textSimilarity(a.heading, b.heading)
+    n++
+  }
+  return n > 0 ? sum / n : null
 }
 
 /** Running weighted sum of the signals that apply. */
@@ -290,6 +359,15 @@ export function scoreCeiling(
     sum += (w.text * Math.min(la, lb)) / Math.max(la, lb)
     total += w.text
   }
+  // Name and context are computed last, in the page, only for elements that can still win: count them perfect.
+  if (fp.name !== '') {
+    sum += w.name
+    total += w.name
+  }
+  if (fp.context) {
+    sum += w.context
+    total += w.context
+  }
   if (fp.box) {
     sum += w.position
     total += w.position
@@ -297,7 +375,10 @@ export function scoreCeiling(
   return total > 0 ? sum / total : 0
 }
 
-/** Adds text and position to `acc` and gives the final score. */
+/**
+ * Adds text, name, context and position to `acc` and gives the final score. Name applies when the learned element
+ * had one (a candidate's name alone says nothing); context when both sides were described with it.
+ */
 export function completeScore(fp: ElementSignals, c: ElementSignals, w: Weights, acc: ScoreSum): Scored {
   const breakdown = acc.breakdown
   let sum = acc.sum
@@ -306,6 +387,17 @@ export function completeScore(fp: ElementSignals, c: ElementSignals, w: Weights,
     breakdown.text = textSimilarity(fp.text, c.text)
     sum += w.text * breakdown.text
     total += w.text
+  }
+  if (fp.name !== '') {
+    breakdown.name = textSimilarity(fp.name, c.name)
+    sum += w.name * breakdown.name
+    total += w.name
+  }
+  const context = contextSimilarity(fp.context, c.context)
+  if (context !== null) {
+    breakdown.context = context
+    sum += w.context * context
+    total += w.context
   }
   const position = positionSimilarity(fp.box, c.box)
   if (position !== null) {
@@ -331,6 +423,8 @@ export interface RankedCandidate {
   breakdown: Breakdown
   visible: boolean
   enabled: boolean
+  /** Why the candidate does something other than the learned element (see `actionConflict`), or null. */
+  conflict?: string | null
 }
 
 export interface HealThresholds {
@@ -339,14 +433,10 @@ export interface HealThresholds {
   weights: Weights
 }
 
+export type RefusalRule = 'no-candidates' | 'below-threshold' | 'hidden' | 'disabled' | 'ambiguous' | 'different-action'
+
 export type HealDecision<C extends RankedCandidate = RankedCandidate> =
-  | { heal: true; best: C; runnerUp: C | null }
-  | {
-      heal: false
-      reason: 'no-candidates' | 'below-threshold' | 'hidden' | 'disabled' | 'ambiguous'
-      best: C | null
-      runnerUp: C | null
-    }
+  { heal: true; best: C; runnerUp: C | null } | { heal: false; reason: RefusalRule; best: C | null; runnerUp: C | null }
 
 /**
  * The score from a breakdown with one signal left out (its weight removed from the mean too).
@@ -365,26 +455,38 @@ export function scoreWithout(b: Breakdown, w: Weights, left: Signal): number {
 }
 
 /**
- * The heal rule, in one place: the best candidate (candidates sorted best first) heals only when its score
- * reaches the threshold, it is visible and enabled, and it leads every other candidate by the margin, both on
- * the full score and with position left out. Position ranks but never decides alone: a look-alike standing where
- * the learned element used to be must not win on that. Hidden elements stay in the ranking on purpose: when the
- * learned element still exists but is hidden, it outranks every visible look-alike and the heal is refused.
- * @example decideHeal(ranked, { threshold: 0.5, margin: 0.1, weights: DEFAULT_WEIGHTS }).heal
+ * The heal rule, in one place (candidates sorted best first). Only visible candidates that do the same thing as
+ * the learned element compete: a hidden responsive duplicate never blocks a visible candidate, and a look-alike
+ * that does something else (`conflict`) never heals however high it scores. The best of those heals only when it
+ * reaches the threshold, is enabled, and leads every other competitor by the margin, both on the full score and
+ * with position left out: position ranks but never decides alone. When nothing visible qualifies and the best
+ * element overall is hidden, the reason is `hidden` (the learned element is there, just not shown).
+ * @example decideHeal(ranked, { threshold: 0.6, margin: 0.1, weights: DEFAULT_WEIGHTS }).heal
  */
 export function decideHeal<C extends RankedCandidate>(ranked: readonly C[], t: HealThresholds): HealDecision<C> {
-  const best = ranked[0] ?? null
-  const runnerUp = ranked[1] ?? null
-  if (!best) return { heal: false, reason: 'no-candidates', best, runnerUp }
-  if (best.score < t.threshold) return { heal: false, reason: 'below-threshold', best, runnerUp }
-  if (!best.visible) return { heal: false, reason: 'hidden', best, runnerUp }
+  const top = ranked[0] ?? null
+  if (!top) return { heal: false, reason: 'no-candidates', best: null, runnerUp: null }
+  const competing = ranked.filter((c) => c.visible && !c.conflict)
+  const best = competing[0] ?? null
+  const runnerUp = competing[1] ?? null
+  if (!best || best.score < t.threshold) {
+    const strongest = ranked.find((c) => c.score >= t.threshold)
+    const reason: RefusalRule = !strongest
+      ? 'below-threshold'
+      : strongest.conflict
+        ? 'different-action'
+        : !strongest.visible
+          ? 'hidden'
+          : 'below-threshold'
+    return { heal: false, reason, best: best ?? top, runnerUp }
+  }
   if (!best.enabled) return { heal: false, reason: 'disabled', best, runnerUp }
   // The epsilon keeps a lead of exactly the margin from failing on floating-point noise.
   const margin = t.margin - 1e-9
   if (runnerUp && best.score - runnerUp.score < margin) return { heal: false, reason: 'ambiguous', best, runnerUp }
   const bestWithoutPosition = scoreWithout(best.breakdown, t.weights, 'position')
-  for (let i = 1; i < ranked.length; i++) {
-    if (bestWithoutPosition - scoreWithout(ranked[i]!.breakdown, t.weights, 'position') < margin) {
+  for (let i = 1; i < competing.length; i++) {
+    if (bestWithoutPosition - scoreWithout(competing[i]!.breakdown, t.weights, 'position') < margin) {
       return { heal: false, reason: 'ambiguous', best, runnerUp }
     }
   }

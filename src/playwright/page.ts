@@ -2,13 +2,38 @@
  * The healing wrapper around a Playwright `Page`. Types come from `@playwright/test` and are erased: at runtime this
  * module only uses the page it is given, so it works with `playwright-core` as well.
  */
+import { fileURLToPath } from 'node:url'
 import type { Locator, Page } from '@playwright/test'
 import { InputError } from '../errors.js'
 import type { Capture, LocatorSuggestion } from '../heal/fingerprint.js'
-import { capturePageFunction } from '../heal/fingerprint.js'
-import { HealRefusedError, createHealer, idSelector, jsString, resolveHealSettings } from '../heal/healer.js'
-import type { HealLogger, HealOutcome, HealSettings, HealStore, Healer, ResolvedHealSettings } from '../heal/healer.js'
+import { captureAllPageFunction, capturePageFunction } from '../heal/fingerprint.js'
+import {
+  HealMismatchError,
+  HealRefusedError,
+  checkMatch,
+  createHealer,
+  describeFingerprint,
+  idSelector,
+  jsString,
+  resolveHealSettings,
+} from '../heal/healer.js'
+import type {
+  HealCause,
+  HealLogger,
+  HealOutcome,
+  HealSettings,
+  HealStore,
+  Healer,
+  MatchCheck,
+  ResolvedHealSettings,
+} from '../heal/healer.js'
+import type { ElementFingerprint } from '../heal/similarity.js'
 import type { HealRecord } from '../store/store.js'
+
+// The errors and the in-memory store, for playwright-core users who never load `flakewatch/playwright`.
+export { HealMismatchError, HealRefusedError } from '../heal/healer.js'
+export type { HealCause, HealLogger, HealSettings, HealStore, RefusalReason } from '../heal/healer.js'
+export { createMemoryHealStore } from '../heal/memory-store.js'
 
 export interface HealingPageOptions extends HealSettings {
   store: HealStore
@@ -21,8 +46,8 @@ export interface HealingPageOptions extends HealSettings {
   onHeal?: (record: HealRecord) => void
   /**
    * Longest wait, in ms, for a locator to find its element before a heal is tried. Default 5000. A shorter
-   * `timeout` passed to the action wins. When the heal is refused the action still runs with its own timeout, so
-   * a slow page is never failed early.
+   * action timeout wins. When the heal is refused the action keeps waiting for the rest of its own timeout (a
+   * slow page is never failed early), then fails once; without an action timeout it waits `probeTimeout` more.
    */
   probeTimeout?: number
   /** False passes every call straight through: no learning, no healing. Default true. */
@@ -53,7 +78,10 @@ interface Session {
   options: HealingPageOptions
   probeTimeout: number
   heals: HealRecord[]
+  /** Locators already checked (and learned when confident) in this page: verification happens once per page. */
   learned: Set<string>
+  /** Learned elements read from the store, by locator. */
+  fingerprints: Map<string, ElementFingerprint | null>
 }
 
 interface LocatorState {
@@ -145,6 +173,7 @@ export function createHealingPage(page: Page, options: HealingPageOptions): Heal
     probeTimeout,
     heals: [],
     learned: new Set(),
+    fingerprints: new Map(),
   } as Omit<Session, 'proxy'> as Session
   const bound = new Map<PropertyKey, unknown>()
   session.proxy = new Proxy(page, {
@@ -215,8 +244,16 @@ function wrapLocator(
             return all.map((l, i) => wrapLocator(session, l, `${key}.nth(${i})`, overrides, settings, enabled))
           }
         }
-        if (enabled && ELEMENT_ACTIONS.has(prop)) return (...args: unknown[]) => runAction(state, prop, args)
-        if (enabled && PRESENCE_QUERIES.has(prop)) return (...args: unknown[]) => runPresenceQuery(state, prop, args)
+        // The call site is captured synchronously, while the test's own frame is still on the stack.
+        if (enabled && ELEMENT_ACTIONS.has(prop)) {
+          return (...args: unknown[]) => runAction(state, newCall(state, prop, args, new Error()))
+        }
+        if (enabled && PRESENCE_QUERIES.has(prop)) {
+          return (...args: unknown[]) => runPresenceQuery(state, newCall(state, prop, args, new Error()))
+        }
+        if (enabled && prop === '_expect') {
+          return (expression: string, options: ExpectOptions) => runExpect(state, expression, options ?? {})
+        }
       }
       const value: unknown = Reflect.get(t, prop, t)
       if (typeof value !== 'function') return value
@@ -294,77 +331,321 @@ function isTimeout(error: unknown): boolean {
   return error instanceof Error && error.name === 'TimeoutError'
 }
 
+function isStrictViolation(error: unknown): boolean {
+  return error instanceof Error && /strict mode violation/i.test(error.message)
+}
+
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error)
 }
 
-/** The probe waits no longer than the action itself would (`timeout: 0` means no limit there). */
-function probeTimeoutFor(args: unknown[], probe: number): number {
-  for (let i = args.length - 1; i >= 0; i--) {
-    const a = args[i]
-    if (isPlainObject(a) && typeof a.timeout === 'number' && a.timeout > 0) return Math.min(a.timeout, probe)
+/** Where each action takes its options object, so that a remaining time budget can be handed to it. */
+const OPTIONS_AT: Record<string, number> = {
+  fill: 1,
+  press: 1,
+  pressSequentially: 1,
+  type: 1,
+  selectOption: 1,
+  setChecked: 1,
+  getAttribute: 1,
+  dragTo: 1,
+  setInputFiles: 1,
+  drop: 1,
+  evaluate: 2,
+  dispatchEvent: 2,
+  evaluateHandle: -1,
+}
+
+/** The timeout the test gave the action: its own option, else the page's default. 0 means no limit. */
+function actionTimeout(page: Page, method: string, args: unknown[]): number {
+  const at = OPTIONS_AT[method] ?? 0
+  const opts = at >= 0 ? args[at] : undefined
+  if (isPlainObject(opts) && typeof opts.timeout === 'number') return opts.timeout
+  try {
+    // Not public API: the page's default after setDefaultTimeout and the runner's actionTimeout.
+    const settings = (page as unknown as { _timeoutSettings?: { _timeout?: (o: object) => unknown } })._timeoutSettings
+    const t = settings?._timeout?.({})
+    if (typeof t === 'number' && t >= 0) return t
+  } catch {
+    // An older or newer Playwright: fall back to its documented default.
   }
-  return probe
+  return 30_000
+}
+
+/** The arguments with `timeout` set in the action's options object. */
+function withTimeout(method: string, args: unknown[], timeout: number): unknown[] {
+  const at = OPTIONS_AT[method] ?? 0
+  if (at < 0) return args
+  const out = args.slice()
+  while (out.length < at) out.push(undefined)
+  const opts = out[at]
+  out[at] = { ...(isPlainObject(opts) ? opts : {}), timeout }
+  return out
 }
 
 function call(target: Locator, method: string, args: unknown[]): Promise<unknown> {
   return Promise.resolve(invoke(target, method, args))
 }
 
+/** The directory of flakewatch's own modules, whose frames a test author has no use for. */
+const OWN_DIR = fileURLToPath(new URL('..', import.meta.url))
+
+/**
+ * Points an error at the test's own line: the stack captured when the test called the locator, without
+ * flakewatch's frames, so that Playwright's code frame shows the test and not this module.
+ */
+function atCallSite<E extends Error>(error: E, site: Error): E {
+  const frames = (site.stack ?? '')
+    .split('\n')
+    .slice(1)
+    .filter((line) => !line.includes(OWN_DIR) && !line.includes('node:internal'))
+  error.stack = `${error.name}: ${error.message}\n${frames.join('\n')}`
+  return error
+}
+
+/** One locator call as the test made it: the action's name, its time budget and where the test made it. */
+interface CallSite {
+  /** `locator.click`, as Playwright names it. */
+  api: string
+  method: string
+  args: unknown[]
+  /** The action's own timeout, 0 for none. */
+  timeout: number
+  started: number
+  site: Error
+}
+
+function newCall(state: LocatorState, method: string, args: unknown[], site: Error): CallSite {
+  const timeout = actionTimeout(state.session.page, method, args)
+  return { api: `locator.${method}`, method, args, timeout, started: Date.now(), site }
+}
+
+/** Time left of the action's budget; `Infinity` without one. */
+function remaining(c: CallSite): number {
+  return c.timeout > 0 ? c.timeout - (Date.now() - c.started) : Infinity
+}
+
+/** The probe waits no longer than the action itself would (`timeout: 0` means no limit there). */
+function probeFor(c: CallSite, probe: number): number {
+  return c.timeout > 0 ? Math.max(1, Math.min(c.timeout, probe)) : probe
+}
+
+async function learnedOf(state: LocatorState): Promise<ElementFingerprint | null> {
+  const { session, key } = state
+  if (!session.fingerprints.has(key)) {
+    session.fingerprints.set(key, await session.healer.learned(session.options.testId, key))
+  }
+  return session.fingerprints.get(key) ?? null
+}
+
+/**
+ * Learns the element a locator found, once per page and locator: when nothing was learned yet, or when it is a
+ * confident match of the learned element (a doubtful one must not overwrite what a later heal needs).
+ */
 async function learnOnce(state: LocatorState, capture: Capture): Promise<void> {
   const { session, key } = state
   if (session.learned.has(key)) return
   session.learned.add(key)
+  const learned = await learnedOf(state)
+  if (learned && checkMatch(learned, capture.fingerprint, state.settings).verdict !== 'confident') return
   await session.healer.learn(session.options.testId, key, capture.fingerprint)
 }
 
-async function runAction(state: LocatorState, method: string, args: unknown[]): Promise<unknown> {
+/**
+ * Verify on success: the first time a locator resolves in this page, its element is compared with the learned one.
+ * Null when it is the learned element (or nothing was learned, or it was checked already); else the check, for
+ * the caller to look for the right element.
+ */
+async function verifyFound(state: LocatorState, capture: Capture): Promise<MatchCheck | null> {
+  if (state.session.learned.has(state.key)) return null
+  const learned = await learnedOf(state)
+  if (!learned) return null
+  const check = checkMatch(learned, capture.fingerprint, state.settings)
+  return check.verdict === 'confident' ? null : check
+}
+
+function mismatchError(state: LocatorState, c: CallSite, capture: Capture, check: MatchCheck, outcome: HealOutcome) {
+  const learned = outcome.status === 'refused' ? outcome.learned : null
+  const candidates = outcome.status === 'refused' ? outcome.rank.candidates : []
+  const message =
+    `${c.api}: ${state.key} found an element that is not the one this test learned ` +
+    `(score ${check.score.toFixed(2)}${check.conflict ? `; it ${check.conflict}` : ''}), ` +
+    `and no element on the page qualifies instead.\n` +
+    `  Learned: ${learned ? describeFingerprint(learned) : '?'}\n` +
+    `  Found:   ${describeFingerprint(capture.fingerprint)}\n` +
+    (outcome.status === 'refused' ? `${outcome.summary}\n` : '') +
+    `If the page changed on purpose, update the locator; its fingerprint is relearned on the next confident match.`
+  const error = new HealMismatchError(state.key, candidates, capture.fingerprint, check, message, {
+    action: c.api,
+    learned: learned ?? capture.fingerprint,
+  })
+  return atCallSite(error, c.site)
+}
+
+async function runAction(state: LocatorState, c: CallSite): Promise<unknown> {
   const { target, session } = state
+  const healedCall = (selector: string) => call(session.page.locator(selector), c.method, c.args)
   let capture: Capture
   try {
     capture = await target.evaluate(capturePageFunction, state.settings.describe, {
-      timeout: probeTimeoutFor(args, session.probeTimeout),
+      timeout: probeFor(c, session.probeTimeout),
     })
   } catch (probeError) {
-    // Anything but "not found in time" (a strict-mode violation, a closed page) is the action's to report.
-    if (!isTimeout(probeError)) return call(target, method, args)
-    const outcome = await tryHeal(state, null)
-    if (outcome?.status === 'healed') return call(session.page.locator(outcome.selector), method, args)
-    // Not healed: the element may still come within the action's own timeout.
+    if (isStrictViolation(probeError)) {
+      const outcome = await tryChoose(state)
+      if (outcome?.status === 'healed') return healedCall(outcome.selector)
+      if (outcome?.status === 'refused') throw refusal(state, c, outcome, probeError)
+      return call(target, c.method, c.args)
+    }
+    // Anything else but "not found in time" (a closed page) is the action's to report.
+    if (!isTimeout(probeError)) return call(target, c.method, c.args)
+    // On a loaded machine the element may have come just after the probe gave up: never heal onto it.
+    const late = (await target.count().catch(() => 0)) === 1 ? await captureNow(state) : null
+    const outcome = await tryHeal(state, late?.selector ?? null, 'missing')
+    if (outcome?.status === 'healed') return healedCall(outcome.selector)
+    // Not healed: the element may still come within the action's own budget, and the action fails only once.
+    let left = remaining(c)
+    if (outcome?.status === 'refused' && left === Infinity) left = session.probeTimeout
+    if (outcome?.status === 'refused' && left < 1) throw refusal(state, c, outcome, probeError)
+    // Without a refusal to report, a probe that used up the budget on a loaded machine must not fail the action.
+    if (outcome?.status !== 'refused' && left < 1000) left = 1000
     let result: unknown
     try {
-      result = await call(target, method, args)
+      result = await call(target, c.method, left === Infinity ? c.args : withTimeout(c.method, c.args, left))
     } catch (actionError) {
-      throw refusal(state, outcome, actionError)
+      throw refusal(state, c, outcome, actionError)
     }
     await learnAfter(state)
     return result
   }
+  const doubt = await verifyFound(state, capture)
+  if (doubt) {
+    const outcome = await tryHeal(state, capture.selector, 'mis-resolved')
+    if (outcome?.status === 'healed') {
+      state.session.learned.add(state.key)
+      return healedCall(outcome.selector)
+    }
+    if (doubt.verdict === 'mismatch' && outcome && outcome.status !== 'unlearned') {
+      throw mismatchError(state, c, capture, doubt, outcome)
+    }
+  }
   let result: unknown
   try {
-    result = await call(target, method, args)
+    // Found: the action runs as written, with its own timeout (the quick probe is not taken off it).
+    result = await call(target, c.method, c.args)
   } catch (actionError) {
     if (!isTimeout(actionError)) throw actionError
-    const outcome = await tryHeal(state, capture.selector)
-    if (outcome?.status === 'healed') return call(session.page.locator(outcome.selector), method, args)
-    throw refusal(state, outcome, actionError)
+    const outcome = await tryHeal(state, capture.selector, 'missing')
+    if (outcome?.status === 'healed') return healedCall(outcome.selector)
+    throw refusal(state, c, outcome, actionError)
   }
-  await learnOnce(state, capture)
+  if (doubt) state.session.learned.add(state.key)
+  else await learnOnce(state, capture)
   return result
 }
 
-async function runPresenceQuery(state: LocatorState, method: string, args: unknown[]): Promise<unknown> {
+async function runPresenceQuery(state: LocatorState, c: CallSite): Promise<unknown> {
   const { target, session } = state
   const count = await target.count()
   if (count === 0) {
-    const outcome = await tryHeal(state, null)
-    if (outcome?.status === 'healed') return call(session.page.locator(outcome.selector), method, args)
-    return call(target, method, args)
+    const outcome = await tryHeal(state, null, 'missing')
+    if (outcome?.status === 'healed') return call(session.page.locator(outcome.selector), c.method, c.args)
+    return call(target, c.method, c.args)
   }
-  const result = await call(target, method, args)
-  const present = method === 'isVisible' ? result === true : result === false
+  if (count > 1) {
+    const outcome = await tryChoose(state)
+    if (outcome?.status === 'healed') return call(session.page.locator(outcome.selector), c.method, c.args)
+    if (outcome?.status === 'refused') throw refusal(state, c, outcome, null)
+  }
+  const result = await call(target, c.method, c.args)
+  const present = c.method === 'isVisible' ? result === true : result === false
   if (count === 1 && present) await learnAfter(state)
   return result
+}
+
+/** What `expect(locator)` reads back from `locator._expect`. */
+interface ExpectResult {
+  matches: boolean
+  log?: string[]
+  timedOut?: boolean
+  received?: unknown
+  errorMessage?: string
+}
+
+interface ExpectOptions {
+  isNot?: boolean
+  timeout?: number
+  [k: string]: unknown
+}
+
+/**
+ * Assertions that pass when the element is missing or that look at every match: a heal would change what they
+ * mean, so they run as written.
+ */
+const EXPECT_AS_WRITTEN = new Set(['to.be.hidden', 'to.be.detached', 'to.have.count'])
+
+/**
+ * Web-first assertions (`expect(locator).toBeVisible()`, `toHaveText`, …): Playwright's `expect` runs them
+ * through `locator._expect`, which this wraps. The assertion first runs with the probe's share of its timeout;
+ * when it fails because the element is missing, ambiguous or not the learned one, the healed element gets the
+ * assertion instead. A refusal adds its candidates to the assertion's call log.
+ */
+async function runExpect(state: LocatorState, expression: string, options: ExpectOptions): Promise<ExpectResult> {
+  const { target, session } = state
+  const real = (l: Locator, o: ExpectOptions) =>
+    (l as unknown as { _expect(e: string, o: ExpectOptions): Promise<ExpectResult> })._expect(expression, o)
+  if (options.isNot || EXPECT_AS_WRITTEN.has(expression) || expression.endsWith('.array')) return real(target, options)
+  const timeout = typeof options.timeout === 'number' ? options.timeout : 5000
+  const c: CallSite = { api: 'expect', method: '_expect', args: [], timeout, started: Date.now(), site: new Error() }
+  const first = await real(target, { ...options, timeout: probeFor(c, session.probeTimeout) })
+  const onHealed = (selector: string) =>
+    real(session.page.locator(selector), { ...options, timeout: Math.max(remaining(c), Math.min(timeout, 1000)) })
+  let outcome: HealOutcome | null = null
+  let mismatch: { capture: Capture; check: MatchCheck } | null = null
+  const count = await target.count()
+  if (count === 1) {
+    const capture = await captureNow(state)
+    const doubt = capture ? await verifyFound(state, capture) : null
+    if (capture && doubt) {
+      outcome = await tryHeal(state, capture.selector, 'mis-resolved')
+      if (outcome?.status === 'healed') {
+        session.learned.add(state.key)
+        return onHealed(outcome.selector)
+      }
+      if (doubt.verdict === 'mismatch' && outcome && outcome.status === 'refused') mismatch = { capture, check: doubt }
+      session.learned.add(state.key)
+    } else if (capture && first.matches) {
+      await learnOnce(state, capture)
+    }
+    if (first.matches && !mismatch) return first
+  } else if (first.matches) {
+    return first
+  } else {
+    outcome = count === 0 ? await tryHeal(state, null, 'missing') : await tryChoose(state)
+    if (outcome?.status === 'healed') return onHealed(outcome.selector)
+  }
+  if (mismatch && outcome) {
+    const error = mismatchError(state, { ...c, api: `expect(${state.key})` }, mismatch.capture, mismatch.check, outcome)
+    return { ...first, matches: false, errorMessage: error.message }
+  }
+  let left = remaining(c)
+  if (outcome?.status === 'refused') left = Math.min(left, session.probeTimeout)
+  const result = left >= 1 && !first.matches ? await real(target, { ...options, timeout: left }) : first
+  if (!result.matches && outcome?.status === 'refused') {
+    return { ...result, log: [...(result.log ?? []), '', ...outcome.summary.split('\n')] }
+  }
+  if (result.matches && count === 0) await learnAfter(state)
+  return result
+}
+
+async function captureNow(state: LocatorState): Promise<Capture | null> {
+  try {
+    // The element was just found, so this is quick; a loaded CI machine still needs seconds at times, or the
+    // element would silently never be learned.
+    return await state.target.evaluate(capturePageFunction, state.settings.describe, { timeout: 5000 })
+  } catch {
+    return null
+  }
 }
 
 /**
@@ -373,52 +654,90 @@ async function runPresenceQuery(state: LocatorState, method: string, args: unkno
  */
 async function learnAfter(state: LocatorState): Promise<void> {
   if (state.session.learned.has(state.key)) return
-  try {
-    // The element was just found, so this is quick; the bound only matters if it vanished, and a loaded CI machine
-    // needs more than a few milliseconds to answer, or the element would silently never be learned.
-    await learnOnce(state, await state.target.evaluate(capturePageFunction, state.settings.describe, { timeout: 2000 }))
-  } catch {
-    // Gone or ambiguous: nothing to learn this time.
+  const capture = await captureNow(state)
+  if (capture) await learnOnce(state, capture)
+}
+
+function recordHeal(state: LocatorState, outcome: HealOutcome | null): void {
+  if (outcome?.status !== 'healed') return
+  const { session, key } = state
+  const { record } = outcome
+  if (!session.heals.some((h) => h.oldLocator === key && h.newLocator === record.newLocator)) {
+    session.heals.push(record)
+    session.options.onHeal?.(record)
+  }
+}
+
+function healRequest(state: LocatorState, currentSelector: string | null, cause: HealCause) {
+  const { session, key } = state
+  return {
+    testId: session.options.testId,
+    locator: key,
+    runId: session.options.runId ?? null,
+    settings: state.settings,
+    currentSelector,
+    cause,
+    verify: (s: LocatorSuggestion, selector: string) => verifySuggestion(session.page, s, selector),
+    alreadyLogged: (r: HealRecord) =>
+      session.heals.some((h) => h.oldLocator === r.oldLocator && h.newLocator === r.newLocator),
   }
 }
 
 /** Healing must never hide the real failure: if the heal step itself breaks, report it and carry on without it. */
-async function tryHeal(state: LocatorState, currentSelector: string | null): Promise<HealOutcome | null> {
+async function tryHeal(
+  state: LocatorState,
+  currentSelector: string | null,
+  cause: HealCause,
+): Promise<HealOutcome | null> {
   const { session, key } = state
-  const { options } = session
   try {
-    const outcome = await session.healer.heal(session.page, {
-      testId: options.testId,
-      locator: key,
-      runId: options.runId ?? null,
-      settings: state.settings,
-      currentSelector,
-      verify: (s, selector) => verifySuggestion(session.page, s, selector),
-      alreadyLogged: (r) => session.heals.some((h) => h.oldLocator === r.oldLocator && h.newLocator === r.newLocator),
-    })
-    if (outcome.status === 'healed') {
-      const { record } = outcome
-      if (!session.heals.some((h) => h.oldLocator === key && h.newLocator === record.newLocator)) {
-        session.heals.push(record)
-        options.onHeal?.(record)
-      }
-    }
+    const outcome = await session.healer.heal(session.page, healRequest(state, currentSelector, cause))
+    recordHeal(state, outcome)
     return outcome
   } catch (error) {
-    ;(options.logger ?? console).warn(`flakewatch: healing ${key} failed: ${messageOf(error)}`)
+    ;(session.options.logger ?? console).warn(`flakewatch: healing ${key} failed: ${messageOf(error)}`)
     return null
   }
 }
 
-function refusal(state: LocatorState, outcome: HealOutcome | null, original: unknown): unknown {
+/** A strict-mode violation: the learned element is chosen among the matches by the same heal rule. */
+async function tryChoose(state: LocatorState): Promise<HealOutcome | null> {
+  const { session, key } = state
+  try {
+    if (!(await learnedOf(state))) return { status: 'unlearned' }
+    const matches = await state.target.evaluateAll(captureAllPageFunction, state.settings.describe)
+    const outcome = await session.healer.choose(session.page, healRequest(state, null, 'strict-mode'), matches)
+    recordHeal(state, outcome)
+    return outcome
+  } catch (error) {
+    ;(session.options.logger ?? console).warn(`flakewatch: healing ${key} failed: ${messageOf(error)}`)
+    return null
+  }
+}
+
+/**
+ * The error of a refused heal: named after the test's action, at the test's line, with the candidates and the
+ * reason. Without a refusal (nothing learned, or the heal step broke) the original error stands.
+ */
+function refusal(state: LocatorState, c: CallSite, outcome: HealOutcome | null, original: unknown): unknown {
   if (!outcome || outcome.status !== 'refused') return original
-  return new HealRefusedError(
+  const what =
+    original === null
+      ? ''
+      : isStrictViolation(original)
+        ? `${state.key} matches several elements. `
+        : c.timeout > 0
+          ? `Timeout ${c.timeout}ms exceeded waiting for ${state.key}. `
+          : `${state.key} found nothing. `
+  const detail = original === null ? '' : `\n\nPlaywright said: ${messageOf(original)}`
+  const error = new HealRefusedError(
     state.key,
     outcome.reason,
     outcome.rank.candidates,
-    `${messageOf(original)}\n\n${outcome.summary}`,
-    { cause: original },
+    `${c.api}: ${what}${outcome.summary}${detail}`,
+    { cause: original ?? undefined, action: c.api, learned: outcome.learned },
   )
+  return atCallSite(error, c.site)
 }
 
 /** A suggestion counts only if Playwright's own engine finds exactly the healed element with it. */
@@ -430,10 +749,14 @@ async function verifySuggestion(page: Page, s: LocatorSuggestion, selector: stri
         ? page.locator(idSelector(s.value))
         : s.kind === 'role'
           ? page.getByRole(s.role as Parameters<Page['getByRole']>[0], { name: s.name, exact: true })
-          : page.locator(s.value)
+          : s.kind === 'label'
+            ? page.getByLabel(s.value, { exact: true })
+            : s.kind === 'text'
+              ? page.getByText(s.value, { exact: true })
+              : page.locator(s.value)
   try {
     if ((await locator.count()) !== 1) return false
-    return await locator.evaluate((el, sel) => el === document.querySelector(sel), selector, { timeout: 1000 })
+    return await locator.evaluate((el, sel) => el === document.querySelector(sel), selector, { timeout: 5000 })
   } catch {
     return false
   }

@@ -45,6 +45,8 @@ test.describe('checkout', () => {
   test('pays', async ({ page }) => {
     page.setDefaultTimeout(3000)
     await page.goto(process.env.FW_URL)
+    // A web-first assertion through @playwright/test's own expect: it learns, and heals, like an action.
+    await expect(page.locator('#pay')).toHaveText('Place order')
     await page.locator('#pay').click()
     await expect(page.locator('body')).toHaveAttribute('data-clicked', 'pay')
     await expect(page.getByRole('button', { name: 'Cancel' })).toBeVisible()
@@ -102,6 +104,8 @@ async function runPlaywright(url: string, report: string): Promise<PlaywrightRun
   return { code, output, test: json.suites[0]!.suites[0]!.specs[0]!.tests[0]! }
 }
 
+const PAY_ROLE = "getByRole('button', { name: 'Place order', exact: true })"
+
 const name = 'the @playwright/test fixture learns in one run, heals in the next and annotates the test'
 
 test(name, { timeout: 180_000 }, async () => {
@@ -118,14 +122,16 @@ test(name, { timeout: 180_000 }, async () => {
   expect(second.test.annotations).toEqual([
     {
       type: 'flakewatch-healed',
-      description: expect.stringMatching(/^locator\('#pay'\) → getByTestId\('pay'\) \(score 0\.\d\d\)$/),
+      description: expect.stringMatching(
+        /^locator\('#pay'\) → getByRole\('button', \{ name: 'Place order', exact: true \}\) \(score 0\.\d\d\)$/,
+      ),
     },
   ])
-  expect(second.output).toContain("flakewatch: healed locator('#pay') → getByTestId('pay')")
+  expect(second.output).toContain(`flakewatch: healed locator('#pay') → ${PAY_ROLE}`)
   const store = await openSqliteStore(storeFile)
   const heals = await store.listHeals()
   await store.close()
   expect(heals).toEqual([
-    expect.objectContaining({ testId: 'e2e::heal.spec.mjs::checkout › pays', newLocator: "getByTestId('pay')" }),
+    expect.objectContaining({ testId: 'e2e::heal.spec.mjs::checkout › pays', newLocator: PAY_ROLE }),
   ])
 })

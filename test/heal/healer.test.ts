@@ -70,7 +70,8 @@ test('readFingerprint accepts its own shape only', () => {
     testId: null,
   }
   expect(readFingerprint({ v: 1, element })).toEqual(element)
-  expect(readFingerprint({ v: 2, element })).toBeNull()
+  expect(readFingerprint({ v: 2, element })).toEqual(element)
+  expect(readFingerprint({ v: 3, element })).toBeNull()
   expect(readFingerprint({ v: 1, element: { ...element, path: 'html' } })).toBeNull()
   expect(readFingerprint('nonsense')).toBeNull()
   expect(readFingerprint(null)).toBeNull()
@@ -85,6 +86,17 @@ test('formatCandidates lists score, element, state and signals', () => {
       enabled: true,
       selector: '#a',
       description: 'button#a "Go"',
+      fingerprint: {
+        tag: 'button',
+        id: 'a',
+        text: 'Go',
+        classes: [],
+        attrs: {},
+        path: [],
+        siblings: [],
+        box: null,
+        testId: null,
+      },
     },
   ])
   expect(text).toBe('  0.73  button#a "Go" [hidden]\n        tag 1.00, text 0.50')

@@ -218,11 +218,22 @@ describe('decideHeal', () => {
 
   test('refuses an empty page, a weak best, a hidden or disabled best', () => {
     expect(decideHeal([], rules)).toMatchObject({ heal: false, reason: 'no-candidates' })
-    expect(decideHeal([cand(0.49), cand(0.1)], rules)).toMatchObject({ heal: false, reason: 'below-threshold' })
+    expect(decideHeal([cand(0.59), cand(0.1)], rules)).toMatchObject({ heal: false, reason: 'below-threshold' })
     const hidden = cand(0.9, { visible: false })
     const disabled = cand(0.9, { enabled: false })
-    expect(decideHeal([hidden, cand(0.6)], rules)).toMatchObject({ heal: false, reason: 'hidden' })
+    expect(decideHeal([hidden, cand(0.5)], rules)).toMatchObject({ heal: false, reason: 'hidden' })
     expect(decideHeal([disabled, cand(0.3)], rules)).toMatchObject({ heal: false, reason: 'disabled' })
+  })
+
+  test('a hidden duplicate never blocks a visible candidate, whatever it scores', () => {
+    const hidden = cand(0.95, { visible: false })
+    expect(decideHeal([hidden, cand(0.9), cand(0.5)], rules)).toMatchObject({ heal: true, best: { score: 0.9 } })
+  })
+
+  test('a candidate that does something else neither heals nor blocks the others', () => {
+    const other = cand(0.9, { conflict: 'does something else' })
+    expect(decideHeal([other, cand(0.4)], rules)).toMatchObject({ heal: false, reason: 'different-action' })
+    expect(decideHeal([other, cand(0.85), cand(0.3)], rules)).toMatchObject({ heal: true, best: { score: 0.85 } })
   })
 
   test('refuses when the runner-up is within the margin, and the margin is configurable', () => {
