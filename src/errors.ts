@@ -20,6 +20,26 @@ export class ReportParseError extends FlakewatchError {
   }
 }
 
+/**
+ * A report asks for more than flakewatch accepts (see `src/limits.ts`): too many attempts, cases, runs, files.
+ * The report is refused whole. Mapped to exit 2 on the CLI and 422 over HTTP.
+ */
+export class ReportLimitError extends FlakewatchError {
+  readonly code = 'FW_REPORT_LIMIT'
+  constructor(
+    readonly file: string,
+    /** What exceeded the limit, as the report names it (`tests[3].retries`). */
+    readonly field: string,
+    readonly limit: number,
+    readonly actual: number | undefined,
+    hint = '',
+  ) {
+    const n = (x: number) => x.toLocaleString('en-US')
+    const is = actual === undefined ? 'is' : `is ${n(actual)},`
+    super(`${file}: ${field} ${is} over the limit of ${n(limit)}; report refused${hint}`)
+  }
+}
+
 /** Configuration or command-line input is invalid. */
 export class ConfigError extends FlakewatchError {
   readonly code = 'FW_CONFIG'

@@ -1,11 +1,7 @@
-/**
- * The most characters kept for one message, stack trace or captured output. Reports routinely carry megabytes
- * of logs per test; flakewatch needs the start of a failure, not the whole log, and memory must stay flat.
- */
-export const MAX_TEXT = 64 * 1024
+import { MAX_NAME, MAX_TEXT } from '../limits.js'
 
-/** Longest test name, class name or file kept in an identity; longer ones are reported as errors. */
-export const MAX_NAME = 16 * 1024
+// Reports routinely carry megabytes of logs per test; flakewatch needs the start of a failure, not the whole log.
+export { MAX_NAME, MAX_TEXT }
 
 const marker = (dropped: number) => `\n… [truncated ${dropped} characters]`
 

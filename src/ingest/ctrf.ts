@@ -5,7 +5,9 @@ import { repoRelativePath } from './ci-path.js'
 import { readJson } from './read-json.js'
 import { stripAnsi } from './strip-ansi.js'
 import { parseTimestamp } from './timestamps.js'
-import type { ParsedCase, ParsedReport, ReportRunMeta, ReportSource } from './types.js'
+import { ReportLimitError } from '../errors.js'
+import { resolveIngestLimits } from '../limits.js'
+import type { ParsedCase, ParsedReport, ParseOptions, ReportRunMeta, ReportSource } from './types.js'
 
 /** The CTRF (Common Test Report Format, ctrf.io) subset read. Repeated test names are allowed. */
 interface CtrfReport {
@@ -129,9 +131,10 @@ const schema: z.ZodType<CtrfReport> = z.object({
  * tool name. `retries`/`flaky` and `retryAttempts` become attempts; `environment` fills the run metadata.
  * @example const report = await parseCtrf(sourceFromFile('ctrf/ctrf-report.json'))
  */
-export async function parseCtrf(source: ReportSource): Promise<ParsedReport> {
+export async function parseCtrf(source: ReportSource, opts: ParseOptions = {}): Promise<ParsedReport> {
   const report = await readJson(source, schema, 'CTRF')
   const { tool, summary, tests, environment: env } = report.results
+  checkAttemptCounts(source.name, tests, resolveIngestLimits(opts.limits).maxAttemptsPerResult)
   const cases = tests.map((t) => toCase(t, tool.name))
   const meta: ReportRunMeta = {
     startedAt: parseTimestamp(summary?.start) ?? parseTimestamp(report.timestamp),
@@ -149,6 +152,16 @@ export async function parseCtrf(source: ReportSource): Promise<ParsedReport> {
     if (Object.keys(facets).length > 0) meta.env = facets
   }
   return { format: 'ctrf', cases, meta }
+}
+
+/** `retries` is a count the report states: checked before any attempt is built from it. */
+function checkAttemptCounts(file: string, tests: CtrfTest[], max: number): void {
+  tests.forEach((t, i) => {
+    const retries = t.retries ?? 0
+    if (retries + 1 > max) throw new ReportLimitError(file, `results.tests[${i}].retries + 1`, max, retries + 1)
+    const listed = t.retryAttempts?.length ?? 0
+    if (listed > max) throw new ReportLimitError(file, `results.tests[${i}].retryAttempts`, max, listed)
+  })
 }
 
 function toCase(t: CtrfTest, tool: string): ParsedCase {

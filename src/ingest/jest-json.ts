@@ -6,7 +6,9 @@ import { splitFailure } from './failure-text.js'
 import { readJson } from './read-json.js'
 import { stripAnsi } from './strip-ansi.js'
 import { parseTimestamp } from './timestamps.js'
-import type { ParsedCase, ParsedReport, ReportRunMeta, ReportSource } from './types.js'
+import { ReportLimitError } from '../errors.js'
+import { resolveIngestLimits } from '../limits.js'
+import type { ParsedCase, ParsedReport, ParseOptions, ReportRunMeta, ReportSource } from './types.js'
 
 /**
  * The Jest `--json` subset read. Two shapes exist for the per-file entries: `jest --json` writes `name`,
@@ -92,14 +94,17 @@ const schema: z.ZodType<JestReport> = z.object({
  * failed attempts before the final one; pending and todo tests are skipped.
  * @example const report = await parseJestJson(sourceFromFile('jest-results.json'))
  */
-export async function parseJestJson(source: ReportSource): Promise<ParsedReport> {
+export async function parseJestJson(source: ReportSource, opts: ParseOptions = {}): Promise<ParsedReport> {
   const report = await readJson(source, schema, 'Jest JSON')
+  const max = resolveIngestLimits(opts.limits).maxAttemptsPerResult
   const cases: ParsedCase[] = []
   let finished: number | null = null
-  for (const f of report.testResults) {
+  report.testResults.forEach((f, fi) => {
     const path = f.name ?? f.testFilePath ?? ''
     const module = repoRelativePath(path)
+    const key = f.assertionResults ? 'assertionResults' : 'testResults'
     const assertions = f.assertionResults ?? f.testResults ?? []
+    assertions.forEach((a, ai) => checkAttemptCount(source.name, `testResults[${fi}].${key}[${ai}]`, a, max))
     for (const a of assertions) cases.push(toCase(module, a))
     const failure = f.testExecError?.message ?? f.failureMessage ?? f.message
     if (assertions.length === 0 && (f.testExecError || f.status === 'failed') && failure) {
@@ -120,7 +125,7 @@ export async function parseJestJson(source: ReportSource): Promise<ParsedReport>
     }
     const end = f.perfStats?.end ?? f.endTime
     if (end && (finished === null || end > finished)) finished = end
-  }
+  })
   const meta: ReportRunMeta = {}
   const started = parseTimestamp(report.startTime)
   if (started) meta.startedAt = started
@@ -129,6 +134,14 @@ export async function parseJestJson(source: ReportSource): Promise<ParsedReport>
     meta.durationMs = finished - report.startTime
   }
   return { format: 'jest-json', cases, meta }
+}
+
+/** `invocations` is a count the report states: checked before any attempt is built from it. */
+function checkAttemptCount(file: string, where: string, a: JestAssertion, max: number): void {
+  const invocations = a.invocations ?? 1
+  if (invocations > max) throw new ReportLimitError(file, `${where}.invocations`, max, invocations)
+  const reasons = a.retryReasons?.length ?? 0
+  if (reasons + 1 > max) throw new ReportLimitError(file, `${where}.retryReasons + 1`, max, reasons + 1)
 }
 
 function toCase(module: string, a: JestAssertion): ParsedCase {

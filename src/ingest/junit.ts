@@ -4,9 +4,12 @@ import { BoundedText, MAX_NAME, MAX_TEXT, ownString, truncateText } from './boun
 import { splitFailure } from './failure-text.js'
 import { stripAnsi } from './strip-ansi.js'
 import { applyRunProperty } from './run-properties.js'
-import { parseTimestamp, secondsToMs } from './timestamps.js'
-import type { ParsedCase, ParsedReport, ReportRunMeta, ReportSource } from './types.js'
-import { streamXml, type XmlContext, type XmlHandlers } from './xml-stream.js'
+import { isTrustedDuration, parseTimestamp, secondsToMs } from './timestamps.js'
+import { ReportLimitError } from '../errors.js'
+import { resolveIngestLimits, type IngestLimits } from '../limits.js'
+import { CASE_CHUNK, collectReport } from './collect.js'
+import type { ParsedCase, ParsedReport, ParsedStream, ParseOptions, ReportRunMeta, ReportSource } from './types.js'
+import { xmlSteps, type XmlContext, type XmlHandlers } from './xml-stream.js'
 
 /*
  * The JUnit XML subset read. There is no standard, only dialects; the ones handled and their quirks:
@@ -158,18 +161,40 @@ interface CaseDraft {
 }
 
 /**
- * Parses JUnit XML in every common dialect (see the list at the top of this file), streaming: memory stays flat
- * whatever the file size, because only bounded text (64 KB per message, stack or output) is kept per case.
+ * Parses JUnit XML in every common dialect (see the list at the top of this file), whole.
  * @example const report = await parseJunit(sourceFromFile('target/surefire-reports/TEST-FooTest.xml'))
  */
-export async function parseJunit(source: ReportSource): Promise<ParsedReport> {
-  const cases: ParsedCase[] = []
+export function parseJunit(source: ReportSource, opts: ParseOptions = {}): Promise<ParsedReport> {
+  return collectReport(streamJunit(source, opts))
+}
+
+/**
+ * Streams JUnit XML: cases come out a chunk at a time as the file is read, so memory stays flat whatever the file
+ * size (only bounded text, 64 KB per message, stack or output, is kept per case). `meta.startedAt` is the earliest
+ * suite timestamp seen so far.
+ * @example for await (const chunk of streamJunit(sourceFromFile('junit.xml')).cases) console.log(chunk.length)
+ */
+export function streamJunit(source: ReportSource, opts: ParseOptions = {}): ParsedStream {
   const meta: ReportRunMeta = {}
+  return { format: 'junit', meta, cases: junitCases(source, meta, resolveIngestLimits(opts.limits)) }
+}
+
+async function* junitCases(
+  source: ReportSource,
+  meta: ReportRunMeta,
+  limits: IngestLimits,
+): AsyncGenerator<ParsedCase[], void, undefined> {
+  let cases: ParsedCase[] = []
   let rootTime: number | null = null
   let earliest: number | null = null
   let latestEnd: number | null = null
+  const noteStart = (ms: number) => {
+    if (earliest !== null && ms >= earliest) return
+    earliest = ms
+    meta.startedAt = new Date(ms).toISOString()
+  }
 
-  await streamXml(source, (ctx) => {
+  const steps = xmlSteps(source, (ctx) => {
     const suites: SuiteFrame[] = []
     const top: SuiteFrame = { name: '', file: null, hostname: null, hasTimestamp: false, siblingFile: null }
     let playwright = false
@@ -208,9 +233,12 @@ export async function parseJunit(source: ReportSource): Promise<ParsedReport> {
       const start = parseTimestamp(attrs.timestamp)
       if (start) {
         const ms = Date.parse(start)
-        if (earliest === null || ms < earliest) earliest = ms
+        noteStart(ms)
         const time = secondsToMs(attrs.time)
-        if (time !== null && (latestEnd === null || ms + time > latestEnd)) latestEnd = ms + time
+        // An untrusted suite time (NaN, negative) says nothing about when the run ended.
+        if (time !== null && isTrustedDuration(time) && (latestEnd === null || ms + time > latestEnd)) {
+          latestEnd = ms + time
+        }
       }
       if (hostname && !playwright && !ANONYMOUS_HOSTS.has(hostname.toLowerCase())) meta.runnerId ??= intern(hostname)
     }
@@ -227,7 +255,7 @@ export async function parseJunit(source: ReportSource): Promise<ParsedReport> {
           rootTime = secondsToMs(a.time)
           if (name === 'testsuites') {
             const start = parseTimestamp(a.timestamp)
-            if (start) earliest = Date.parse(start)
+            if (start) noteStart(Date.parse(start))
           }
         }
         if (current) {
@@ -288,6 +316,11 @@ export async function parseJunit(source: ReportSource): Promise<ParsedReport> {
           stack: new BoundedText(),
         }
         retryDepth = depth
+        // The final outcome is one more attempt.
+        if (c.retries.length + 2 > limits.maxAttemptsPerResult) {
+          const field = `line ${ctx.line()}: <testcase name="${(c.attrs.name ?? '').slice(0, 100)}"> attempts (retry elements + 1)`
+          throw new ReportLimitError(ctx.file, field, limits.maxAttemptsPerResult, undefined)
+        }
         c.retries.push(retry)
         capture(retry.body, depth)
       } else if (retry && name === 'stackTrace') {
@@ -327,11 +360,16 @@ export async function parseJunit(source: ReportSource): Promise<ParsedReport> {
     }
     return handlers
   })
+  for await (const _ of steps) {
+    if (cases.length >= CASE_CHUNK) {
+      yield cases
+      cases = []
+    }
+  }
+  if (cases.length > 0) yield cases
 
-  if (earliest !== null) meta.startedAt = new Date(earliest).toISOString()
   if (latestEnd !== null) meta.finishedAt = new Date(latestEnd).toISOString()
   meta.durationMs = rootTime ?? (earliest !== null && latestEnd !== null ? Math.round(latestEnd - earliest) : null)
-  return { format: 'junit', cases, meta }
 }
 
 function suitePath(suites: SuiteFrame[]): string {

@@ -1,16 +1,10 @@
-import { isFailure, type Attempt } from '../model.js'
+import { foldAttempts } from '../fold-attempts.js'
 import type { ParsedCase } from './types.js'
 
 function envKey(c: ParsedCase): string {
   if (!c.env) return ''
   const entries = Object.entries(c.env).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
   return JSON.stringify(entries)
-}
-
-/** A case's own attempts, or the one attempt its final status stands for. */
-function attemptsOf(c: ParsedCase): Attempt[] {
-  if (c.attempts.length > 0) return c.attempts
-  return [{ retry: 0, status: c.status, durationMs: c.durationMs, message: c.message, stack: c.stack }]
 }
 
 /**
@@ -46,32 +40,6 @@ export function mergeRepeatedCases(cases: ParsedCase[]): ParsedCase[] {
 }
 
 function merge(group: ParsedCase[]): ParsedCase {
-  const attempts: Attempt[] = []
-  const sources: ParsedCase[] = []
-  for (const c of group) {
-    for (const a of attemptsOf(c)) {
-      attempts.push({ ...a, retry: attempts.length })
-      sources.push(c)
-    }
-  }
-  const ran = attempts.map((a, i) => ({ a, source: sources[i]! })).filter(({ a }) => a.status !== 'skipped')
-  const last = ran.at(-1)
-  const status = last ? last.a.status : 'skipped'
-  const flakyOnRetry = status === 'passed' && ran.slice(0, -1).some(({ a }) => isFailure(a.status))
-  // Why it failed (or why it flaked): the latest failing attempt, with the error type of the case it came from.
-  const shown = isFailure(status) ? last : flakyOnRetry ? ran.findLast(({ a }) => isFailure(a.status)) : undefined
-  const durations = attempts.map((a) => a.durationMs).filter((d): d is number => d !== null)
   const first = group[0]!
-  return {
-    ...first,
-    file: group.find((c) => c.file !== null)?.file ?? null,
-    status,
-    flakyOnRetry,
-    durationMs: durations.length > 0 ? Math.round(durations.reduce((x, y) => x + y, 0) * 1000) / 1000 : null,
-    errorType: shown?.source.errorType ?? null,
-    message: shown?.a.message ?? null,
-    stack: shown?.a.stack ?? null,
-    healingOccurred: group.some((c) => c.healingOccurred),
-    attempts,
-  }
+  return { ...first, file: group.find((c) => c.file !== null)?.file ?? null, ...foldAttempts(group) }
 }

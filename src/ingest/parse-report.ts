@@ -2,23 +2,27 @@ import { ReportParseError } from '../errors.js'
 import { DETECT_HEAD_CHARS, detectFormat } from './detect.js'
 import { FORMATS, type Format } from './formats.js'
 import { mergeRepeatedCases } from './merge-attempts.js'
-import type { ParsedCase, ParsedReport, Parser, ReportSource } from './types.js'
+import { trustCase } from './trust.js'
+import { collectReport, streamWhole } from './collect.js'
+import type { ParsedCase, ParsedReport, ParsedStream, ParseOptions, ReportSource, StreamParser } from './types.js'
 import { DOCTYPE_REFUSED, doctypeLine } from './xml-stream.js'
 
 /**
  * Each parser is loaded on first use: a CI gate reading JUnit never pays for the JSON parsers and their schemas.
- * `PARSERS` in `index.ts` is the same registry, loaded eagerly, for library users.
+ * `PARSERS` in `index.ts` is the same registry, loaded eagerly, for library users. JUnit streams case by case;
+ * the others are parsed whole and handed on in chunks (JSON is bounded by its byte limit).
  */
-const LOADERS: Record<Format, () => Promise<Parser>> = {
-  junit: async () => (await import('./junit.js')).parseJunit,
-  trx: async () => (await import('./trx.js')).parseTrx,
-  ctrf: async () => (await import('./ctrf.js')).parseCtrf,
-  'playwright-json': async () => (await import('./playwright-json.js')).parsePlaywrightJson,
-  'jest-json': async () => (await import('./jest-json.js')).parseJestJson,
-  'simple-json': async () => (await import('./simple-json.js')).parseSimpleJson,
+const LOADERS: Record<Format, () => Promise<StreamParser>> = {
+  junit: async () => (await import('./junit.js')).streamJunit,
+  trx: async () => streamWhole('trx', (await import('./trx.js')).parseTrx),
+  ctrf: async () => streamWhole('ctrf', (await import('./ctrf.js')).parseCtrf),
+  'playwright-json': async () =>
+    streamWhole('playwright-json', (await import('./playwright-json.js')).parsePlaywrightJson),
+  'jest-json': async () => streamWhole('jest-json', (await import('./jest-json.js')).parseJestJson),
+  'simple-json': async () => streamWhole('simple-json', (await import('./simple-json.js')).parseSimpleJson),
 }
 
-export interface ParseReportOptions {
+export interface ParseReportOptions extends ParseOptions {
   /** Skip detection and parse as this format. */
   format?: Format
 }
@@ -27,12 +31,23 @@ export interface ParseReportOptions {
 const BINARY_PROBE_CHARS = 1024
 
 /**
- * Reads one report: refuses empty and binary files, detects the format from the content (unless given), parses
- * it, folds repeated cases into attempts ({@link mergeRepeatedCases}) and gives every case at least one attempt.
+ * Reads one report whole: {@link streamReport}, every case collected, repeated cases folded into attempts
+ * ({@link mergeRepeatedCases}) and every case given at least one attempt.
  * Every failure is a {@link ReportParseError} naming the file.
  * @example const report = await parseReport(sourceFromFile('reports/junit.xml'))
  */
 export async function parseReport(source: ReportSource, opts: ParseReportOptions = {}): Promise<ParsedReport> {
+  const parsed = await collectReport(await streamReport(source, opts))
+  const trusted = parsed.cases.map((c) => trustCase(c))
+  return { ...parsed, cases: mergeRepeatedCases(trusted).map(withAttempt) }
+}
+
+/**
+ * Opens one report for streaming: refuses empty and binary files, detects the format from the content (unless
+ * given) and returns the format's streaming parser over it. Cases are not folded (the store folds repeats).
+ * @example for await (const chunk of (await streamReport(sourceFromFile('junit.xml'))).cases) use(chunk)
+ */
+export async function streamReport(source: ReportSource, opts: ParseReportOptions = {}): Promise<ParsedStream> {
   const head = await readHead(source)
   if (head === '') throw new ReportParseError(source.name, undefined, 'empty file')
   const probe = head.slice(0, BINARY_PROBE_CHARS)
@@ -46,8 +61,8 @@ export async function parseReport(source: ReportSource, opts: ParseReportOptions
   if (!format) {
     throw new ReportParseError(source.name, undefined, `unknown report format; use --format <${FORMATS.join('|')}>`)
   }
-  const parsed = await (await LOADERS[format]())(source)
-  return { ...parsed, format, cases: mergeRepeatedCases(parsed.cases).map(withAttempt) }
+  const stream = (await LOADERS[format]())(source, opts)
+  return { ...stream, format }
 }
 
 async function readHead(source: ReportSource): Promise<string> {

@@ -1,9 +1,9 @@
 import type { z } from 'zod'
-import { ReportParseError } from '../errors.js'
+import { ReportLimitError, ReportParseError } from '../errors.js'
+import { MAX_JSON_DEPTH, MAX_JSON_REPORT_BYTES } from '../limits.js'
 import type { ReportSource } from './types.js'
 
-/** Deeper than any real report; bounds the recursive walks (and zod) on hostile input. */
-export const MAX_JSON_DEPTH = 256
+export { MAX_JSON_DEPTH }
 
 /** Issues listed in one error message; the rest are counted. */
 const MAX_ISSUES = 3
@@ -14,7 +14,7 @@ const MAX_ISSUES = 3
  * @example const report = await readJson(source, jestSchema, 'Jest JSON')
  */
 export async function readJson<T>(source: ReportSource, schema: z.ZodType<T>, what: string): Promise<T> {
-  const text = (await source.text()).replace(/^\uFEFF/, '')
+  const text = (await readBounded(source)).replace(/^\uFEFF/, '')
   let data: unknown
   try {
     data = JSON.parse(text)
@@ -35,6 +35,20 @@ export async function readJson<T>(source: ReportSource, schema: z.ZodType<T>, wh
     throw new ReportParseError(source.name, undefined, `not a valid ${what} report: ${listed.join('; ')}${more}`)
   }
   return parsed.data
+}
+
+/** The whole text, refused once it passes {@link MAX_JSON_REPORT_BYTES} (JSON is parsed whole, not streamed). */
+async function readBounded(source: ReportSource): Promise<string> {
+  const parts: string[] = []
+  let size = 0
+  for await (const chunk of source.chunks()) {
+    size += chunk.length
+    if (size > MAX_JSON_REPORT_BYTES) {
+      throw new ReportLimitError(source.name, 'JSON report size (characters)', MAX_JSON_REPORT_BYTES, undefined)
+    }
+    parts.push(chunk)
+  }
+  return parts.join('')
 }
 
 function formatPath(path: readonly PropertyKey[]): string {

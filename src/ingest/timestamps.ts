@@ -1,3 +1,5 @@
+import { MAX_DURATION_MS } from '../limits.js'
+
 /** Before this, a timestamp is a placeholder (gotestsum writes `0001-01-01T00:00:00Z`), not a real start time. */
 const EARLIEST = Date.UTC(1980, 0, 1)
 
@@ -24,15 +26,27 @@ export function parseTimestamp(value: string | number | null | undefined): strin
   return new Date(ms).toISOString()
 }
 
+/** A plain decimal number of seconds: no hex (`0x10`), no `Infinity`, exponent allowed (`1.5E-4`, Python's). */
+const DECIMAL = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/
+
 /**
  * Seconds (a JUnit `time` attribute) to milliseconds. Tolerates thousands separators (`1,234.5`, written by
- * Surefire under some locales). Null when absent or not a number.
+ * Surefire under some locales). Null when absent; NaN when present but not a decimal number (`0x10`, `NaN`), so
+ * that ingest can say it did not trust it. Negative and absurd values are returned as they are, for the same.
  * @example secondsToMs('0.0021950') // 2.195
  */
 export function secondsToMs(value: string | null | undefined): number | null {
   if (value === null || value === undefined) return null
   const text = value.trim().replace(/,/g, '')
   if (text === '') return null
-  const n = Number(text)
-  return Number.isFinite(n) && n >= 0 ? Math.round(n * 1e6) / 1e3 : null
+  if (!DECIMAL.test(text)) return NaN
+  return Math.round(Number(text) * 1e6) / 1e3
+}
+
+/**
+ * A duration as flakewatch stores it: a finite, non-negative number of ms up to `MAX_DURATION_MS`, or unknown.
+ * @example isTrustedDuration(Number.NaN) // false
+ */
+export function isTrustedDuration(ms: number | null): boolean {
+  return ms === null || (ms >= 0 && ms <= MAX_DURATION_MS)
 }

@@ -1,3 +1,4 @@
+import type { IngestLimits } from '../limits.js'
 import type { Attempt, EnvFacets, ResultStatus, RunMeta } from '../model.js'
 
 /**
@@ -45,3 +46,24 @@ export interface ReportSource {
 }
 
 export type Parser = (source: ReportSource) => Promise<ParsedReport>
+
+/** What a parser is told besides its input. */
+export interface ParseOptions {
+  /** Bounds on counts from the report; defaults from `src/limits.ts`. */
+  limits?: IngestLimits
+}
+
+/**
+ * A report being parsed, streaming: its cases arrive in chunks, so memory follows the chunk, never the report.
+ * `meta` is filled in as parsing goes (some writers state the run's start after its first test) and is complete
+ * once `cases` is exhausted. Repeated cases of one identity are NOT folded here; the store folds them (see
+ * `Store.ingestStream`), because a repeat may come long after the first occurrence was written.
+ */
+export interface ParsedStream {
+  format: string
+  cases: AsyncIterable<ParsedCase[]>
+  meta: ReportRunMeta
+}
+
+/** A streaming parser: returns at once; parsing happens as `cases` is iterated, and errors surface there. */
+export type StreamParser = (source: ReportSource, opts?: ParseOptions) => ParsedStream

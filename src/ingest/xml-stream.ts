@@ -2,8 +2,9 @@ import { SaxesParser, type SaxesTagPlain } from 'saxes'
 import { ReportParseError } from '../errors.js'
 import type { ReportSource } from './types.js'
 
-/** Deeper than any real report (PHPUnit nests suites a few levels); bounds work on hostile input. */
-export const MAX_XML_DEPTH = 256
+import { MAX_XML_DEPTH } from '../limits.js'
+
+export { MAX_XML_DEPTH }
 
 /** What a streaming XML consumer sees. Attributes are plain strings; namespaces are not resolved. */
 export interface XmlHandlers {
@@ -47,6 +48,18 @@ const DOCTYPE = '<!DOCTYPE'
  * @example await streamXml(source, (ctx) => ({ open() {}, close() {}, text() {} }))
  */
 export async function streamXml(source: ReportSource, build: (ctx: XmlContext) => XmlHandlers): Promise<void> {
+  for await (const _ of xmlSteps(source, build)) continue
+}
+
+/**
+ * {@link streamXml} as a generator that yields after each input chunk has gone through the handlers, so that a
+ * streaming parser can hand on what that chunk produced before the next one is read.
+ * @example for await (const _ of xmlSteps(source, build)) yield* drain()
+ */
+export async function* xmlSteps(
+  source: ReportSource,
+  build: (ctx: XmlContext) => XmlHandlers,
+): AsyncGenerator<void, void, undefined> {
   const file = source.name
   const parser = new SaxesParser<{ xmlns: false; position: true }>({ xmlns: false, position: true })
   const ctx: XmlContext = {
@@ -111,6 +124,7 @@ export async function streamXml(source: ReportSource, build: (ctx: XmlContext) =
         linesBeforeCarry = total - countLines(carry, carry.length)
       }
       parser.write(chunk)
+      yield
     }
     if (!started) throw new ReportParseError(file, undefined, 'empty file')
     parser.close()

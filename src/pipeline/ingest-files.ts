@@ -1,13 +1,14 @@
 import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
 import { readFile, stat } from 'node:fs/promises'
-import { FlakewatchError } from '../errors.js'
+import { FlakewatchError, ReportLimitError } from '../errors.js'
 import type { Format } from '../ingest/formats.js'
-import { parseReport } from '../ingest/parse-report.js'
+import { streamReport } from '../ingest/parse-report.js'
+import { MAX_FILES_PER_COMMAND, resolveIngestLimits, type IngestLimits } from '../limits.js'
 import { sourceFromBuffer, sourceFromFile } from '../ingest/source.js'
 import type { ReportSource } from '../ingest/types.js'
 import type { Store } from '../store/store.js'
-import { buildReportBatch } from './build-batch.js'
+import { buildReportStream } from './build-batch.js'
 import type { RunContext } from './run-context.js'
 
 /** Reports up to this size are hashed from one read; larger ones stream. */
@@ -22,6 +23,8 @@ export interface IngestedEntry {
   tests: number
   results: number
   attempts: number
+  /** What ingest did not trust in the report and replaced (present only when something was). */
+  warnings?: string[]
 }
 
 /** The JSON shape `flakewatch ingest --json` prints, also returned by the upload endpoint. */
@@ -36,6 +39,8 @@ export interface IngestSourceOptions {
   format?: Format
   context: RunContext
   replace?: boolean
+  /** Limits on counts from the report (attempts per result); defaults in `src/limits.ts`. */
+  limits?: Partial<IngestLimits>
 }
 
 export interface IngestFilesOptions extends IngestSourceOptions {
@@ -88,8 +93,9 @@ function errorText(error: unknown): string {
 }
 
 /**
- * Parses one report and stores it in one transaction, adding its outcome to `summary`. A report that fails to
- * parse or store is listed under `failed` and leaves the store as it was.
+ * Parses one report and stores it in one transaction, streaming: cases go from the parser to the store a chunk at
+ * a time, so memory follows the chunk, not the report. Adds the outcome to `summary`; a report that fails to
+ * parse or store (or passes a limit) is listed under `failed` and leaves the store as it was.
  */
 export async function ingestSource(
   source: ReportSource,
@@ -98,9 +104,20 @@ export async function ingestSource(
   summary: IngestSummary = emptySummary(),
 ): Promise<IngestSummary> {
   try {
-    const parsed = await parseReport(source, { format: opts.format })
-    const batch = buildReportBatch({ parsed, file: source.name, contentHash, context: opts.context })
-    const outcomes = await opts.store.ingestReport(batch, { replace: opts.replace })
+    const limits = resolveIngestLimits(opts.limits)
+    const parsed = await streamReport(source, { format: opts.format, limits })
+    const { stream, warnings } = buildReportStream({
+      parsed,
+      file: source.name,
+      contentHash,
+      context: opts.context,
+      limits,
+    })
+    const outcomes = await opts.store.ingestStream(stream, {
+      replace: opts.replace,
+      maxAttemptsPerResult: limits.maxAttemptsPerResult,
+    })
+    const noted = warnings.list()
     for (const o of outcomes) {
       if (o.outcome === 'duplicate') summary.duplicates.push({ file: source.name, run_id: o.runId })
       else
@@ -110,6 +127,7 @@ export async function ingestSource(
           tests: o.tests,
           results: o.results,
           attempts: o.attempts,
+          ...(noted.length > 0 ? { warnings: noted } : {}),
         })
     }
   } catch (error) {
@@ -131,6 +149,14 @@ export function ingestBuffer(name: string, content: Buffer, opts: IngestSourceOp
 export async function ingestFiles(opts: IngestFilesOptions): Promise<IngestSummary> {
   const summary = emptySummary()
   const { files, missing } = await expandInputs(opts.inputs)
+  if (files.length > MAX_FILES_PER_COMMAND) {
+    throw new ReportLimitError(
+      opts.inputs.join(' '),
+      'report files in one command',
+      MAX_FILES_PER_COMMAND,
+      files.length,
+    )
+  }
   for (const m of missing) summary.failed.push({ file: m, error: `${m}: no such file, directory or matching glob` })
   let done = 0
   for (const file of files) {

@@ -9,6 +9,7 @@ export const STATUS_BY_CODE: Record<string, number> = {
   FW_INPUT: 400,
   FW_CONFIG: 400,
   FW_REPORT_PARSE: 422,
+  FW_REPORT_LIMIT: 422,
   FW_NOT_FOUND: 404,
   FW_AUTH: 401,
   FW_STORE: 503,

@@ -21,6 +21,34 @@ export interface ReportBatch {
 export interface IngestOptions {
   /** Overwrite the results this report gives for a run already stored, instead of reporting a duplicate. */
   replace?: boolean
+  /**
+   * Attempts one result may reach when repeats of a test in one report are folded together (default
+   * `DEFAULT_MAX_ATTEMPTS_PER_RESULT`); over it the report is refused with a `ReportLimitError`.
+   */
+  maxAttemptsPerResult?: number
+}
+
+/**
+ * One report, streamed: the store writes each chunk as it comes, inside the report's one transaction (SQLite) or
+ * COPY stream (PostgreSQL), so memory follows the chunk, never the report. All of it or none of it is stored.
+ */
+export interface ReportStream {
+  /** The file name (or upload name), kept for provenance. */
+  file: string
+  /** sha256 of the report's bytes: the same content for the same run is a duplicate. */
+  contentHash: string
+  /**
+   * The results in report order, a chunk at a time. Each run batch names its run with what is known of it so
+   * far; the first chunk naming a run id creates (or finds) that run. A test repeated within one run of the
+   * report, in the same chunk or a later one, is folded into one result with all the attempts.
+   */
+  chunks: AsyncIterable<RunBatch[]>
+  /**
+   * Called once `chunks` is exhausted: every run of the report in report order, with its final metadata (a
+   * report may state its start time after its first test). Runs no chunk named (a report without results)
+   * are created here.
+   */
+  runs(): RunMeta[]
 }
 
 export interface RunOutcome {
@@ -148,8 +176,11 @@ export interface Store {
   /** A human description of where data lives, without secrets. */
   readonly location: string
 
-  /** Stores one report in one transaction. */
+  /** Stores one report held in memory, in one transaction (a wrapper over {@link Store.ingestStream}). */
   ingestReport(batch: ReportBatch, opts?: IngestOptions): Promise<RunOutcome[]>
+
+  /** Stores one streamed report in one transaction; outcomes in the order of `stream.runs()`. */
+  ingestStream(stream: ReportStream, opts?: IngestOptions): Promise<RunOutcome[]>
 
   /**
    * Streams every test's history, one test at a time, each with its entries oldest first. Tests come grouped,
@@ -194,4 +225,21 @@ export interface Store {
   prune(before: number, opts?: { batchSize?: number }): Promise<{ runs: number; results: number }>
 
   close(): Promise<void>
+}
+
+/**
+ * A report held in memory as a stream of one chunk, for {@link Store.ingestReport}.
+ * @example await store.ingestStream(streamOfBatch(batch))
+ */
+export function streamOfBatch(batch: ReportBatch): ReportStream {
+  // eslint-disable-next-line @typescript-eslint/require-await -- an async iterable of one chunk already in memory
+  async function* chunks(): AsyncGenerator<RunBatch[], void, undefined> {
+    yield batch.runs
+  }
+  return {
+    file: batch.file,
+    contentHash: batch.contentHash,
+    chunks: chunks(),
+    runs: () => batch.runs.map((r) => r.run),
+  }
 }

@@ -10,7 +10,7 @@ describe('prepareRecording', () => {
     const env = { ...ci, FLAKEWATCH_SUITE: 'env' }
     const { batch } = prepareRecording(report, { suite: 'e2e', env, source: 'test' })
     expect(batch.runs[0]!.run).toMatchObject({
-      runId: 'gitlab-77',
+      runId: 'gitlab-77[project=chromium]',
       suite: 'e2e',
       revision: 'def',
       branch: 'main',
@@ -20,7 +20,10 @@ describe('prepareRecording', () => {
     expect(batch.runs[0]!.results[0]!.test.testId).toBe('e2e::tests/cart.spec.ts::cart › a')
     expect(prepareRecording(report, { suite: undefined, env, source: 'test' }).batch.runs[0]!.run.suite).toBe('env')
     const local = prepareRecording(report, { suite: undefined, env: {}, source: 'test' }).batch.runs[0]!.run
-    expect(local).toMatchObject({ runId: expect.stringMatching(/^local-[0-9a-f]{16}$/), suite: 'default' })
+    expect(local).toMatchObject({
+      runId: expect.stringMatching(/^local-[0-9a-f]{16}\[project=chromium\]$/),
+      suite: 'default',
+    })
   })
 })
 

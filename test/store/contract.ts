@@ -225,12 +225,41 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       expect((await store.getTestHistory('unit::mod::e'))!.entries[0]).toMatchObject({ errorType: '', message: null })
     })
 
-    it('stores a test named twice in one report once, the first one', async () => {
+    it('folds a test named twice in one report into one result with every attempt', async () => {
       const [o] = await store.ingestReport(
         batch(runMeta('r1', '2026-01-01T00:00:00Z'), [result('a', 'failed'), result('a', 'passed'), flakyResult('b')]),
       )
-      expect(o).toMatchObject({ outcome: 'ingested', tests: 2, results: 2, attempts: 3 })
-      expect((await collect(store))[0]!.entries.map((e) => e.status)).toEqual(['failed'])
+      expect(o).toMatchObject({ outcome: 'ingested', tests: 2, results: 2, attempts: 4 })
+      const a = (await collect(store)).find((h) => h.test.name === 'a')!
+      expect(a.entries.map((e) => [e.status, e.flakyOnRetry, e.attempts])).toEqual([['passed', true, 2]])
+      expect((await store.getAttempts('unit::mod::a', 'r1')).map((x) => x.status)).toEqual(['failed', 'passed'])
+    })
+
+    it('folds repeats that arrive in later chunks of a streamed report, and keeps it all-or-nothing', async () => {
+      const run = runMeta('r1', '2026-01-01T00:00:00Z')
+      const chunks = [[result('a', 'failed'), result('b', 'passed')], [result('c', 'passed')], [result('a', 'passed')]]
+      async function* gen() {
+        for (const results of chunks) yield await Promise.resolve([{ run, results }])
+      }
+      const [o] = await store.ingestStream({ file: 'f', contentHash: 'h', chunks: gen(), runs: () => [run] })
+      expect(o).toMatchObject({ outcome: 'ingested', tests: 3, results: 3, attempts: 4 })
+      const a = (await collect(store)).find((h) => h.test.name === 'a')!
+      expect(a.entries[0]).toMatchObject({ status: 'passed', flakyOnRetry: true, attempts: 2, failedAttempts: 1 })
+      expect((await store.getRun('r1'))!).toBeTruthy()
+      expect((await store.runSummaries())[0]).toMatchObject({ total: 3, passed: 3, failed: 0, flaky: 1 })
+
+      // A stream that fails after its first chunk leaves nothing behind.
+      const other = runMeta('r2', '2026-01-02T00:00:00Z')
+      async function* broken() {
+        yield await Promise.resolve([{ run: other, results: [result('x', 'passed')] }])
+        throw new Error('report truncated')
+      }
+      await expect(
+        store.ingestStream({ file: 'g', contentHash: 'h2', chunks: broken(), runs: () => [other] }),
+      ).rejects.toThrow('report truncated')
+      expect(await store.getRun('r2')).toBeNull()
+      expect(await store.getTest('unit::mod::x')).toBeNull()
+      expect((await store.stats()).results).toBe(3)
     })
 
     it('keeps quarantines with an append-only audit trail', async () => {

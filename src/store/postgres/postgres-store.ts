@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
-import { InternalError, StoreError } from '../../errors.js'
+import { FlakewatchError, InternalError, StoreError } from '../../errors.js'
 import type { Attempt, HistoryEntry, Run, RunInfo, RunMeta, TestHistory, TestRef } from '../../model.js'
 import { isoToMs, statusFromCode } from '../codes.js'
 import {
@@ -22,6 +22,7 @@ import type {
   IngestOptions,
   QuarantineRecord,
   ReportBatch,
+  ReportStream,
   RunFilter,
   RunOutcome,
   RunSummary,
@@ -29,18 +30,13 @@ import type {
   StoreStats,
   TestFilter,
 } from '../store.js'
+import { streamOfBatch } from '../store.js'
 import type { MigrationResultSet } from '../sqlite/migrations.js'
 import { copyChunks } from './copy-text.js'
 import { loadPg, type PgClient, type PgDriver, type PgPool, type PgQueryable, type PgQueryConfig } from './driver.js'
 import { migratePostgres } from './migrations.js'
-import {
-  attemptCopyRows,
-  attemptCount,
-  prepareBatch,
-  resultCopyRows,
-  type PreparedBatch,
-  type PreparedRun,
-} from './prepare-batch.js'
+import { attemptCopyRows, attemptCount, resultCopyRows, type PreparedRun, type RunCounts } from './prepare-batch.js'
+import { PgReportWriter } from './report-writer.js'
 
 export interface PostgresStoreOptions {
   /** Connections kept by this store (default: `?pool=` or 10). The analysis scan holds one for its whole duration. */
@@ -69,6 +65,8 @@ const RETRYABLE = new Set(['40P01', '40001', 'FW_RUN_GONE'])
 const INT8_OID = 20
 /** Message texts kept in memory between queries: failure messages repeat, so a few thousand cover most scans. */
 const MESSAGE_CACHE = 50_000
+/** Test keys cached per store: a report of a million new tests must not keep a million ids in memory. */
+const TEST_KEY_CACHE = 100_000
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/
 
 /**
@@ -143,7 +141,14 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions 
 }
 
 /** A run this transaction writes results for. */
-interface ActiveRun {
+/** What one write of results did: per run key, results and attempts stored; which merged rows went in. */
+export interface WrittenResults {
+  counts: Map<number, { results: number; attempts: number }>
+  /** For runs that already existed: the (run, test) rows actually inserted (the rest were another report's). */
+  inserted: { run: number; test: number }[]
+}
+
+export interface ActiveRun {
   prepared: PreparedRun
   key: number
   at: number
@@ -184,7 +189,7 @@ const STAGE_ATTEMPTS = `CREATE TEMP TABLE fw_stage_attempts (run integer, test i
   duration_ms double precision, message integer, stack integer) ON COMMIT DELETE ROWS`
 
 /** Registers work to do only once the current transaction has committed. */
-type OnCommit = (f: () => void) => void
+export type OnCommit = (f: () => void) => void
 
 /** Builds `$n` placeholders in step with their values. */
 class Params {
@@ -228,10 +233,15 @@ export class PostgresStore implements Store {
   // ---------------------------------------------------------------------------------------------------- ingest
 
   async ingestReport(batch: ReportBatch, opts: IngestOptions = {}): Promise<RunOutcome[]> {
-    const prepared = prepareBatch(batch)
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.transaction((client, onCommit) => this.ingestTx(client, onCommit, batch, prepared, opts))
+        // A batch is known whole: its runs are claimed in run-id order first, the global lock order, and a
+        // deadlock or serialisation failure is retried with a fresh stream of the same batch.
+        return await this.streamTx(
+          streamOfBatch(batch),
+          opts,
+          batch.runs.map((r) => r.run),
+        )
       } catch (error) {
         const code = (error as { code?: unknown }).code
         if (attempt < MAX_ATTEMPTS && typeof code === 'string' && RETRYABLE.has(code)) {
@@ -244,66 +254,49 @@ export class PostgresStore implements Store {
   }
 
   /**
-   * Locks are taken in one global order (runs by run id with their report claims, then tests, then messages, then
-   * results by (run, test)), so that concurrent ingests wait for each other but never deadlock.
+   * One streamed report in one transaction: each chunk is COPYed (or staged and merged) as it arrives, so memory
+   * follows the chunk. Runs are claimed as the stream names them. Not retried: the stream is read once.
    */
-  private async ingestTx(
-    client: PgClient,
-    onCommit: OnCommit,
-    batch: ReportBatch,
-    prepared: PreparedBatch,
-    opts: IngestOptions,
-  ): Promise<RunOutcome[]> {
-    const now = new Date().toISOString()
-    const outcomes: RunOutcome[] = []
-    const active: ActiveRun[] = []
-    const byRunId = [...prepared.runs].sort((a, b) => compare(a.run.runId, b.run.runId))
-    for (const p of byRunId) {
-      const { key, at, created } = await this.claimRun(client, p, now)
-      // The claim is the duplicate check: of two concurrent ingests of one report, the second waits here for the
-      // first to commit, then finds the claim taken. Its results are never written, so nothing is stored twice.
-      const onConflict = opts.replace
-        ? 'DO UPDATE SET file = EXCLUDED.file, ingested_at = EXCLUDED.ingested_at'
-        : 'DO NOTHING'
-      const claimed = await client.query(
-        `INSERT INTO reports (run, content_hash, file, ingested_at) VALUES ($1, $2, $3, $4)
-         ON CONFLICT (run, content_hash) ${onConflict} RETURNING run`,
-        [key, batch.contentHash, batch.file, now],
-      )
-      if (claimed.rows.length === 0) {
-        outcomes[p.index] = { runId: p.run.runId, outcome: 'duplicate', tests: 0, results: 0, attempts: 0 }
-        continue
-      }
-      const replacing = !created && Boolean(opts.replace)
-      const updated =
-        created ||
-        (replacing ? await this.replaceRun(client, key, p.run, now) : await this.mergeRun(client, key, p.run))
-      // A prune deleted the run between finding it and locking it; a retry creates it afresh.
-      if (!updated) throw Object.assign(new Error(`run ${p.run.runId} was pruned meanwhile`), { code: 'FW_RUN_GONE' })
-      active.push({ prepared: p, key, at, created, replacing })
+  async ingestStream(stream: ReportStream, opts: IngestOptions = {}): Promise<RunOutcome[]> {
+    try {
+      return await this.streamTx(stream, opts, [])
+    } catch (error) {
+      throw this.wrap('ingest', error)
     }
-    if (active.length === 0) return outcomes
+  }
 
-    const testKeys = await this.resolveTests(client, prepared.tests)
-    const messageIds = await this.resolveMessages(client, prepared.messages)
-    const counts = await this.writeResults(client, onCommit, active, testKeys, messageIds)
-    for (const a of active) {
-      const c = counts.get(a.key) ?? { results: 0, attempts: 0 }
-      outcomes[a.prepared.index] = {
-        runId: a.prepared.run.runId,
-        outcome: a.replacing ? 'replaced' : 'ingested',
-        tests: a.prepared.tests,
-        results: c.results,
-        attempts: c.attempts,
-      }
-    }
-    // Only committed keys may enter the caches: a rolled-back transaction's keys do not exist.
-    onCommit(() => {
-      prepared.tests.forEach((t, i) => this.testKeys.set(t.testId, testKeys[i]!))
-      if (this.messageKeys.size > 100_000) this.messageKeys.clear()
-      prepared.messages.forEach((m, i) => this.messageKeys.set(m.key, messageIds[i]!))
+  private streamTx(stream: ReportStream, opts: IngestOptions, claimFirst: RunMeta[]): Promise<RunOutcome[]> {
+    return this.transaction(async (client, onCommit) => {
+      const writer = new PgReportWriter(this.ingestParts(client, onCommit), stream, opts)
+      await writer.claimAll([...claimFirst].sort((a, b) => compare(a.runId, b.runId)))
+      for await (const chunk of stream.chunks) await writer.write(chunk)
+      return writer.finish()
     })
-    return outcomes
+  }
+
+  /** @internal What the report writer needs of the store, bound to one transaction's client. */
+  ingestParts(client: PgClient, onCommit: OnCommit) {
+    const none: RunCounts = { total: 0, passed: 0, failed: 0, skipped: 0, flaky: 0 }
+    return {
+      client,
+      onCommit,
+      claimRun: (run: RunMeta, now: string) => this.claimRun(client, { run, counts: none } as PreparedRun, now),
+      mergeRun: (key: number, run: RunMeta) => this.mergeRun(client, key, run),
+      replaceRun: (key: number, run: RunMeta, now: string) => this.replaceRun(client, key, run, now),
+      resolveTests: (refs: TestRef[]) => this.resolveTests(client, refs),
+      resolveMessages: (messages: { key: string; text: string }[]) => this.resolveMessages(client, messages),
+      writeResults: (active: ActiveRun[], testKeys: Int32Array, messageIds: Int32Array) =>
+        this.writeResults(client, onCommit, active, testKeys, messageIds),
+      /** Caches keys once the transaction commits, up to the caches' bounds. */
+      remember: (tests: TestRef[], testKeys: Int32Array, messages: { key: string }[], messageIds: Int32Array) => {
+        if (this.testKeys.size + tests.length > TEST_KEY_CACHE) return
+        onCommit(() => {
+          tests.forEach((t, i) => this.testKeys.set(t.testId, testKeys[i]!))
+          if (this.messageKeys.size > 100_000) this.messageKeys.clear()
+          messages.forEach((m, i) => this.messageKeys.set(m.key, messageIds[i]!))
+        })
+      },
+    }
   }
 
   /** Finds or creates the run. A plain SELECT first, so that known runs do not burn identity values. */
@@ -479,8 +472,9 @@ export class PostgresStore implements Store {
     active: ActiveRun[],
     testKeys: Int32Array,
     messageIds: Int32Array,
-  ): Promise<Map<number, { results: number; attempts: number }>> {
+  ): Promise<WrittenResults> {
     const counts = new Map<number, { results: number; attempts: number }>()
+    const inserted: { run: number; test: number }[] = []
     const fresh = active.filter((a) => a.created)
     const merging = active.filter((a) => !a.created)
     const resultRows = function* (runs: ActiveRun[]) {
@@ -498,7 +492,7 @@ export class PostgresStore implements Store {
         counts.set(a.key, { results: a.prepared.results.length, attempts: attemptCount(a.prepared) })
       }
     }
-    if (merging.length === 0) return counts
+    if (merging.length === 0) return { counts, inserted }
 
     await this.ensureStaging(client, onCommit)
     await this.copy(client, 'fw_stage_results', resultRows(merging))
@@ -518,7 +512,7 @@ export class PostgresStore implements Store {
       )
     }
     // Sorted, so that two merges into the same run wait for each other in one order and never deadlock.
-    const { rows } = await client.query<{ run: number; results: number; attempts: number }>(
+    const { rows } = await client.query<{ run: number; test: number; attempts: number }>(
       `WITH ins AS (
          INSERT INTO results (${RESULT_INSERT_COLUMNS})
          SELECT ${RESULT_INSERT_COLUMNS} FROM fw_stage_results ORDER BY run, test
@@ -533,20 +527,16 @@ export class PostgresStore implements Store {
        )`
            : ''
        }
-       SELECT run, count(*)::integer AS results, sum(attempts)::integer AS attempts FROM ins GROUP BY run`,
+       SELECT run, test, attempts FROM ins`,
     )
-    for (const r of rows) counts.set(r.run, { results: r.results, attempts: r.attempts })
-    // Merged runs hold rows from several reports: count them where they are. The run row is locked since the
-    // merge began, so a concurrent merge into the same run counts after this one commits.
-    await client.query(
-      `UPDATE runs r SET (total, passed, failed, skipped, flaky) = (
-         SELECT count(*), count(*) FILTER (WHERE status = 0), count(*) FILTER (WHERE status IN (1, 2)),
-                count(*) FILTER (WHERE status = 3), count(*) FILTER (WHERE flaky)
-         FROM results WHERE run = r.id)
-       WHERE r.id = ANY($1::integer[])`,
-      [merging.map((a) => a.key)],
-    )
-    return counts
+    for (const r of rows) {
+      const c = counts.get(r.run) ?? { results: 0, attempts: 0 }
+      c.results++
+      c.attempts += r.attempts
+      counts.set(r.run, c)
+      inserted.push({ run: r.run, test: r.test })
+    }
+    return { counts, inserted }
   }
 
   private async copy(client: PgClient, target: string, rows: Iterable<string>): Promise<void> {
@@ -576,7 +566,8 @@ export class PostgresStore implements Store {
   }
 
   private wrap(what: string, error: unknown): Error {
-    if (error instanceof StoreError || error instanceof InternalError) return error
+    // Parse and limit errors raised while the stream was read keep their code (exit 2, HTTP 422).
+    if (error instanceof FlakewatchError) return error
     return new StoreError(`${what} failed on ${this.location}: ${(error as Error).message}`, { cause: error })
   }
 

@@ -23,6 +23,7 @@ export interface SqliteDb {
   transaction<A extends unknown[], R>(fn: (...args: A) => R): SqliteTransaction<A, R>
   close(): void
   readonly open: boolean
+  readonly inTransaction: boolean
 }
 
 export type SqliteConstructor = new (file: string, opts?: { timeout?: number; readonly?: boolean }) => SqliteDb

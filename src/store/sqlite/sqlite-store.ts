@@ -1,11 +1,9 @@
 import { mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
-import { StoreError } from '../../errors.js'
+import { FlakewatchError, StoreError } from '../../errors.js'
 import type { Attempt, HistoryEntry, Run, RunInfo, RunMeta, TestHistory, TestRef } from '../../model.js'
-import { clip, isoToMs, messageKey, statusCode, statusFromCode } from '../codes.js'
+import { clip, messageKey, statusFromCode } from '../codes.js'
 import {
-  attemptsToStore,
-  attemptSummary,
   auditFromRow,
   quarantineFromRow,
   runFromRow,
@@ -31,13 +29,18 @@ import type {
   StoreStats,
   TestFilter,
 } from '../store.js'
+import { streamOfBatch, type ReportStream } from '../store.js'
 import { loadSqlite, type SqliteDb, type SqliteStatement } from './driver.js'
+import { SqliteReportWriter } from './report-writer.js'
 import { migrateSqlite } from './migrations.js'
 
 export interface SqliteStoreOptions {
   /** How long a writer waits for another process's transaction before giving up (ms). */
   busyTimeoutMs?: number
 }
+
+/** Test keys cached per store; beyond this the cache starts again (a lookup by the unique index is cheap). */
+const TEST_KEY_CACHE = 100_000
 
 /** Rows fetched per page of the analysis scan: big enough to amortise the call, small enough to stay flat. */
 const SCAN_PAGE = 20_000
@@ -98,6 +101,7 @@ export class SqliteStore implements Store {
   readonly kind = 'sqlite' as const
   private readonly testIds = new Map<string, number>()
   private readonly stmts: ReturnType<SqliteStore['prepareAll']>
+  private writing: Promise<unknown> = Promise.resolve()
 
   constructor(
     private readonly db: SqliteDb,
@@ -150,8 +154,19 @@ export class SqliteStore implements Store {
         `INSERT INTO results (test, at, run, status, flaky, duration_ms, attempts, failed_attempts, failed_ms,
           error_type, message, healing) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
       ),
-      deleteResult: db.prepare('DELETE FROM results WHERE run = ? AND test = ?'),
+      deleteResult: db.prepare('DELETE FROM results WHERE test = ? AND at = ? AND run = ?'),
       deleteAttempts: db.prepare('DELETE FROM attempts WHERE run = ? AND test = ?'),
+      // A repeat of a test already written by this report is folded into it: read back what was written.
+      resultByKey: db.prepare(
+        `SELECT status, flaky, duration_ms, error_type, message, healing FROM results
+         WHERE test = ? AND at = ? AND run = ?`,
+      ),
+      attemptsByKey: db.prepare(
+        'SELECT retry, status, duration_ms, message, stack FROM attempts WHERE run = ? AND test = ? ORDER BY retry',
+      ),
+      // The run's start time became known (or earlier) after its first results were written.
+      moveRunAt: db.prepare('UPDATE runs SET at = ? WHERE id = ?'),
+      moveResultsAt: db.prepare('UPDATE results SET at = ? WHERE run = ?'),
       recount: db.prepare(
         `UPDATE runs SET (total, passed, failed, skipped, flaky) = (
            SELECT count(*), coalesce(sum(status = 0), 0), coalesce(sum(status IN (1, 2)), 0),
@@ -165,14 +180,18 @@ export class SqliteStore implements Store {
     }
   }
 
-  private testKey(ref: TestRef, added: string[]): number {
+  /**
+   * The integer key of a test, inserting it when new. Known keys are cached, up to a bound: a report of a million
+   * new tests must not keep a million test ids in memory.
+   */
+  private testKey(ref: TestRef): number {
     const cached = this.testIds.get(ref.testId)
     if (cached !== undefined) return cached
     let id = this.stmts.testByKey.get(ref.testId) as number | undefined
     if (id === undefined) {
       id = Number(this.stmts.insertTest.run(ref.testId, ref.suite, ref.module, ref.name, ref.file).lastInsertRowid)
-      added.push(ref.testId)
     }
+    if (this.testIds.size >= TEST_KEY_CACHE) this.testIds.clear()
     this.testIds.set(ref.testId, id)
     return id
   }
@@ -196,90 +215,79 @@ export class SqliteStore implements Store {
     }
   }
 
+  /** Write operations of this process, one after another: an open ingest transaction spans awaits. */
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    const next = this.writing.then(fn, fn)
+    this.writing = next.catch(() => undefined)
+    return next
+  }
+
   ingestReport(batch: ReportBatch, opts: IngestOptions = {}): Promise<RunOutcome[]> {
-    const added: string[] = []
-    const now = new Date().toISOString()
-    const tx = this.db.transaction((): RunOutcome[] => {
-      const outcomes: RunOutcome[] = []
-      for (const { run, results } of batch.runs) {
-        let existing = this.stmts.runByKey.get(run.runId) as { id: number; at: number } | undefined
-        const params = this.runParams(run, now)
-        if (existing && this.stmts.reportSeen.get(existing.id, batch.contentHash) && !opts.replace) {
-          outcomes.push({ runId: run.runId, outcome: 'duplicate', tests: 0, results: 0, attempts: 0 })
-          continue
-        }
-        const replacing = Boolean(existing && opts.replace)
-        if (!existing) {
-          const at = isoToMs(run.startedAt, Date.now())
-          existing = { id: Number(this.stmts.insertRun.run({ ...params, at }).lastInsertRowid), at }
-        } else if (replacing) {
-          this.stmts.replaceRun.run({ ...params, id: existing.id })
-        } else {
-          const { uploadedAt: _kept, runId: _same, suite: _suite, ...merge } = params
-          this.stmts.mergeRun.run({ ...merge, id: existing.id })
-        }
-        const { id: runKey, at } = existing
-        let stored = 0
-        let attemptCount = 0
-        for (const r of results) {
-          const test = this.testKey(r.test, added)
-          if (replacing) {
-            this.stmts.deleteResult.run(runKey, test)
-            this.stmts.deleteAttempts.run(runKey, test)
-          }
-          const sum = attemptSummary(r)
-          const inserted = this.stmts.insertResult.run(
-            test,
-            at,
-            runKey,
-            statusCode(r.status),
-            r.flakyOnRetry ? 1 : 0,
-            r.durationMs,
-            sum.attempts,
-            sum.failed,
-            sum.failedMs,
-            r.errorType,
-            this.messageId(r.message),
-            r.healingOccurred ? 1 : 0,
-          ).changes
-          if (!inserted) continue
-          stored++
-          attemptCount += sum.attempts
-          for (const a of attemptsToStore(r)) {
-            this.stmts.insertAttempt.run(
-              runKey,
-              test,
-              a.retry,
-              statusCode(a.status),
-              a.durationMs,
-              this.messageId(a.message),
-              this.messageId(a.stack),
-            )
-          }
-        }
-        this.stmts.insertReport.run(runKey, batch.contentHash, batch.file, now)
-        this.stmts.recount.run({ run: runKey })
-        outcomes.push({
-          runId: run.runId,
-          outcome: replacing ? 'replaced' : 'ingested',
-          tests: new Set(results.map((r) => r.test.testId)).size,
-          results: stored,
-          attempts: attemptCount,
-        })
+    return this.ingestStream(streamOfBatch(batch), opts)
+  }
+
+  /**
+   * One report in one transaction, written chunk by chunk as the stream yields. The transaction is opened with
+   * BEGIN IMMEDIATE (the write lock, waiting up to the busy timeout for other processes) and spans the awaits
+   * between chunks; writes of this process queue behind it. Reads on this connection meanwhile see the report
+   * as written so far; other processes see none of it until COMMIT, and a crash leaves none of it.
+   */
+  ingestStream(stream: ReportStream, opts: IngestOptions = {}): Promise<RunOutcome[]> {
+    return this.serial(async () => {
+      const writer = new SqliteReportWriter(this, stream, opts)
+      await this.beginImmediate()
+      try {
+        for await (const chunk of stream.chunks) writer.write(chunk)
+        const outcomes = writer.finish()
+        this.db.exec('COMMIT')
+        return outcomes
+      } catch (error) {
+        if (this.db.inTransaction) this.db.exec('ROLLBACK')
+        // Keys cached during the transaction may name tests that no longer exist.
+        this.testIds.clear()
+        throw this.wrap('ingest', error)
       }
-      return outcomes
     })
+  }
+
+  /**
+   * BEGIN IMMEDIATE without blocking the event loop: SQLite's own busy wait is synchronous, and the transaction
+   * holding the lock may belong to this very thread (another connection awaiting its next chunk). So the wait is
+   * done here, polling, up to the connection's busy timeout.
+   */
+  private async beginImmediate(): Promise<void> {
+    const timeout = this.db.pragma('busy_timeout', { simple: true }) as number
+    const deadline = Date.now() + timeout
+    this.db.pragma('busy_timeout = 0')
     try {
-      return Promise.resolve(tx.immediate())
-    } catch (error) {
-      // The transaction rolled back: forget test keys that no longer exist.
-      for (const t of added) this.testIds.delete(t)
-      return Promise.reject(this.wrap('ingest', error))
+      for (let wait = 2; ; wait = Math.min(wait * 2, 50)) {
+        try {
+          this.db.exec('BEGIN IMMEDIATE')
+          return
+        } catch (error) {
+          if ((error as { code?: string }).code !== 'SQLITE_BUSY' || Date.now() >= deadline) throw error
+        }
+        await new Promise((resolve) => setTimeout(resolve, wait))
+      }
+    } finally {
+      this.db.pragma(`busy_timeout = ${timeout}`)
+    }
+  }
+
+  /** @internal The statements and helpers the report writer uses. */
+  ingestParts() {
+    return {
+      stmts: this.stmts,
+      testKey: (ref: TestRef) => this.testKey(ref),
+      messageId: (text: string | null | undefined) => this.messageId(text),
+      messageText: (id: number | null) => this.messageById(id),
+      runParams: (run: RunMeta, uploadedAt: string) => this.runParams(run, uploadedAt),
     }
   }
 
   private wrap(what: string, error: unknown): Error {
-    if (error instanceof StoreError) return error
+    // Parse and limit errors raised while the stream was read keep their code (exit 2, HTTP 422).
+    if (error instanceof FlakewatchError) return error
     return new StoreError(`${what} failed on ${this.location}: ${(error as Error).message}`, { cause: error })
   }
 
@@ -553,6 +561,10 @@ export class SqliteStore implements Store {
   }
 
   putQuarantine(record: QuarantineRecord, audit: AuditInput): Promise<void> {
+    return this.serial(() => this.putQuarantineNow(record, audit))
+  }
+
+  private putQuarantineNow(record: QuarantineRecord, audit: AuditInput): Promise<void> {
     try {
       this.db
         .transaction(() => {
@@ -581,6 +593,10 @@ export class SqliteStore implements Store {
   }
 
   deleteQuarantine(testId: string, audit: AuditInput): Promise<boolean> {
+    return this.serial(() => this.deleteQuarantineNow(testId, audit))
+  }
+
+  private deleteQuarantineNow(testId: string, audit: AuditInput): Promise<boolean> {
     try {
       const removed = this.db
         .transaction(() => {
@@ -607,6 +623,10 @@ export class SqliteStore implements Store {
   }
 
   putFingerprint(fp: Fingerprint): Promise<void> {
+    return this.serial(() => this.putFingerprintNow(fp))
+  }
+
+  private putFingerprintNow(fp: Fingerprint): Promise<void> {
     this.db
       .prepare('INSERT OR REPLACE INTO fingerprints (test_id, locator, data, updated_at) VALUES (?, ?, ?, ?)')
       .run(fp.testId, fp.locator, JSON.stringify(fp.data), fp.updatedAt)
@@ -623,6 +643,10 @@ export class SqliteStore implements Store {
   }
 
   appendHeal(heal: HealRecord): Promise<void> {
+    return this.serial(() => this.appendHealNow(heal))
+  }
+
+  private appendHealNow(heal: HealRecord): Promise<void> {
     this.db
       .prepare(
         `INSERT INTO heal_log (test_id, old_locator, new_locator, score, breakdown, url, at, run_id)
@@ -680,7 +704,11 @@ export class SqliteStore implements Store {
     )
   }
 
-  async prune(before: number, opts: { batchSize?: number } = {}): Promise<{ runs: number; results: number }> {
+  prune(before: number, opts: { batchSize?: number } = {}): Promise<{ runs: number; results: number }> {
+    return this.serial(() => this.pruneNow(before, opts))
+  }
+
+  private async pruneNow(before: number, opts: { batchSize?: number }): Promise<{ runs: number; results: number }> {
     const batch = opts.batchSize ?? 50
     const pick = this.db.prepare('SELECT id FROM runs WHERE at < ? ORDER BY at LIMIT ?').pluck()
     const stmts = [

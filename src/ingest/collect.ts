@@ -1,0 +1,39 @@
+import type { ParsedCase, ParsedReport, ParsedStream, ParseOptions, ReportSource } from './types.js'
+
+/**
+ * Cases per chunk a streaming parser hands on: big enough that per-chunk work (a COPY, a statement round trip)
+ * is amortised, small enough that a chunk of cases with 64 KB texts stays a few MB.
+ */
+export const CASE_CHUNK = 2_000
+
+/**
+ * Reads a whole parsed stream into one report (for callers that want every case at once: the gate, the
+ * reporters, tests). Memory follows the report here, by choice of the caller.
+ * @example const report = await collectReport(streamJunit(source))
+ */
+export async function collectReport(stream: ParsedStream): Promise<ParsedReport> {
+  const cases: ParsedCase[] = []
+  // A loop, not push(...chunk): never spread an array of unknown size into arguments.
+  for await (const chunk of stream.cases) for (const c of chunk) cases.push(c)
+  return { format: stream.format, cases, meta: stream.meta }
+}
+
+/**
+ * A whole-document parser as a stream: the report is parsed at the first pull, then handed on in chunks. Used by
+ * the formats that cannot be read case by case (JSON, and TRX whose test definitions follow the results).
+ * @example export const streamCtrf = streamWhole('ctrf', parseCtrf)
+ */
+export function streamWhole(
+  format: string,
+  parse: (source: ReportSource, opts?: ParseOptions) => Promise<ParsedReport>,
+): (source: ReportSource, opts?: ParseOptions) => ParsedStream {
+  return (source, opts) => {
+    const meta = {}
+    async function* cases(): AsyncGenerator<ParsedCase[], void, undefined> {
+      const report = await parse(source, opts)
+      Object.assign(meta, report.meta)
+      for (let i = 0; i < report.cases.length; i += CASE_CHUNK) yield report.cases.slice(i, i + CASE_CHUNK)
+    }
+    return { format, meta, cases: cases() }
+  }
+}
