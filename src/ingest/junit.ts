@@ -103,6 +103,9 @@ const CASE_STATUS: Record<JunitCaseStatus, ResultStatus | null> = {
 }
 
 /** `type=` values that name no error class, only the element. */
+/** Attempts read from one testcase's repeated <failure>/<error> elements. */
+export const MAX_ATTEMPTS_PER_CASE = 1000
+
 const GENERIC_TYPES = new Set(['', 'failure', 'failed', 'error', 'test failure', 'skipped', 'skip'])
 
 /** Hostnames that identify nothing. */
@@ -150,6 +153,8 @@ interface CaseDraft {
   suite: SuiteFrame | undefined
   suitePath: string
   outcome: OutcomeDraft | null
+  /** Further <failure>/<error> elements: Vitest writes one per attempt of a test that failed every retry. */
+  repeated: OutcomeDraft[] | null
   retries: RetryDraft[]
   systemOut: BoundedText | null
   systemErr: BoundedText | null
@@ -265,6 +270,7 @@ async function* junitCases(
             suite: suites.at(-1),
             suitePath: suitePath(suites),
             outcome: null,
+            repeated: null,
             retries: [],
             systemOut: null,
             systemErr: null,
@@ -330,6 +336,21 @@ async function* junitCases(
           const message = optionalText(attrs.message)
           c.outcome = { status, message, type: attrs.type ?? null, body: new BoundedText() }
           capture(c.outcome.body, depth)
+        } else if (status !== 'skipped') {
+          c.repeated ??= []
+          if (c.repeated.length + 1 >= MAX_ATTEMPTS_PER_CASE) {
+            ctx.fail(
+              `a testcase has more than ${MAX_ATTEMPTS_PER_CASE} <failure>/<error> elements (limit ${MAX_ATTEMPTS_PER_CASE})`,
+            )
+          }
+          const again: OutcomeDraft = {
+            status,
+            message: optionalText(attrs.message),
+            type: attrs.type ?? null,
+            body: new BoundedText(),
+          }
+          c.repeated.push(again)
+          capture(again.body, depth)
         }
       } else if (name === 'system-out') {
         capture((c.systemOut ??= new BoundedText()), depth)
@@ -464,6 +485,8 @@ function finishCase(ctx: XmlContext, c: CaseDraft, playwright: boolean, intern: 
   } else if (reruns.length > 0) {
     attempts.push({ retry: 0, status, durationMs, message, stack })
     for (const r of reruns) attempts.push(retryAttempt(attempts.length, r))
+  } else if (c.repeated !== null && outcome && outcome.status !== 'skipped') {
+    attempts.push(...repeatedAttempts(c.repeated, { status, durationMs, message, stack }, playwright))
   }
 
   const env = playwright && c.suite?.hostname ? { project: intern(c.suite.hostname) } : undefined
@@ -481,6 +504,29 @@ function finishCase(ctx: XmlContext, c: CaseDraft, playwright: boolean, intern: 
     attempts,
     ...(env ? { env } : {}),
   }
+}
+
+/**
+ * One attempt per <failure>/<error> element of one testcase (Vitest writes one per try of a test that failed
+ * every retry). The duration is the testcase's, on the first attempt only: the report gives no split.
+ */
+function repeatedAttempts(
+  repeated: readonly OutcomeDraft[],
+  first: Omit<Attempt, 'retry'>,
+  playwright: boolean,
+): Attempt[] {
+  const out: Attempt[] = [{ retry: 0, ...first }]
+  for (const o of repeated) {
+    const split = splitFailure(playwright ? dropPlaywrightHeader(bodyText(o.body)) : bodyText(o.body))
+    out.push({
+      retry: out.length,
+      status: o.status,
+      durationMs: null,
+      message: o.message ?? split.message,
+      stack: split.stack,
+    })
+  }
+  return out
 }
 
 function retryAttempt(retry: number, r: RetryDraft): Attempt {
