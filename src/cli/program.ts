@@ -480,7 +480,7 @@ Examples:
     .action(async (opts: { db?: string; test?: string; json?: boolean }) => {
       const { heals, printHeals } = await import('./commands/heals.js')
       const { openStore } = await import('../store/open.js')
-      const store = await openStore({ db: opts.db, env: io.env })
+      const store = await openStore({ db: opts.db, env: io.env, readOnly: true })
       try {
         printHeals(await heals({ store, json: opts.json, testId: opts.test }), opts, io.stdout)
       } finally {

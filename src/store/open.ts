@@ -7,6 +7,11 @@ export interface OpenStoreOptions {
   /** A SQLite file path, `:memory:`, or a `postgres://` / `postgresql://` URL. Default: `FLAKEWATCH_DB` or `.flakewatch.db`. */
   db?: string
   env?: NodeJS.ProcessEnv
+  /**
+   * For commands that only read (analyze, show, gate, export, the server's analysis): the schema is checked with
+   * plain reads, so the open never waits behind a writer; on SQLite the connection cannot write at all.
+   */
+  readOnly?: boolean
 }
 
 /** Resolves the store location: the explicit option, then `FLAKEWATCH_DB`, then the default file. */
@@ -28,8 +33,8 @@ export async function openStore(opts: OpenStoreOptions = {}): Promise<Store> {
   const location = resolveDbLocation(opts)
   if (isPostgresUrl(location)) {
     const { openPostgresStore } = await import('./postgres/postgres-store.js')
-    return openPostgresStore(location)
+    return openPostgresStore(location, { readOnly: opts.readOnly })
   }
   const { openSqliteStore } = await import('./sqlite/sqlite-store.js')
-  return openSqliteStore(location)
+  return openSqliteStore(location, { readOnly: opts.readOnly })
 }

@@ -7,7 +7,7 @@ import { analyzeStore } from '../../pipeline/analyze-store.js'
 import { trailingPasses } from '../../quarantine/from-analysis.js'
 import type { AuditEntry, QuarantineRecord } from '../../store/store.js'
 import { emit, emitJson, num, pct, renderMarkdownTable, renderTable, type Io } from '../output.js'
-import { withStore } from './quarantine.js'
+import { withReadStore } from './quarantine.js'
 
 export interface AnalyzeCommandOptions {
   db?: string
@@ -50,7 +50,7 @@ export async function analyze(opts: AnalyzeCommandOptions, io: Io): Promise<Test
   const limit = opts.limit === undefined ? undefined : Number(opts.limit)
   if (limit !== undefined && (!Number.isInteger(limit) || limit < 1))
     throw new InputError(`--limit must be a positive integer`)
-  return withStore(opts, io, async (store, config) => {
+  return withReadStore(opts, io, async (store, config) => {
     const all = await analyzeStore(store, {
       config: analysisOptions(config),
       filter: { suite: opts.suite, branch: opts.branch, since },
@@ -117,7 +117,7 @@ export interface ShowResult {
 }
 
 export async function show(testId: string, opts: AnalyzeCommandOptions, io: Io): Promise<ShowResult> {
-  return withStore(opts, io, async (store, config) => {
+  return withReadStore(opts, io, async (store, config) => {
     let found: ShowResult | undefined
     await analyzeStore(store, {
       config: analysisOptions(config),

@@ -11,7 +11,7 @@ import { writeBundle, type BundleExportOptions, type BundleSummary } from '../..
 import { analyzeStore } from '../../pipeline/analyze-store.js'
 import type { Store } from '../../store/store.js'
 import { emitJson, type Io } from '../output.js'
-import { withStore } from './quarantine.js'
+import { withReadStore } from './quarantine.js'
 
 const DAY_MS = 86_400_000
 
@@ -82,7 +82,7 @@ export function writeBundleFromFlags(
  */
 export async function exportBundle(opts: ExportBundleCommandOptions, io: Io): Promise<ExportBundleResult> {
   bundleOptionsFromFlags(opts)
-  return withStore(opts, io, async (store, config) => {
+  return withReadStore(opts, io, async (store, config) => {
     if (!opts.output) return { file: null, ...(await writeBundleFromFlags(store, config, opts, io.stdout, false)) }
     const tmp = join(dirname(opts.output), `.${basename(opts.output)}.${process.pid}.tmp`)
     try {
@@ -111,7 +111,7 @@ export function printExportBundle(r: ExportBundleResult, opts: ExportBundleComma
 async function analyses(opts: ExportTableCommandOptions, io: Io): Promise<TestAnalysis[]> {
   const days = parseDays(opts.days)
   const since = days === undefined ? undefined : Date.now() - days * DAY_MS
-  return withStore(opts, io, (store, config) =>
+  return withReadStore(opts, io, (store, config) =>
     analyzeStore(store, {
       config: analysisOptions(config),
       filter: { suite: opts.suite, branch: opts.branch, since },

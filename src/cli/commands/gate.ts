@@ -44,7 +44,7 @@ async function loadQuarantines(opts: GateCommandOptions, io: Io): Promise<Map<st
     records = readQuarantineFile(opts.quarantineFile)
   } else {
     const { openStore } = await import('../../store/open.js')
-    const store = await openStore({ db: opts.db, env: io.env })
+    const store = await openStore({ db: opts.db, env: io.env, readOnly: true })
     try {
       records = await store.listQuarantines()
     } finally {

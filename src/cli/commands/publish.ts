@@ -5,7 +5,7 @@ import { publishToGitlab, type GitlabToken, type PublishResult } from '../../exp
 import type { BundleSummary } from '../../export/write-bundle.js'
 import type { Io } from '../output.js'
 import { bundleOptionsFromFlags, writeBundleFromFlags, type BundleFlags } from './export.js'
-import { withStore } from './quarantine.js'
+import { withReadStore } from './quarantine.js'
 
 export interface PublishCommandOptions extends BundleFlags {
   url?: string
@@ -44,7 +44,9 @@ async function bundleBytes(opts: PublishCommandOptions, io: Io): Promise<{ body:
       cb()
     },
   })
-  const summary = await withStore(opts, io, (store, config) => writeBundleFromFlags(store, config, opts, sink, true))
+  const summary = await withReadStore(opts, io, (store, config) =>
+    writeBundleFromFlags(store, config, opts, sink, true),
+  )
   return { body: Buffer.concat(parts), summary }
 }
 

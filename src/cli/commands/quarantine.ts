@@ -49,14 +49,27 @@ export async function withStore<T>(
   opts: { db?: string; config?: string },
   io: Io,
   fn: (store: Store, config: ReturnType<typeof loadConfig>) => Promise<T>,
+  access: { readOnly?: boolean } = {},
 ): Promise<T> {
   const config = loadConfig({ file: opts.config, env: io.env })
-  const store = await openStore({ db: opts.db ?? config.db, env: {} })
+  const store = await openStore({ db: opts.db ?? config.db, env: {}, readOnly: access.readOnly })
   try {
     return await fn(store, config)
   } finally {
     await store.close()
   }
+}
+
+/**
+ * `withStore` for commands that only read: the store opens without the write lock, so they answer while an
+ * ingest is writing.
+ */
+export function withReadStore<T>(
+  opts: { db?: string; config?: string },
+  io: Io,
+  fn: (store: Store, config: ReturnType<typeof loadConfig>) => Promise<T>,
+): Promise<T> {
+  return withStore(opts, io, fn, { readOnly: true })
 }
 
 function manager(store: Store, config: ReturnType<typeof loadConfig>, analyze?: () => Promise<PolicyTest[]>) {
@@ -96,7 +109,7 @@ export async function quarantineRemove(testId: string, opts: QuarantineCommandOp
 }
 
 export function quarantineList(opts: QuarantineCommandOptions, io: Io): Promise<QuarantineRecord[]> {
-  return withStore(opts, io, (store) => store.listQuarantines())
+  return withReadStore(opts, io, (store) => store.listQuarantines())
 }
 
 export async function quarantineAuto(opts: QuarantineCommandOptions, io: Io): Promise<AutoUpdateResult> {

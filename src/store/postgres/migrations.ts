@@ -167,6 +167,21 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
   },
 ]
 
+/**
+ * Which migrations the schema still needs, found with plain reads: no advisory lock and no write, so that opening
+ * for reads (or as an application role without DDL rights) never waits behind a writer or a migration.
+ */
+export async function pendingPostgresMigrations(
+  client: PgQueryable,
+  migrations = POSTGRES_MIGRATIONS,
+): Promise<string[]> {
+  const exists = await client.query(`SELECT to_regclass('schema_meta') IS NOT NULL AS present`)
+  if (!(exists.rows[0] as { present: boolean }).present) return migrations.map((m) => m.id)
+  const rows = await client.query(`SELECT key FROM schema_meta WHERE key LIKE 'migration:%'`)
+  const applied = new Set((rows.rows as { key: string }[]).map((r) => r.key.slice('migration:'.length)))
+  return migrations.filter((m) => !applied.has(m.id)).map((m) => m.id)
+}
+
 /** Any 32-bit constant, so that flakewatch's advisory locks do not collide with an application's own. */
 const LOCK_NAMESPACE = 0x666c6b77
 
@@ -181,6 +196,13 @@ export async function migratePostgres(
   migrations = POSTGRES_MIGRATIONS,
 ): Promise<MigrationResultSet> {
   const results: MigrationResultSet['results'] = []
+  try {
+    if ((await pendingPostgresMigrations(client, migrations)).length === 0) {
+      return { results: migrations.map((m) => ({ id: m.id, status: 'skipped' as const })) }
+    }
+  } catch (error) {
+    return { error: error as Error, results }
+  }
   const lockKey = schema ?? 'default'
   const inTransaction = async <T>(fn: () => Promise<T>): Promise<T> => {
     await client.query('BEGIN')

@@ -47,6 +47,8 @@ export interface PostgresStoreOptions {
   poolSize?: number
   /** How long to wait for a connection before failing (ms, default 10 000). */
   connectTimeoutMs?: number
+  /** For reading commands. The schema check is read-only in every case; this is kept for symmetry with SQLite. */
+  readOnly?: boolean
 }
 
 /** A PostgreSQL URL split into what `pg` needs and what flakewatch reads itself. */

@@ -149,8 +149,29 @@ export const SQLITE_MIGRATIONS: SqliteMigration[] = [
   },
 ]
 
-/** Applies pending migrations in order, each in its own immediate transaction, so parallel openers serialise. */
+/**
+ * Which migrations the file still needs, found with plain reads: no write lock, so that readers never wait behind
+ * a writer when nothing needs migrating.
+ */
+export function pendingSqliteMigrations(db: SqliteDb, migrations = SQLITE_MIGRATIONS): string[] {
+  const hasMeta = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_meta'").get()
+  if (!hasMeta) return migrations.map((m) => m.id)
+  const applied = new Set(
+    (db.prepare("SELECT key FROM schema_meta WHERE key LIKE 'migration:%'").pluck().all() as string[]).map((k) =>
+      k.slice('migration:'.length),
+    ),
+  )
+  return migrations.filter((m) => !applied.has(m.id)).map((m) => m.id)
+}
+
+/**
+ * Applies pending migrations in order, each in its own immediate transaction, so parallel openers serialise. When
+ * a read-only check finds nothing pending, nothing is written and no lock is taken.
+ */
 export function migrateSqlite(db: SqliteDb, migrations = SQLITE_MIGRATIONS): MigrationResultSet {
+  if (pendingSqliteMigrations(db, migrations).length === 0) {
+    return { results: migrations.map((m) => ({ id: m.id, status: 'skipped' as const })) }
+  }
   db.exec('CREATE TABLE IF NOT EXISTS schema_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)')
   const results: MigrationResultSet['results'] = []
   const applied = db.prepare('SELECT 1 FROM schema_meta WHERE key = ?')

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs'
+import { existsSync, mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { StoreError } from '../../errors.js'
 import type { Attempt, HistoryEntry, Run, RunInfo, RunMeta, TestHistory, TestRef } from '../../model.js'
@@ -31,12 +31,18 @@ import type {
   StoreStats,
   TestFilter,
 } from '../store.js'
-import { loadSqlite, type SqliteDb, type SqliteStatement } from './driver.js'
-import { migrateSqlite } from './migrations.js'
+import { loadSqlite, type SqliteConstructor, type SqliteDb, type SqliteStatement } from './driver.js'
+import { migrateSqlite, pendingSqliteMigrations } from './migrations.js'
 
 export interface SqliteStoreOptions {
   /** How long a writer waits for another process's transaction before giving up (ms). */
   busyTimeoutMs?: number
+  /**
+   * Open for reading only (analyze, show, gate, export, the server's analysis): the connection can never write,
+   * and the schema check takes no lock. A file that is missing or needs migrating is opened for writing once to
+   * create or migrate it, then reopened read-only.
+   */
+  readOnly?: boolean
 }
 
 /** Rows fetched per page of the analysis scan: big enough to amortise the call, small enough to stay flat. */
@@ -70,6 +76,10 @@ const RESULT_COLUMNS = `test, at, run,
 export async function openSqliteStore(file: string, opts: SqliteStoreOptions = {}): Promise<SqliteStore> {
   const Database = await loadSqlite()
   const path = file === ':memory:' ? file : resolve(file)
+  if (opts.readOnly && path !== ':memory:' && existsSync(path)) {
+    const reader = openReadOnly(Database, path, opts)
+    if (reader) return reader
+  }
   let db: SqliteDb
   try {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
@@ -89,9 +99,44 @@ export async function openSqliteStore(file: string, opts: SqliteStoreOptions = {
   const migrated = migrateSqlite(db)
   if (migrated.error) {
     db.close()
-    throw new StoreError(`cannot migrate ${path}: ${migrated.error.message}`, { cause: migrated.error })
+    const locked = /locked|busy/i.test(migrated.error.message)
+    const what = locked
+      ? `cannot migrate ${path}: another process holds the write lock (${migrated.error.message}); ` +
+        'the schema needs migrating, so this open has to wait for it'
+      : `cannot migrate ${path}: ${migrated.error.message}`
+    throw new StoreError(what, { cause: migrated.error })
+  }
+  if (opts.readOnly && path !== ':memory:') {
+    db.close()
+    return openSqliteStore(path, opts)
   }
   return new SqliteStore(db, path)
+}
+
+/**
+ * A read-only connection when the schema is current, else null (the caller migrates first). WAL lets it read the
+ * last committed state while a writer holds the lock.
+ */
+function openReadOnly(Database: SqliteConstructor, path: string, opts: SqliteStoreOptions): SqliteStore | null {
+  let db: SqliteDb
+  try {
+    db = new Database(path, { timeout: opts.busyTimeoutMs ?? 30_000, readonly: true, fileMustExist: true })
+    db.pragma('cache_size = -65536')
+  } catch (error) {
+    throw new StoreError(`cannot open SQLite database ${path} for reading: ${(error as Error).message}`, {
+      cause: error,
+    })
+  }
+  try {
+    if (pendingSqliteMigrations(db).length > 0) {
+      db.close()
+      return null
+    }
+  } catch (error) {
+    db.close()
+    throw new StoreError(`cannot read the schema of ${path}: ${(error as Error).message}`, { cause: error })
+  }
+  return new SqliteStore(db, path, true)
 }
 
 export class SqliteStore implements Store {
@@ -102,6 +147,8 @@ export class SqliteStore implements Store {
   constructor(
     private readonly db: SqliteDb,
     readonly location: string,
+    /** Opened read-only: every write fails in the driver. */
+    readonly readOnly = false,
   ) {
     this.stmts = this.prepareAll()
   }
