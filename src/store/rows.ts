@@ -7,6 +7,7 @@ import {
   type RunInfo,
   type RunStatus,
 } from '../model.js'
+import type { ChainedAuditEntry } from './audit-chain.js'
 import type { AuditEntry, QuarantineRecord } from './store.js'
 
 /**
@@ -160,4 +161,13 @@ export function auditFromRow(r: AuditRow): AuditEntry {
     source: r.source,
     record: typeof r.record === 'string' ? (JSON.parse(r.record) as QuarantineRecord) : r.record,
   }
+}
+
+export interface ChainedAuditRow extends AuditRow {
+  prev_hash: string | null
+  hash: string | null
+}
+
+export function chainedAuditFromRow(r: ChainedAuditRow): ChainedAuditEntry {
+  return { ...auditFromRow(r), prevHash: r.prev_hash, hash: r.hash }
 }

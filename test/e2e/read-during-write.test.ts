@@ -10,7 +10,8 @@ const fail = (name: string) =>
 
 // Read commands must answer while another process holds SQLite's write lock (an ingest in progress): they open
 // read-only, and the schema check takes no lock when nothing needs migrating. Before, every open ran the check
-// inside BEGIN IMMEDIATE and waited up to 30 s for the writer; this test's 20 s limit would then fail it.
+// inside BEGIN IMMEDIATE and waited up to 30 s for the writer, so five commands took 150 s and this test's
+// 60 s limit failed it.
 describe('read commands while a writer holds the lock', () => {
   const dir = testdir({
     'r1.xml': junit(pass('a') + fail('b')),
@@ -22,10 +23,11 @@ describe('read commands while a writer holds the lock', () => {
   afterAll(() => writer?.close())
 
   it('analyze, show, gate --db, export csv and quarantine list answer from the last committed state', async () => {
-    for (const [file, run] of [
+    const runs: [string, string][] = [
       ['r1.xml', 'run-1'],
       ['r2.xml', 'run-2'],
-    ]) {
+    ]
+    for (const [file, run] of runs) {
       const r = await runCli(['ingest', join(dir, file), '--db', db, '--suite', 'unit', '--run-id', run])
       expect(r.exitCode, r.stderr).toBe(0)
     }
@@ -60,5 +62,5 @@ describe('read commands while a writer holds the lock', () => {
     // The writer was never disturbed: it still commits.
     writer.exec('COMMIT')
     expect(writer.prepare(`SELECT branch FROM runs WHERE run_id = 'run-1'`).pluck().get()).toBe('uncommitted')
-  }, 20_000)
+  }, 60_000)
 })

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
+import { SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations.js'
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js'
 import { batch, result, runMeta } from '../helpers/builders.js'
 import { storeContract } from './contract.js'
@@ -19,7 +20,9 @@ describe('sqlite specifics', () => {
     const a = await openSqliteStore(file)
     const b = await openSqliteStore(file)
     expect(a.rawQuery('PRAGMA journal_mode')).toEqual([{ journal_mode: 'wal' }])
-    expect(a.rawQuery("SELECT value FROM schema_meta WHERE key = 'schema_version'")).toEqual([{ value: '1' }])
+    expect(a.rawQuery("SELECT value FROM schema_meta WHERE key = 'schema_version'")).toEqual([
+      { value: String(SQLITE_MIGRATIONS.length) },
+    ])
     await a.close()
     await b.close()
   })

@@ -1,4 +1,6 @@
 import type { MigrationResultSet } from '../sqlite/migrations.js'
+import { AUDIT_GENESIS, auditHash } from '../audit-chain.js'
+import { auditFromRow, type AuditRow } from '../rows.js'
 import type { PgClient, PgQueryable } from './driver.js'
 
 /** A forward-only schema step, in step with the SQLite one of the same id. */
@@ -162,6 +164,40 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
         END $$;
         CREATE TRIGGER runs_at_fixed BEFORE UPDATE OF at ON runs
           FOR EACH ROW WHEN (OLD.at IS DISTINCT FROM NEW.at) EXECUTE FUNCTION fw_run_at_fixed();
+      `)
+    },
+  },
+  {
+    // The audit trail becomes tamper-evident: each entry carries a hash chained to the previous one. Only the
+    // table's owner (the migration role) can disable the append-only triggers; see postgresAppRoleGrants.
+    id: '0003-server',
+    async up(client) {
+      await client.query(`
+        ALTER TABLE quarantine_audit ADD COLUMN prev_hash text, ADD COLUMN hash text;
+        ALTER TABLE quarantine_audit DISABLE TRIGGER quarantine_audit_append_only;
+      `)
+      // Entries written before this migration are chained as they stand: from here on, any change shows.
+      const { rows } = await client.query<AuditRow>('SELECT * FROM quarantine_audit ORDER BY id')
+      let prev = AUDIT_GENESIS
+      for (const row of rows) {
+        const hash = auditHash(prev, auditFromRow(row))
+        await client.query('UPDATE quarantine_audit SET prev_hash = $1, hash = $2 WHERE id = $3', [prev, hash, row.id])
+        prev = hash
+      }
+      await client.query(`
+        ALTER TABLE quarantine_audit ENABLE TRIGGER quarantine_audit_append_only;
+        -- Appends are serialised per schema (an advisory lock in the store), so a chain never forks; an insert
+        -- that reuses or precedes an existing id is refused outright.
+        CREATE FUNCTION fw_no_backfill() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF NEW.id <= (SELECT coalesce(max(id), 0) FROM quarantine_audit) THEN
+            RAISE EXCEPTION 'quarantine_audit is append-only: an entry cannot be inserted before others'
+              USING ERRCODE = 'restrict_violation';
+          END IF;
+          RETURN NEW;
+        END $$;
+        CREATE TRIGGER quarantine_audit_no_backfill BEFORE INSERT ON quarantine_audit
+          FOR EACH ROW EXECUTE FUNCTION fw_no_backfill();
       `)
     },
   },

@@ -2,15 +2,18 @@ import { existsSync, mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { StoreError } from '../../errors.js'
 import type { Attempt, HistoryEntry, Run, RunInfo, RunMeta, TestHistory, TestRef } from '../../model.js'
+import { AUDIT_GENESIS, auditHash, type ChainedAuditEntry } from '../audit-chain.js'
 import { clip, isoToMs, messageKey, statusCode, statusFromCode } from '../codes.js'
 import {
   attemptsToStore,
   attemptSummary,
   auditFromRow,
+  chainedAuditFromRow,
   quarantineFromRow,
   runFromRow,
   runInfoFromRow,
   type AuditRow,
+  type ChainedAuditRow,
   type QuarantineRow,
   type RunRow,
 } from '../rows.js'
@@ -591,12 +594,28 @@ export class SqliteStore implements Store {
     return Promise.resolve(row ? quarantineFromRow(row) : null)
   }
 
+  /** Appends one audit entry chained to the last one; runs inside the caller's immediate transaction. */
   private appendAudit(testId: string, audit: AuditInput, record: QuarantineRecord | null): void {
+    const last = this.db.prepare('SELECT hash FROM quarantine_audit ORDER BY id DESC LIMIT 1').pluck().get() as
+      string | null | undefined
+    const prevHash = last ?? AUDIT_GENESIS
+    const hash = auditHash(prevHash, { testId, ...audit, record })
     this.db
       .prepare(
-        'INSERT INTO quarantine_audit (test_id, action, actor, at, reason, source, record) VALUES (?, ?, ?, ?, ?, ?, ?)',
+        `INSERT INTO quarantine_audit (test_id, action, actor, at, reason, source, record, prev_hash, hash)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
-      .run(testId, audit.action, audit.actor, audit.at, audit.reason, audit.source, record && JSON.stringify(record))
+      .run(
+        testId,
+        audit.action,
+        audit.actor,
+        audit.at,
+        audit.reason,
+        audit.source,
+        record && JSON.stringify(record),
+        prevHash,
+        hash,
+      )
   }
 
   putQuarantine(record: QuarantineRecord, audit: AuditInput): Promise<void> {
@@ -651,6 +670,11 @@ export class SqliteStore implements Store {
         : this.db.prepare('SELECT * FROM quarantine_audit ORDER BY id DESC LIMIT ?').all(filter.limit ?? -1)
     ) as AuditRow[]
     return Promise.resolve(rows.map(auditFromRow))
+  }
+
+  listAuditChain(): Promise<ChainedAuditEntry[]> {
+    const rows = this.db.prepare('SELECT * FROM quarantine_audit ORDER BY id').all() as ChainedAuditRow[]
+    return Promise.resolve(rows.map(chainedAuditFromRow))
   }
 
   putFingerprint(fp: Fingerprint): Promise<void> {
