@@ -6,6 +6,7 @@ import {
   type RunInfo,
   type TestHistory,
 } from '../model.js'
+import { branchBreakages } from './branch-breakages.js'
 import { classifyFlipRate } from './classify-flip-rate.js'
 import { decideVerdict } from './decide-verdict.js'
 import { ewmaFlipRate } from './ewma-flip-rate.js'
@@ -17,10 +18,11 @@ import { flipRate } from './flip-rate.js'
 import { hadFailure } from './had-failure.js'
 import { newlyFlaky } from './newly-flaky.js'
 import { passRateClass } from './pass-rate-class.js'
+import { quarantineCriterion } from './quarantine-criteria.js'
 import { recommend } from './recommend.js'
 import type { ResolvedAnalysisConfig } from './resolve-analysis-config.js'
 import { successRate } from './success-rate.js'
-import type { ContextStats, Hint, TestAnalysis } from './types.js'
+import type { BranchBreakageHint, ContextStats, Hint, TestAnalysis } from './types.js'
 
 const DAY_MS = 86_400_000
 
@@ -78,18 +80,11 @@ export function analyzeTest(history: TestHistory, cfg: ResolvedAnalysisConfig, c
   const all = history.entries
   const since = ctx.now - cfg.scoring.lookbackDays * DAY_MS
   const excludedRuns = ctx.excludedRuns
-  const entries: HistoryEntry[] = []
+  let countable: HistoryEntry[] = []
   let skipped = 0
   let excluded = 0
-  let timeLostMs = 0
-  let healed = 0
-  let failures = 0
-  let troubled = 0
-  // Most tests run in one context: count it in locals and only build a map when a second one shows up.
-  let mainContext: RunContext | null = null
-  let mainPasses = 0
-  let mainFailures = 0
-  let otherContexts: Map<string, ContextCount> | null = null
+  let offDefaultFailure = false
+  const defaultBranch = cfg.successRate.defaultBranch
   for (const e of all) {
     if (e.run.at < since) continue
     if (e.status === 'skipped') {
@@ -100,7 +95,30 @@ export function analyzeTest(history: TestHistory, cfg: ResolvedAnalysisConfig, c
       excluded++
       continue
     }
-    entries.push(e)
+    countable.push(e)
+    if (e.run.branch !== null && e.run.branch !== defaultBranch && isFailure(e.status)) offDefaultFailure = true
+  }
+  // Only a failure off the default branch can be a branch breakage: most tests skip this step entirely.
+  let branchHints: BranchBreakageHint[] = []
+  let branchBreakageRuns = 0
+  if (offDefaultFailure) {
+    const split = branchBreakages(countable, defaultBranch, cfg.verdict.branchBreakageMinRuns)
+    countable = split.kept
+    branchHints = split.hints
+    branchBreakageRuns = split.setAside
+  }
+
+  const entries = countable
+  let timeLostMs = 0
+  let healed = 0
+  let failures = 0
+  let troubled = 0
+  // Most tests run in one context: count it in locals and only build a map when a second one shows up.
+  let mainContext: RunContext | null = null
+  let mainPasses = 0
+  let mainFailures = 0
+  let otherContexts: Map<string, ContextCount> | null = null
+  for (const e of entries) {
     timeLostMs += e.failedAttemptsMs
     if (e.healingOccurred) healed++
     const failed = isFailure(e.status)
@@ -140,14 +158,31 @@ export function analyzeTest(history: TestHistory, cfg: ResolvedAnalysisConfig, c
     const e = entries[i]!
     if (hadFailure(e)) recentFailures++
   }
+  let trailingPasses = 0
+  while (trailingPasses < n && !hadFailure(entries[n - 1 - trailingPasses]!)) trailingPasses++
+  const classification = classifyFlipRate(flip)
+  const proven = verdict.evidence.some((e) => e.kind === 'same_revision_pass_and_fail' || e.kind === 'pass_on_retry')
+  const policyReason = quarantineCriterion(
+    {
+      verdict: verdict.verdict,
+      flipRateClass: classification,
+      score,
+      confidence,
+      proven,
+      trailingPasses,
+      reason: verdict.reason,
+    },
+    cfg.quarantine,
+  )
   const recommendation = recommend(
-    { score, confidence, runs: window.length, recentFailures, verdict: verdict.verdict },
+    { score, confidence, runs: window.length, recentFailures, verdict: verdict.verdict, policyReason },
     cfg.scoring,
   )
 
   const hints: Hint[] = []
   const evidence: Evidence[] = verdict.evidence
   if (verdict.change !== null) hints.push(verdict.change)
+  for (const b of branchHints) hints.push(b)
   if (troubled >= cfg.hints.minFailures) {
     const associations = failureAssociations(entries, cfg.hints)
     for (const a of associations) {
@@ -177,6 +212,10 @@ export function analyzeTest(history: TestHistory, cfg: ResolvedAnalysisConfig, c
     }
   }
 
+  let lastFailureAt: number | null = null
+  for (let i = n - 1; i >= 0 && lastFailureAt === null; i--)
+    if (hadFailure(entries[i]!)) lastFailureAt = entries[i]!.run.at
+
   const last = all.length > 0 ? all[all.length - 1]! : null
   return {
     testId: history.test.testId,
@@ -186,10 +225,11 @@ export function analyzeTest(history: TestHistory, cfg: ResolvedAnalysisConfig, c
     failures,
     skipped,
     excludedRuns: excluded,
+    branchBreakageRuns,
     passRate: n === 0 ? null : passes / n,
     flipRate: flip,
     ewmaFlipRate: ewma,
-    classification: classifyFlipRate(flip),
+    classification,
     score,
     components,
     confidence,
@@ -203,6 +243,9 @@ export function analyzeTest(history: TestHistory, cfg: ResolvedAnalysisConfig, c
     hints,
     contexts: contextStats,
     timeLostMs,
+    trailingPasses,
+    proven,
+    lastFailureAt,
     lastStatus: last === null ? null : last.status,
     firstRunAt: all.length > 0 ? all[0]!.run.at : null,
     lastRunAt: last === null ? null : last.run.at,

@@ -22,9 +22,10 @@ const RULES: { test: (s: string) => boolean; re: RegExp; to: string }[] = [
     re: /(?:\b[a-z]:\\|\.{1,2}\/|(?<![\w.])\/)[\w.\-@+~/\\]*[\w-](?::\d+){0,2}/gi,
     to: '<path>',
   },
+  { test: hasDigit, re: /\b\d{1,3}(?:\.\d{1,3}){3}\b/g, to: '<ip>' },
   {
     test: (s) => s.includes(':'),
-    re: /\b(localhost|\d{1,3}(?:\.\d{1,3}){3}|\[[0-9a-f:]+\]|[a-z0-9-]+(?:\.[a-z0-9-]+)+):\d{2,5}\b/gi,
+    re: /(<ip>|\b(?:localhost|\[[0-9a-f:]+\]|[a-z0-9-]+(?:\.[a-z0-9-]+)+)):\d{2,5}\b/gi,
     to: '$1:<port>',
   },
   { test: (s) => s.includes(':'), re: /:\d+\b/g, to: ':<line>' },
@@ -35,6 +36,10 @@ const RULES: { test: (s: string) => boolean; re: RegExp; to: string }[] = [
     to: '$1$2 <value>',
   },
   { test: hasDigit, re: /\b\d+(?:\.\d+)?\s?(?:ms|s|sec|secs|seconds|milliseconds)\b/gi, to: '<duration>' },
+  // Hashes and ids: runs of hex digits with both a digit and a letter (commit shas, object ids, content hashes).
+  { test: hasDigit, re: /\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,}\b/gi, to: '<hash>' },
+  // Any number left, also inside identifiers (`worker-3`, `user_42`, `run7`): counts, ids, indices, sizes.
+  { test: hasDigit, re: /\d+(?:\.\d+)?/g, to: '<n>' },
   { test: () => true, re: /\s+/g, to: ' ' },
 ]
 
@@ -51,8 +56,8 @@ const cache = new Map<string, string>()
 
 /**
  * A failure message with its run-specific parts replaced, so that the same failure mode has one signature:
- * timestamps, UUIDs, URLs, hex addresses, paths (with `:line:col`), ports, line numbers, expected/actual values
- * and durations. Whitespace is folded and the result lower-cased. Only the first 1,000 characters count.
+ * timestamps, UUIDs, URLs, hex addresses, paths (with `:line:col`), ports, line numbers, expected/actual values,
+ * durations, hashes and every other number, so that modes differing only by them group together. Whitespace is folded and the result lower-cased. Only the first 1,000 characters count.
  * Memoised by the raw message, because failure messages repeat heavily.
  * @example normalizeMessage('Timeout at /src/a.ts:12:5 after 5000ms') // 'timeout at <path> after <duration>'
  */

@@ -11,14 +11,17 @@ export interface RecommendInput {
   /** Failures within `recentFailureWindow` days. */
   recentFailures: number
   verdict: VerdictKind
+  /** Why the quarantine policy would quarantine this test (`quarantineCriterion`), or null. */
+  policyReason?: string | null
 }
 
 /**
- * What to do about a test, from its score and confidence against the configured thresholds (FlakeGuard), kept
- * consistent with the verdict: a broken test is to be fixed, never quarantined as a flake; a healthy or
- * unknown test is at most monitored; a proven flaky test is at least monitored.
- * @example recommend({ score: 0.7, confidence: 0.9, runs: 50, recentFailures: 4, verdict: 'flaky' }, cfg.scoring)
- * // { action: 'quarantine', priority: 'high', reason: 'flakiness score 0.70 ≥ 0.6 with confidence 0.90' }
+ * What to do about a test, kept consistent with the verdict and the quarantine policy: `quarantine` exactly when
+ * the policy would quarantine it (`policyReason`); a broken test is to be fixed, never quarantined as a flake;
+ * otherwise the score and its confidence against the configured thresholds (FlakeGuard) pick investigate,
+ * monitor or stable, a healthy or unknown test is at most monitored, and a proven flaky test at least monitored.
+ * @example recommend({ score: 0.7, confidence: 0.9, runs: 50, recentFailures: 4, verdict: 'flaky', policyReason: 'chronic' }, cfg.scoring)
+ * // { action: 'quarantine', priority: 'high', reason: 'the quarantine policy applies: chronic' }
  */
 export function recommend(input: RecommendInput, cfg: ScoringConfig): Recommendation {
   const { score, confidence, verdict } = input
@@ -26,6 +29,9 @@ export function recommend(input: RecommendInput, cfg: ScoringConfig): Recommenda
   const c = fixed2(confidence)
   if (verdict === 'broken') {
     return rec('investigate', 'critical', 'failing consistently: a regression to fix, not a flake to quarantine')
+  }
+  if (input.policyReason) {
+    return rec('quarantine', score >= 0.8 ? 'critical' : 'high', `the quarantine policy applies: ${input.policyReason}`)
   }
   const capped = verdict === 'healthy' || verdict === 'insufficient_data'
   const floor = (r: Recommendation): Recommendation =>
@@ -48,7 +54,8 @@ export function recommend(input: RecommendInput, cfg: ScoringConfig): Recommenda
       const recent = `${plural(input.recentFailures, 'failure')} in the last ${cfg.recentFailureWindow} days`
       return rec('investigate', 'medium', `score ${s} ≥ ${q}, but only ${recent}`)
     }
-    return rec('quarantine', score >= 0.8 ? 'critical' : 'high', `flakiness score ${s} ≥ ${q} with confidence ${c}`)
+    // Only the policy quarantines (above); here it does not apply, e.g. because the test passes again.
+    return rec('investigate', 'high', `flakiness score ${s} ≥ ${q} with confidence ${c}, outside the quarantine policy`)
   }
   if (score >= cfg.investigationThreshold && !capped) {
     return rec('investigate', 'medium', `flakiness score ${s} ≥ ${cfg.investigationThreshold}`)

@@ -1,3 +1,5 @@
+import type { QuarantineCriteria } from './quarantine-criteria.js'
+
 /** Weights of the six score components. The first five add up; the penalty scales the sum down. */
 export interface ScoringWeights {
   intermittency: number
@@ -46,6 +48,20 @@ export interface VerdictConfig {
   fixedMinRuns: number
   /** ...and is one when that many passes in a row are this unlikely under the failure rate seen before. */
   fixedAlpha: number
+  /**
+   * The failure rate before a fix is estimated over at least this many runs (fewer runs count as clean), so that
+   * one failure in two runs does not make ten clean runs look significant.
+   */
+  fixedBaselineRuns: number
+  /** The bound: this many clean runs in a row make a test healthy whatever its earlier failure rate... */
+  fixedMaxRuns: number
+  /**
+   * ...unless it has had a longer clean stretch between failures before: the clean stretch must be at least this
+   * many times the longest earlier gap between runs with a failure (bursty tests are clean for weeks).
+   */
+  fixedGapFactor: number
+  /** Final failures in a row on one non-default branch that make a branch breakage rather than flakiness. */
+  branchBreakageMinRuns: number
   /** Separate failure episodes needed to call a test flaky without proof (same revision, retry). */
   minFailureEpisodes: number
 }
@@ -77,6 +93,8 @@ export interface SuccessRateConfig {
 }
 
 export interface ResolvedAnalysisConfig {
+  /** The quarantine policy's entry criteria, so that recommendations follow the policy (config `quarantine`). */
+  quarantine: QuarantineCriteria
   flipRate: FlipRateConfig
   scoring: ScoringConfig
   verdict: VerdictConfig
@@ -94,6 +112,14 @@ export type AnalysisConfigOptions = DeepPartial<ResolvedAnalysisConfig>
 
 /** The defaults. Frozen: resolve a copy instead of changing it. */
 export const DEFAULT_ANALYSIS_CONFIG: Readonly<ResolvedAnalysisConfig> = deepFreeze({
+  // The same values as the config defaults' `quarantine` section; `analysisOptions` passes the configured ones.
+  quarantine: {
+    classes: ['flaky', 'chronic'],
+    minScore: 0.6,
+    minConfidence: 0.5,
+    onProvenEvidence: true,
+    releaseAfterPasses: 10,
+  },
   flipRate: { window: 10, ewmaAlpha: 0.3, ewmaWindow: 20 },
   scoring: {
     rollingWindowSize: 50,
@@ -121,6 +147,10 @@ export const DEFAULT_ANALYSIS_CONFIG: Readonly<ResolvedAnalysisConfig> = deepFre
     baselineRuns: 20,
     fixedMinRuns: 10,
     fixedAlpha: 0.001,
+    fixedBaselineRuns: 20,
+    fixedMaxRuns: 40,
+    fixedGapFactor: 1.5,
+    branchBreakageMinRuns: 2,
     minFailureEpisodes: 2,
   },
   infra: { failedShare: 0.8, minTests: 5 },

@@ -9,6 +9,7 @@ export interface TestAnalysisJson {
   failures: number
   skipped: number
   excluded_runs: number
+  branch_breakage_runs: number
   pass_rate: number | null
   flip_rate: number
   ewma_flip_rate: number
@@ -67,6 +68,7 @@ export function toAnalysisJson(a: TestAnalysis): TestAnalysisJson {
     failures: a.failures,
     skipped: a.skipped,
     excluded_runs: a.excludedRuns,
+    branch_breakage_runs: a.branchBreakageRuns,
     pass_rate: roundOrNull(a.passRate),
     flip_rate: round(a.flipRate),
     ewma_flip_rate: round(a.ewmaFlipRate),

@@ -84,7 +84,22 @@ export interface ChangeHint {
   message: string
 }
 
-export type Hint = AssociationHint | BurstHint | ChangeHint
+/** Failures confined to one non-default branch and consistent there: that branch's breakage, not flakiness. */
+export interface BranchBreakageHint {
+  kind: 'branch_breakage'
+  branch: string
+  /** The first failing run on the branch. */
+  since: number
+  runId: string
+  revision: string | null
+  /** Failing runs set aside. */
+  runs: number
+  /** Whether the branch still fails at its newest run. */
+  ongoing: boolean
+  message: string
+}
+
+export type Hint = AssociationHint | BurstHint | ChangeHint | BranchBreakageHint
 
 /** Outcomes in one environment (env facet combination); `context` is `key=value,…` or `default`. */
 export interface ContextStats {
@@ -106,6 +121,8 @@ export interface TestAnalysis {
   failures: number
   skipped: number
   excludedRuns: number
+  /** Failing runs of one non-default branch set aside as that branch's breakage (see `branch_breakage` hints). */
+  branchBreakageRuns: number
   passRate: number | null
   flipRate: number
   ewmaFlipRate: number
@@ -125,6 +142,12 @@ export interface TestAnalysis {
   contexts: ContextStats[]
   /** Time spent in failed attempts (CI time lost), over countable runs. */
   timeLostMs: number
+  /** Clean runs in a row at the end of the countable runs (a pass on retry breaks the streak). */
+  trailingPasses: number
+  /** Proven flaky: a pass and a fail on one revision, or a pass on retry, in the countable runs. */
+  proven: boolean
+  /** The newest countable run with a failed attempt, epoch ms. */
+  lastFailureAt: number | null
   lastStatus: ResultStatus | null
   firstRunAt: number | null
   lastRunAt: number | null

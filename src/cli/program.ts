@@ -80,6 +80,7 @@ Examples:
       .option('--suite <name>', 'only this suite')
       .option('--branch <name>', 'only runs on this branch')
       .option('--since <when>', 'only runs since a date or N days back (14d)')
+      .option('--as-of <date>', 'end every analysis window here (default: the newest run)')
       .option('--json', 'print JSON')
       .addOption(
         new Option('--format <format>', 'output format').choices(['table', 'markdown', 'json']).default('table'),
@@ -217,6 +218,7 @@ Examples:
   qOpts(quarantine.command('auto'))
     .description('apply the quarantine policy: quarantine flaky tests, release fixed and expired ones')
     .option('--dry-run', 'show what would change')
+    .option('--as-of <date>', 'judge tests as of this date, like analyze --as-of (default: the newest run)')
     .option('--json', 'print JSON')
     .action(async (opts: QuarantineCommandOptions) => {
       const { quarantineAuto, printAuto } = await import('./commands/quarantine.js')
@@ -264,6 +266,7 @@ Examples:
       .option('--db <path|url>', 'store (default: FLAKEWATCH_DB or .flakewatch.db)')
       .option('--config <file>', 'config file (analysis settings for --classification verdict)')
       .option('--days <n>', 'days of history in the bundle, by run start time', '14')
+      .option('--as-of <date>', 'the window ends here (default: the newest run)')
       .option('--suite <name>', 'only runs of this suite')
       .option(
         '--context-keys <keys>',
@@ -310,6 +313,7 @@ Examples:
       .option('--suite <name>', 'only runs of this suite')
       .option('--branch <name>', 'only runs on this branch')
       .option('--days <n>', 'only runs of the last N days (default: the analysis lookback)')
+      .option('--as-of <date>', 'end every analysis window here (default: the newest run)')
       .option('-o, --output <file>', 'write to a file instead of stdout')
 
   tableFlags(exportCmd.command('csv'))

@@ -112,13 +112,30 @@ export function loadConfig(opts: LoadConfigOptions = {}): ResolvedConfig {
   return { ...config, file }
 }
 
+type QuarantineCriteriaKey = 'classes' | 'minScore' | 'minConfidence' | 'onProvenEvidence' | 'releaseAfterPasses'
+
 /**
  * The analysis engine's options from the config: the `analysis` section, with the success-rate window and
  * default branch that live at the top level because people look for them there.
  */
-export function analysisOptions(config: Pick<ResolvedConfig, 'analysis' | 'successRate' | 'defaultBranch'>) {
+export function analysisOptions(
+  config: Pick<ResolvedConfig, 'analysis' | 'successRate' | 'defaultBranch'> & {
+    quarantine?: Pick<ResolvedConfig['quarantine'], QuarantineCriteriaKey>
+  },
+) {
+  const q = config.quarantine
   return {
     ...config.analysis,
     successRate: { ...config.successRate, defaultBranch: config.defaultBranch },
+    // The quarantine policy's entry criteria, so that recommendations and `quarantine auto` agree.
+    ...(q && {
+      quarantine: {
+        classes: q.classes,
+        minScore: q.minScore,
+        minConfidence: q.minConfidence,
+        onProvenEvidence: q.onProvenEvidence,
+        releaseAfterPasses: q.releaseAfterPasses,
+      },
+    }),
   }
 }

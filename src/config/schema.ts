@@ -43,6 +43,10 @@ const AnalysisSchema = z
         brokenAlpha: unit,
         fixedMinRuns: posInt,
         fixedAlpha: unit,
+        fixedBaselineRuns: posInt,
+        fixedMaxRuns: posInt,
+        fixedGapFactor: num.min(0),
+        branchBreakageMinRuns: posInt,
         minFailureEpisodes: posInt,
       })
       .partial()

@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
+import { asOfTime } from '../analysis/as-of.js'
 import { analyzeTest } from '../analysis/analyze-test.js'
 import { infraRunIds } from '../analysis/infra-run-ids.js'
 import { resolveAnalysisConfig, type AnalysisConfigOptions } from '../analysis/resolve-analysis-config.js'
@@ -27,7 +28,7 @@ export interface BundleExportOptions {
   classification?: ClassificationMode
   /** Analysis settings for `classification: 'verdict'`. */
   analysis?: AnalysisConfigOptions
-  /** Epoch ms; the window ends here. Default `Date.now()`. */
+  /** Epoch ms; the window ends here. Default: the newest run of the suite (`asOfTime`), as for `analyze`. */
   now?: number
 }
 
@@ -129,7 +130,9 @@ export async function* bundleChunks(
   opts: BundleExportOptions = {},
   summary: BundleSummary = { runs: 0, tests: 0, bytes: 0 },
 ): AsyncGenerator<string> {
-  const r = resolveBundleExport(opts)
+  // The one clock: without an explicit time, the window ends at the newest run, as every analysis does.
+  const now = opts.now ?? asOfTime(await store.runSummaries({ suite: opts.suite }), undefined, Date.now())
+  const r = resolveBundleExport({ ...opts, now })
   const since = r.now - r.days * DAY_MS
   const classify = await classifierFor(store, r, since)
   // Runs come first and are few (one per suite execution), so they are held; results never are.

@@ -1,3 +1,4 @@
+import { asOfTime } from '../analysis/as-of.js'
 import { analyzeTest } from '../analysis/analyze-test.js'
 import { infraRunIds } from '../analysis/infra-run-ids.js'
 import { resolveAnalysisConfig, type AnalysisConfigOptions } from '../analysis/resolve-analysis-config.js'
@@ -9,8 +10,8 @@ export interface AnalyzeStoreOptions {
   config?: AnalysisConfigOptions
   filter?: HistoryFilter
   /**
-   * Where the analysis windows (lookback, "recent", success-rate days) end. Default: the newest selected run, so
-   * that a store that has not been fed for a while still shows its last weeks instead of nothing.
+   * Where the analysis windows (lookback, "recent", success-rate days) end. Default: the newest selected run
+   * (`asOfTime`), so that a store that has not been fed for a while still shows its last weeks instead of nothing.
    */
   now?: number
   /** Sees each history beside its analysis, for callers that need more than the analysis keeps. */
@@ -31,7 +32,7 @@ export async function analyzeStore(store: Store, opts: AnalyzeStoreOptions = {})
     since: filter.since,
     until: filter.until,
   })
-  const now = opts.now ?? (summaries.length ? Math.max(...summaries.map((s) => s.at)) + 1 : Date.now())
+  const now = asOfTime(summaries, opts.now, Date.now())
   const excludedRuns = infraRunIds(summaries, cfg)
   const out: TestAnalysis[] = []
   for await (const history of store.scanHistory(filter)) {

@@ -1,42 +1,40 @@
 import type { TestAnalysis } from '../analysis/types.js'
 import { analysisOptions, type ResolvedConfig } from '../config/load.js'
-import type { TestHistory } from '../model.js'
 import { analyzeStore } from '../pipeline/analyze-store.js'
 import type { Store } from '../store/store.js'
 import type { PolicyTest } from './policy.js'
 
-/** Passes in a row at the end of a history; a pass only on retry breaks the streak, skips are ignored. */
-export function trailingPasses(history: TestHistory): number {
-  let n = 0
-  for (let i = history.entries.length - 1; i >= 0; i--) {
-    const e = history.entries[i]!
-    if (e.status === 'skipped') continue
-    if (e.status !== 'passed' || e.flakyOnRetry) break
-    n++
-  }
-  return n
-}
-
-export function policyTest(analysis: TestAnalysis, history: TestHistory): PolicyTest {
+/**
+ * One test as the policy sees it: every field straight from its analysis, so that `quarantine auto` acts on
+ * exactly the verdicts, classes and streaks that `analyze` prints.
+ */
+export function policyTest(analysis: TestAnalysis): PolicyTest {
   return {
     testId: analysis.testId,
     verdict: analysis.verdict,
     classification: analysis.classification,
     score: analysis.score,
     confidence: analysis.confidence,
-    proven: analysis.evidence.some((e) => e.kind === 'same_revision_pass_and_fail' || e.kind === 'pass_on_retry'),
-    trailingPasses: trailingPasses(history),
+    proven: analysis.proven,
+    trailingPasses: analysis.trailingPasses,
     reason: analysis.reason,
+    timeLostMs: analysis.timeLostMs,
+    failures: analysis.failures,
+    lastFailureAt: analysis.lastFailureAt,
   }
 }
 
-/** Every stored test as the quarantine policy sees it, from one scan of the store. */
+/**
+ * Every stored test as the quarantine policy sees it, from one scan of the store, at the same as-of time as
+ * `analyze` (the newest run unless `asOf` names one): never the wall clock, which would leave a store that has
+ * not been fed for a few weeks with no flaky test at all.
+ */
 export async function policyTestsFromStore(
   store: Store,
-  config: Pick<ResolvedConfig, 'analysis' | 'successRate' | 'defaultBranch'>,
-  now = Date.now(),
+  config: Pick<ResolvedConfig, 'analysis' | 'successRate' | 'defaultBranch' | 'quarantine'>,
+  asOf?: number,
 ): Promise<PolicyTest[]> {
   const tests: PolicyTest[] = []
-  await analyzeStore(store, { config: analysisOptions(config), now, onTest: (h, a) => tests.push(policyTest(a, h)) })
+  await analyzeStore(store, { config: analysisOptions(config), now: asOf, onTest: (_, a) => tests.push(policyTest(a)) })
   return tests
 }

@@ -1,6 +1,8 @@
+import { quarantineCriterion } from '../analysis/quarantine-criteria.js'
+import type { FlipClass } from '../analysis/types.js'
 import type { QuarantineRecord } from '../store/store.js'
 
-export type FlipClass = 'stable' | 'intermittent' | 'flaky' | 'chronic'
+export type { FlipClass }
 
 /** What the policy needs to know of one test, taken from its analysis. */
 export interface PolicyTest {
@@ -14,6 +16,10 @@ export interface PolicyTest {
   /** Passes in a row at the end of the history (a pass on retry does not count). */
   trailingPasses: number
   reason: string
+  /** Harm, for choosing under the cap: CI time lost in failed attempts, failures, and the newest failure. */
+  timeLostMs?: number
+  failures?: number
+  lastFailureAt?: number | null
 }
 
 export interface QuarantinePolicy {
@@ -35,16 +41,24 @@ export interface PolicyDecision {
   overCap: { testId: string; reason: string }[]
 }
 
-/** Why a test qualifies for quarantine, or null. Broken tests never qualify: they need a fix, not a mute button. */
+/**
+ * Why a test qualifies for quarantine, or null: the analysis' `quarantineCriterion`, the same function that makes
+ * `recommendation.action` say `quarantine`. Broken tests never qualify, nor do tests that already meet the
+ * release rule (`releaseAfterPasses` clean passes in a row): entry and release are disjoint.
+ */
 export function quarantineReason(t: PolicyTest, p: QuarantinePolicy): string | null {
-  if (t.verdict === 'broken' || t.verdict === 'insufficient_data') return null
-  if (t.verdict !== 'flaky') return null
-  if (p.classes.includes(t.classification)) return `${t.classification} (flip rate class); ${t.reason}`
-  if (t.score >= p.minScore && t.confidence >= p.minConfidence) {
-    return `flakiness score ${t.score.toFixed(2)} at confidence ${t.confidence.toFixed(2)}; ${t.reason}`
-  }
-  if (p.onProvenEvidence && t.proven) return `proven flaky; ${t.reason}`
-  return null
+  return quarantineCriterion({ ...t, flipRateClass: t.classification }, p)
+}
+
+/** Most harmful first: CI time lost, then failures, then the most recent failure, then the id for a stable order. */
+export function harmOrder(a: PolicyTest, b: PolicyTest): number {
+  return (
+    (b.timeLostMs ?? 0) - (a.timeLostMs ?? 0) ||
+    (b.failures ?? 0) - (a.failures ?? 0) ||
+    (b.lastFailureAt ?? -Infinity) - (a.lastFailureAt ?? -Infinity) ||
+    b.score - a.score ||
+    a.testId.localeCompare(b.testId)
+  )
 }
 
 /**
@@ -89,8 +103,8 @@ export function decideQuarantine(
     .filter((t) => !byId.has(t.testId) || expired.has(t.testId))
     .map((t) => ({ t, reason: quarantineReason(t, policy) }))
     .filter((c): c is { t: PolicyTest; reason: string } => c.reason !== null)
-    // Worst first, so that the cap keeps the most harmful tests in quarantine.
-    .sort((a, b) => b.t.score - a.t.score || a.t.testId.localeCompare(b.t.testId))
+    // Most harmful first, so that under the cap the tests that cost the most CI time are quarantined.
+    .sort((a, b) => harmOrder(a.t, b.t))
   for (const { t, reason } of candidates) {
     if (active >= policy.maxQuarantined) decision.overCap.push({ testId: t.testId, reason })
     else {

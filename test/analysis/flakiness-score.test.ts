@@ -200,8 +200,11 @@ describe('recommend', () => {
   const base = { score: 0.7, confidence: 0.9, runs: 50, recentFailures: 5, verdict: 'flaky' as const }
 
   it.each([
-    [{}, 'quarantine', 'high'],
-    [{ score: 0.85 }, 'quarantine', 'critical'],
+    [{ policyReason: 'chronic (flip rate class)' }, 'quarantine', 'high'],
+    [{ score: 0.85, policyReason: 'chronic (flip rate class)' }, 'quarantine', 'critical'],
+    // The score alone never quarantines: only the policy does, so that the two never disagree.
+    [{}, 'investigate', 'high'],
+    [{ score: 0.3, policyReason: 'proven flaky' }, 'quarantine', 'high'],
     [{ confidence: 0.6 }, 'investigate', 'high'],
     [{ recentFailures: 1 }, 'investigate', 'medium'],
     [{ score: 0.45 }, 'investigate', 'medium'],

@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest'
-import { normalizeMessage } from '../../src/analysis/index.js'
+import { failureModes, normalizeMessage } from '../../src/analysis/index.js'
+import { HOUR, history } from './builders.js'
 
 describe('normalizeMessage', () => {
   it.each([
     ['timestamps', 'failed at 2025-03-01T12:34:56.789Z and 12:00:01', 'failed at <ts> and <ts>'],
     ['line numbers', 'TypeError: x is undefined (Component:42)', 'typeerror: x is undefined (component:<line>)'],
     ['hex addresses', 'segfault at 0x7ffd5e8c and 0XDEADBEEF', 'segfault at <hex> and <hex>'],
-    ['ports', 'connect ECONNREFUSED 127.0.0.1:5432', 'connect econnrefused 127.0.0.1:<port>'],
+    ['ports and IP addresses', 'connect ECONNREFUSED 127.0.0.1:5432', 'connect econnrefused <ip>:<port>'],
     [
       'ports on host names',
       'cannot reach localhost:3000 or db.internal:6543',
@@ -36,5 +37,29 @@ describe('normalizeMessage', () => {
   it('returns the memoised result for a repeated message', () => {
     const m = 'expected 3 to equal 4 at /x/y.ts:1:1'
     expect(normalizeMessage(m)).toBe(normalizeMessage(m))
+  })
+})
+
+describe('failure modes that differ only by numbers, hashes, ids or paths', () => {
+  it.each([
+    ['counts', 'expected 3 rows, found 7', 'expected 12 rows, found 0'],
+    ['ids inside names', 'worker-3 lost job_1842', 'worker-11 lost job_77'],
+    ['commit hashes', 'snapshot 3f2a9c1d stale', 'snapshot e81b07ff stale'],
+    ['addresses', 'connect ECONNRESET 10.0.0.5:5432', 'connect ECONNRESET 10.0.3.17:6543'],
+    ['paths', 'cannot open /tmp/run-81/cache.db', 'cannot open /tmp/run-9/cache.db'],
+  ])('group %s', (_, a, b) => {
+    expect(normalizeMessage(a)).toBe(normalizeMessage(b))
+  })
+
+  it('gives nine messages that differ by one number one failure mode, not nine', () => {
+    const h = history('unit::m.test.ts::n', HOUR)
+    for (let i = 0; i < 9; i++) h.fail({ message: `Retry ${i + 1} of 9: queue depth ${100 + i * 13} over limit` })
+    const modes = failureModes(h.build().entries)
+    expect(modes).toHaveLength(1)
+    expect(modes[0]!.count).toBe(9)
+  })
+
+  it('keeps different failures apart', () => {
+    expect(normalizeMessage('queue depth 3 over limit')).not.toBe(normalizeMessage('queue empty after 3 polls'))
   })
 })

@@ -13,7 +13,7 @@ const t = (testId: string, extra: Partial<PolicyTest> = {}): PolicyTest => ({
   score: 0,
   confidence: 0.9,
   proven: false,
-  trailingPasses: 20,
+  trailingPasses: 0,
   reason: 'r',
   ...extra,
 })

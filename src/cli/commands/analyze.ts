@@ -1,10 +1,10 @@
+import { asOfTime } from '../../analysis/as-of.js'
 import { toAnalysisJson } from '../../analysis/to-analysis-json.js'
 import type { TestAnalysis } from '../../analysis/types.js'
 import { analysisOptions } from '../../config/load.js'
 import { InputError, NotFoundError } from '../../errors.js'
 import type { TestHistory } from '../../model.js'
 import { analyzeStore } from '../../pipeline/analyze-store.js'
-import { trailingPasses } from '../../quarantine/from-analysis.js'
 import type { AuditEntry, QuarantineRecord } from '../../store/store.js'
 import { emit, emitJson, num, pct, renderMarkdownTable, renderTable, type Io } from '../output.js'
 import { withReadStore } from './quarantine.js'
@@ -21,6 +21,7 @@ export interface AnalyzeCommandOptions {
   json?: boolean
   format?: 'table' | 'markdown' | 'json'
   output?: string
+  asOf?: string
 }
 
 /** `--since` takes an ISO date or a number of days back (`14d`). */
@@ -30,6 +31,18 @@ export function parseSince(value: string | undefined, now = Date.now()): number 
   if (days) return now - Number(days[1]) * 86_400_000
   const t = Date.parse(value)
   if (Number.isNaN(t)) throw new InputError(`--since: expected a date or a number of days like 14d, got "${value}"`)
+  return t
+}
+
+/**
+ * `--as-of` names the time every analysis window ends at (an ISO date or date-time); without it, the newest run
+ * of the selection (see `asOfTime`). The same flag on `analyze`, `show`, `quarantine auto` and `export`.
+ */
+export function parseAsOf(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined
+  const t = Date.parse(value)
+  if (Number.isNaN(t))
+    throw new InputError(`--as-of: expected a date like 2026-03-01 or 2026-03-01T12:00:00Z, got "${value}"`)
   return t
 }
 
@@ -47,12 +60,14 @@ export function leaderboardOrder(a: TestAnalysis, b: TestAnalysis): number {
 
 export async function analyze(opts: AnalyzeCommandOptions, io: Io): Promise<TestAnalysis[]> {
   const since = parseSince(opts.since)
+  const asOf = parseAsOf(opts.asOf)
   const limit = opts.limit === undefined ? undefined : Number(opts.limit)
   if (limit !== undefined && (!Number.isInteger(limit) || limit < 1))
     throw new InputError(`--limit must be a positive integer`)
   return withReadStore(opts, io, async (store, config) => {
     const all = await analyzeStore(store, {
       config: analysisOptions(config),
+      now: asOf,
       filter: { suite: opts.suite, branch: opts.branch, since },
     })
     const filtered = all
@@ -117,13 +132,18 @@ export interface ShowResult {
 }
 
 export async function show(testId: string, opts: AnalyzeCommandOptions, io: Io): Promise<ShowResult> {
+  const asOf = parseAsOf(opts.asOf)
   return withReadStore(opts, io, async (store, config) => {
     let found: ShowResult | undefined
+    // The as-of time is the newest run of the whole store (or --as-of), not of this one test, so that `show`
+    // gives the verdict `analyze` lists.
+    const now = asOf ?? asOfTime(await store.runSummaries({}), undefined, Date.now())
     await analyzeStore(store, {
       config: analysisOptions(config),
+      now,
       filter: { testIds: [testId] },
       onTest: (history, analysis) => {
-        found = { analysis, history, quarantine: null, audit: [], trailingPasses: trailingPasses(history) }
+        found = { analysis, history, quarantine: null, audit: [], trailingPasses: analysis.trailingPasses }
       },
     })
     if (!found) {

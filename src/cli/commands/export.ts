@@ -1,6 +1,8 @@
 import { createWriteStream, writeFileSync } from 'node:fs'
 import { rename, rm } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
+import { asOfTime } from '../../analysis/as-of.js'
+import { parseAsOf } from './analyze.js'
 import { successRateMap } from '../../analysis/success-rate.js'
 import type { TestAnalysis } from '../../analysis/types.js'
 import { analysisOptions } from '../../config/load.js'
@@ -23,6 +25,7 @@ export interface BundleFlags {
   suite?: string
   contextKeys?: string
   classification?: string
+  asOf?: string
 }
 
 export interface ExportBundleCommandOptions extends BundleFlags {
@@ -42,6 +45,7 @@ export interface ExportTableCommandOptions {
   branch?: string
   days?: string
   output?: string
+  asOf?: string
 }
 
 function parseDays(value: string | undefined): number | undefined {
@@ -61,6 +65,7 @@ export function bundleOptionsFromFlags(flags: BundleFlags): Omit<BundleExportOpt
       .map((k) => k.trim())
       .filter(Boolean),
     classification: flags.classification as ClassificationMode | undefined,
+    now: parseAsOf(flags.asOf),
   }
 }
 
@@ -110,13 +115,18 @@ export function printExportBundle(r: ExportBundleResult, opts: ExportBundleComma
 
 async function analyses(opts: ExportTableCommandOptions, io: Io): Promise<TestAnalysis[]> {
   const days = parseDays(opts.days)
-  const since = days === undefined ? undefined : Date.now() - days * DAY_MS
-  return withReadStore(opts, io, (store, config) =>
-    analyzeStore(store, {
+  const asOf = parseAsOf(opts.asOf)
+  return withReadStore(opts, io, async (store, config) => {
+    // --days counts back from the same as-of time as the analysis windows: the newest run unless --as-of.
+    const now =
+      asOf ?? asOfTime(await store.runSummaries({ suite: opts.suite, branch: opts.branch }), undefined, Date.now())
+    const since = days === undefined ? undefined : now - days * DAY_MS
+    return analyzeStore(store, {
       config: analysisOptions(config),
+      now,
       filter: { suite: opts.suite, branch: opts.branch, since },
-    }),
-  )
+    })
+  })
 }
 
 /** `flakewatch export csv`: every test's metrics, one row per test. */

@@ -19,6 +19,7 @@ export interface QuarantineCommandOptions {
   output?: string
   file?: string
   dryRun?: boolean
+  asOf?: string
 }
 
 /** Who is acting, for the audit log: the flag, else the CI user, else the local user. */
@@ -115,7 +116,10 @@ export function quarantineList(opts: QuarantineCommandOptions, io: Io): Promise<
 export async function quarantineAuto(opts: QuarantineCommandOptions, io: Io): Promise<AutoUpdateResult> {
   return withStore(opts, io, async (store, config) => {
     const { policyTestsFromStore } = await import('../../quarantine/from-analysis.js')
-    const m = manager(store, config, () => policyTestsFromStore(store, config))
+    const { parseAsOf } = await import('./analyze.js')
+    // The same as-of time as `analyze` (the newest run, or --as-of), so that it acts on the verdicts analyze prints.
+    const asOf = parseAsOf(opts.asOf)
+    const m = manager(store, config, () => policyTestsFromStore(store, config, asOf))
     return m.autoUpdate({ actor: 'flakewatch', dryRun: opts.dryRun })
   })
 }

@@ -1,0 +1,100 @@
+// The real-world patterns of issue 14, each as a small history that today's analysis got wrong.
+import { describe, expect, it } from 'vitest'
+import { analyzeTest, resolveAnalysisConfig } from '../../src/analysis/index.js'
+import { DAY, HOUR, history } from './builders.js'
+
+const cfg = resolveAnalysisConfig()
+
+describe('branch-aware verdicts', () => {
+  /** Main passes every run; fix/search, interleaved with it, fails every run from its third run on. */
+  function branchBreakage(mainRuns = 30, branchRuns = 8, fixedAfter = 0) {
+    const h = history('unit::search.test.ts::finds', 3 * HOUR)
+    let b = 0
+    for (let i = 0; i < mainRuns; i++) {
+      h.pass({ revision: `main${i}` })
+      if (i % 3 === 1 && b < branchRuns + fixedAfter) {
+        const broken = b >= 2 && b < branchRuns
+        if (broken) h.fail({ branch: 'fix/search', revision: `abc${b}`, message: 'expected 3 results, got 0' })
+        else h.pass({ branch: 'fix/search', revision: `abc${b}` })
+        b++
+      }
+    }
+    return h
+  }
+
+  it('calls a test that fails on every run of one feature branch healthy on main, with a branch hint', () => {
+    const h = branchBreakage()
+    const a = analyzeTest(h.build(), cfg, { now: h.now })
+    expect(a.verdict).toBe('healthy')
+    expect(a.flipRate).toBe(0)
+    expect(a.branchBreakageRuns).toBe(6)
+    const hint = a.hints.find((x) => x.kind === 'branch_breakage')
+    expect(hint).toMatchObject({ branch: 'fix/search', revision: 'abc2', runs: 6, ongoing: true })
+    expect(hint!.message).toMatch(/^fails on every run of fix\/search since abc2/)
+  })
+
+  it('also when the branch was fixed there afterwards', () => {
+    const h = branchBreakage(30, 6, 3)
+    const a = analyzeTest(h.build(), cfg, { now: h.now })
+    expect(a.verdict).toBe('healthy')
+    expect(a.hints.find((x) => x.kind === 'branch_breakage')).toMatchObject({ runs: 4, ongoing: false })
+  })
+
+  it('still takes a pass and a fail on one revision of that branch as proof', () => {
+    const h = branchBreakage()
+    h.pass({ branch: 'fix/search', revision: 'abc7' })
+    const a = analyzeTest(h.build(), cfg, { now: h.now })
+    expect(a.verdict).toBe('flaky')
+    expect(a.evidence[0]).toMatchObject({ kind: 'same_revision_pass_and_fail', revision: 'abc7' })
+  })
+
+  it('keeps every result when the test never runs on the default branch', () => {
+    const h = history().seq('....FFFFF', { branch: 'release/2' })
+    expect(analyzeTest(h.build(), cfg, { now: h.now }).verdict).toBe('broken')
+  })
+})
+
+describe('fixed means fixed', () => {
+  /** Four runs a day: bursts of a day or two that fail often, between clean stretches of two weeks. */
+  it('does not call a bursty test fixed in the middle of a clean stretch shorter than its earlier gaps', () => {
+    const h = history('unit::sync.test.ts::syncs', 6 * HOUR)
+    h.seq('.'.repeat(10)).seq('FFF.FFF').seq('.'.repeat(56)).seq('FFFF.FF').seq('.'.repeat(45))
+    const a = analyzeTest(h.build(), { ...cfg, scoring: { ...cfg.scoring, lookbackDays: 60 } }, { now: h.now })
+    expect(a.verdict).toBe('flaky')
+  })
+
+  it('calls a low-rate flaky test that was fixed healthy within the bounded number of clean runs', () => {
+    // One failure in ten runs for 60 runs, then 51 clean runs: before, it stayed flaky for 66+ clean runs.
+    const pattern = '....F.....'.repeat(3) + '.F........'.repeat(2) + '...F......'
+    const h = history('unit::cart.test.ts::adds', 4 * HOUR).seq(pattern + '.'.repeat(45))
+    const a = analyzeTest(h.build(), cfg, { now: h.now })
+    expect(a.verdict).toBe('healthy')
+    expect(a.reason).toMatch(/^fixed: no failures in the last 51 runs/)
+    expect(cfg.verdict.fixedMaxRuns).toBeLessThanOrEqual(45)
+  })
+
+  it('does not let a failure rate taken from two runs override proof of flakiness', () => {
+    const h = history().pass({ revision: 'abc' }).fail({ revision: 'abc' }).seq('.'.repeat(12))
+    const a = analyzeTest(h.build(), cfg, { now: h.now })
+    expect(a.verdict).toBe('flaky')
+    expect(a.evidence[0]!.kind).toBe('same_revision_pass_and_fail')
+  })
+})
+
+describe('recommendations follow the verdict and the policy', () => {
+  it('recommends quarantine for a flaky test the policy would quarantine, whatever its score', () => {
+    const h = history('unit::m.test.ts::r', 8 * HOUR).seq('..R.....R...R....R..R..')
+    const a = analyzeTest(h.build(), cfg, { now: h.now })
+    expect(a.verdict).toBe('flaky')
+    expect(a.score).toBeLessThan(cfg.scoring.quarantineThreshold)
+    expect(a.recommendation.action).toBe('quarantine')
+    expect(a.recommendation.reason).toMatch(/quarantine policy/)
+  })
+
+  it('does not recommend quarantine once the test meets the release rule', () => {
+    const h = history('unit::m.test.ts::r', 8 * HOUR).seq('..R.....R...R....R..R' + '.'.repeat(11))
+    const a = analyzeTest(h.build(), cfg, { now: h.now + DAY })
+    expect(a.trailingPasses).toBe(11)
+    expect(a.recommendation.action).not.toBe('quarantine')
+  })
+})
