@@ -130,6 +130,11 @@ export interface HistoryEntry {
   errorType: string | null
   message: string | null
   healingOccurred: boolean
+  /**
+   * Where the test ran in its run's execution order (0 first), from the report's order or start times; null or
+   * absent when unknown. Order-dependency hints compare it between tests of the same file.
+   */
+  position?: number | null
 }
 
 /** A test with its results, oldest first. */

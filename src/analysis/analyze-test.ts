@@ -17,11 +17,13 @@ import { flakinessScore } from './flakiness-score.js'
 import { flipRate } from './flip-rate.js'
 import { hadFailure } from './had-failure.js'
 import { newlyFlaky } from './newly-flaky.js'
+import { numericFacetHints } from './numeric-facets.js'
 import { passRateClass } from './pass-rate-class.js'
 import { quarantineCriterion } from './quarantine-criteria.js'
 import { recommend } from './recommend.js'
 import type { ResolvedAnalysisConfig } from './resolve-analysis-config.js'
 import { successRate } from './success-rate.js'
+import { timeoutHint } from './timeouts.js'
 import type { BranchBreakageHint, ContextStats, Hint, TestAnalysis } from './types.js'
 
 const DAY_MS = 86_400_000
@@ -184,11 +186,17 @@ export function analyzeTest(history: TestHistory, cfg: ResolvedAnalysisConfig, c
   if (verdict.change !== null) hints.push(verdict.change)
   for (const b of branchHints) hints.push(b)
   if (troubled >= cfg.hints.minFailures) {
-    const associations = failureAssociations(entries, cfg.hints)
+    // A threshold on an ordered facet ("workers ≥ 6") says more than its values one at a time.
+    const numeric = numericFacetHints(entries, cfg.hints)
+    const thresholded = new Set(numeric.map((x) => x.facet))
+    const associations = failureAssociations(entries, cfg.hints).filter((a) => !thresholded.has(a.facet))
+    hints.push(...numeric)
+    const timeout = timeoutHint(entries, cfg.hints)
+    if (timeout !== null) hints.push(timeout)
     for (const a of associations) {
       hints.push(a)
       if (a.kind === 'facet_association' && verdict.verdict !== 'healthy') {
-        evidence.push({ kind: 'runner_association', detail: `${a.message} (p = ${a.pValue.toPrecision(2)})` })
+        evidence.push({ kind: 'runner_association', detail: a.message })
       }
     }
     if (verdict.verdict !== 'broken') {

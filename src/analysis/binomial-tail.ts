@@ -1,6 +1,7 @@
 const logFactorials: number[] = [0]
 
-function logFactorial(n: number): number {
+/** ln(n!), cached: the shared building block of the exact tests. */
+export function logFactorial(n: number): number {
   for (let i = logFactorials.length; i <= n; i++) logFactorials.push(logFactorials[i - 1]! + Math.log(i))
   return logFactorials[n]!
 }

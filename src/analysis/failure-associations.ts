@@ -1,6 +1,8 @@
 import type { HistoryEntry } from '../model.js'
 import { binomialUpperTail } from './binomial-tail.js'
+import { pValueText } from './format.js'
 import { hadFailure } from './had-failure.js'
+import { hintAlpha } from './hint-alpha.js'
 import type { HintsConfig } from './resolve-analysis-config.js'
 import type { AssociationHint } from './types.js'
 
@@ -13,10 +15,10 @@ interface Cell {
  * Runners, env facet values and UTC time-of-day buckets that hold more of a test's failures than chance allows.
  * A failure is a run with a failed attempt, passed on retry or not. For a value that ran a share q of the
  * executions and holds f of the F failures, the p-value is
- * P(X ≥ f) for X ~ Binomial(F, q), multiplied by the number of values tested (Bonferroni); only p < alpha with
+ * P(X ≥ f) for X ~ Binomial(F, q), multiplied by the number of values tested (Bonferroni); only p below its share of alpha (`hintAlpha`) with
  * at least `minFailures` failures is reported, so that a coincidence on a small sample is not.
  * @example failureAssociations(entries, resolveAnalysisConfig().hints)[0]?.message
- * // '87% of failures on runner ci-7, which ran 12% of executions'
+ * // '87% of failures (13 of 15) on runner ci-7, which ran 12% of executions (p = 2.1e-9)'
  */
 export function failureAssociations(entries: readonly HistoryEntry[], cfg: HintsConfig): AssociationHint[] {
   let total = 0
@@ -45,7 +47,7 @@ export function failureAssociations(entries: readonly HistoryEntry[], cfg: Hints
       const failureShare = cell.f / total
       if (cell.f < cfg.minFailures || failureShare <= executionShare) continue
       const pValue = Math.min(1, binomialUpperTail(cell.f, total, executionShare) * tested)
-      if (pValue >= cfg.alpha) continue
+      if (pValue >= hintAlpha(cfg, 'association')) continue
       const timeOfDay = facet === 'time_of_day'
       const label = timeOfDay ? bucketLabel(Number(value), cfg.timeOfDayBucketHours) : value
       const where = facet === 'runner' ? `on runner ${value}` : `with ${facet.slice(4)}=${value}`
@@ -59,8 +61,8 @@ export function failureAssociations(entries: readonly HistoryEntry[], cfg: Hints
         executionShare,
         pValue,
         message: timeOfDay
-          ? `${pct(failureShare)} of failures ${label}, which had ${pct(executionShare)} of executions`
-          : `${pct(failureShare)} of failures ${where}, which ran ${pct(executionShare)} of executions`,
+          ? `${pct(failureShare)} of failures (${cell.f} of ${total}) ${label}, which had ${pct(executionShare)} of executions (${pValueText(pValue)})`
+          : `${pct(failureShare)} of failures (${cell.f} of ${total}) ${where}, which ran ${pct(executionShare)} of executions (${pValueText(pValue)})`,
       })
     }
   }

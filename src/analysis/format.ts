@@ -15,3 +15,8 @@ export function plural(n: number, word: string): string {
 export function fixed2(x: number): string {
   return x.toFixed(2)
 }
+
+/** A p-value for a hint's text: two significant digits, or `p < 0.0001`. */
+export function pValueText(p: number): string {
+  return p < 1e-4 ? 'p < 0.0001' : `p = ${p.toPrecision(2)}`
+}

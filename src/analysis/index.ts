@@ -1,7 +1,8 @@
 /** The analysis engine: pure functions from test histories to metrics, evidence and verdicts. */
-export { analyzeHistories } from './analyze-histories.js'
+export { analyzeHistories, withOrderHints } from './analyze-histories.js'
 export { analyzeTest, type AnalysisContext } from './analyze-test.js'
 export { binomialUpperTail } from './binomial-tail.js'
+export { burstScan, type BurstScan, type FailureCluster } from './burst-scan.js'
 export { classifyFlipRate } from './classify-flip-rate.js'
 export { decideVerdict, type VerdictInput, type VerdictResult } from './decide-verdict.js'
 export { ewmaFlipRate } from './ewma-flip-rate.js'
@@ -11,9 +12,18 @@ export { failureModes } from './failure-modes.js'
 export { flakinessScore } from './flakiness-score.js'
 export { flipRate } from './flip-rate.js'
 export { hadFailure } from './had-failure.js'
+export { hypergeometricUpperTail } from './hypergeometric-tail.js'
 export { infraRunIds, type RunFailureCounts } from './infra-run-ids.js'
 export { newlyFlaky } from './newly-flaky.js'
 export { normalizeMessage } from './normalize-message.js'
+export { numericFacetHints } from './numeric-facets.js'
+export {
+  createOrderIndex,
+  orderDependency,
+  type OrderIndex,
+  type OrderIndexContext,
+  type OrderSeries,
+} from './order-dependency.js'
 export { passRateClass } from './pass-rate-class.js'
 export { recommend, type RecommendInput } from './recommend.js'
 export {
@@ -31,21 +41,26 @@ export {
 } from './resolve-analysis-config.js'
 export { scoreConfidence } from './score-confidence.js'
 export { isRelevantRun, successRate, successRateMap } from './success-rate.js'
+export { timeoutHint } from './timeouts.js'
 export { summarizeAnalyses, type AnalysisSummary } from './summarize-analyses.js'
 export { toAnalysisJson, type TestAnalysisJson } from './to-analysis-json.js'
 export type {
   AssociationHint,
   BurstHint,
+  BurstWindow,
   ChangeHint,
   ContextStats,
   FailureMode,
   FlakinessScore,
   FlipClass,
   Hint,
+  NumericFacetHint,
+  OrderHint,
   PassRateClass,
   Priority,
   Recommendation,
   RecommendedAction,
   ScoreComponents,
   TestAnalysis,
+  TimeoutHint,
 } from './types.js'

@@ -104,16 +104,7 @@ export function toAnalysisJson(a: TestAnalysis): TestAnalysisJson {
       error_type: m.errorType,
       example: m.example,
     })),
-    hints: a.hints.map((h) => {
-      const out: { kind: string; message: string; [key: string]: unknown } = { kind: h.kind, message: h.message }
-      for (const [key, value] of Object.entries(h)) {
-        if (key === 'kind' || key === 'message') continue
-        const snake = key.replace(/[A-Z]/g, (ch) => `_${ch.toLowerCase()}`)
-        const isTime = key === 'since' || key === 'from' || key === 'to'
-        out[snake] = isTime ? iso(value as number) : typeof value === 'number' ? round(value) : value
-      }
-      return out
-    }),
+    hints: a.hints.map((h) => ({ kind: h.kind, message: h.message, ...hintFields(h) })),
     contexts: a.contexts.map((x) => ({
       context: x.context,
       facets: { ...x.facets },
@@ -127,6 +118,29 @@ export function toAnalysisJson(a: TestAnalysis): TestAnalysisJson {
     first_run_at: a.firstRunAt === null ? null : iso(a.firstRunAt),
     last_run_at: a.lastRunAt === null ? null : iso(a.lastRunAt),
   }
+}
+
+/**
+ * A hint's evidence fields in snake_case: times as ISO 8601, rates rounded, p-values kept to two significant digits
+ * (rounding would turn a tiny p-value into 0), nested windows alike.
+ */
+function hintFields(h: object): Record<string, unknown> {
+  const out: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(h)) {
+    if (key === 'kind' || key === 'message') continue
+    const snake = key.replace(/[A-Z]/g, (ch) => `_${ch.toLowerCase()}`)
+    const isTime = key === 'since' || key === 'from' || key === 'to'
+    out[snake] = isTime
+      ? iso(value as number)
+      : /pValue$/.test(key) && typeof value === 'number'
+        ? Number(value.toPrecision(2))
+        : typeof value === 'number'
+          ? round(value)
+          : Array.isArray(value)
+            ? value.map((x: unknown) => (x !== null && typeof x === 'object' ? hintFields(x) : x))
+            : value
+  }
+  return out
 }
 
 function round(x: number): number {

@@ -59,13 +59,103 @@ export interface AssociationHint {
   message: string
 }
 
-export interface BurstHint {
-  kind: 'burst'
-  failures: number
-  totalFailures: number
-  runs: number
+/** One window of a burst: consecutive runs, oldest first. Times are epoch milliseconds. */
+export interface BurstWindow {
   from: number
   to: number
+  runs: number
+  failures: number
+}
+
+/**
+ * Failures packed into a few windows of consecutive runs, more tightly than random failures with the same rate
+ * would be (a permutation test on the number of failure clusters). The top-level counts are those of the windows
+ * together; `windows` lists them, biggest first.
+ */
+export interface BurstHint {
+  kind: 'burst'
+  /** Failures inside the windows. */
+  failures: number
+  totalFailures: number
+  /** Runs the windows span, together. */
+  runs: number
+  /** Start of the first window and end of the last. */
+  from: number
+  to: number
+  failureShare: number
+  executionShare: number
+  pValue: number
+  windows: BurstWindow[]
+  message: string
+}
+
+/**
+ * Failures that follow another test of the same file: the test fails when `polluter` ran before it in the same run
+ * far more often than its other executions allow. p-value: hypergeometric upper tail, times the number of
+ * candidate polluters (Bonferroni).
+ */
+export interface OrderHint {
+  kind: 'order_dependency'
+  polluter: string
+  polluterName: string
+  /** Failures in runs where the polluter ran first. */
+  failures: number
+  totalFailures: number
+  /** Executions (with a known order) where the polluter ran first, of all executions with a known order. */
+  executions: number
+  totalExecutions: number
+  failureShare: number
+  executionShare: number
+  /** Failure rate when the polluter ran first, and otherwise. */
+  failRateAfter: number
+  failRateOtherwise: number
+  candidates: number
+  pValue: number
+  message: string
+}
+
+/**
+ * Failures at a duration ceiling (a timeout), with the runners where the test runs slowest when they hold most of
+ * them, and the test's own duration trend.
+ */
+export interface TimeoutHint {
+  kind: 'timeout'
+  /** The ceiling: median duration of the failures at it, in ms. */
+  ceilingMs: number
+  /** Failures at the ceiling (or with a timeout message), of all failures. */
+  failures: number
+  totalFailures: number
+  failureShare: number
+  /** Share of executions at or above the ceiling's lower edge. */
+  executionShare: number
+  /** p-value that so many failures sit at the ceiling when passes rarely come near it (binomial). */
+  pValue: number
+  /** The slowest runners (by this test's median duration there) when they hold the failures, else empty. */
+  slowRunners: string[]
+  slowRunnerFailures: number
+  slowRunnerExecutionShare: number
+  /** The test's median duration on those runners, ms; null without slow runners. */
+  slowRunnerMedianMs: number | null
+  slowRunnerPValue: number | null
+  /** Median passing duration in the first and last third of the history, ms. */
+  medianFirstMs: number | null
+  medianLastMs: number | null
+  message: string
+}
+
+/** A numeric env facet (workers, shards, cpus) whose failures sit at or beyond a threshold. */
+export interface NumericFacetHint {
+  kind: 'numeric_facet'
+  facet: string
+  /** `>=` or `<=`. */
+  direction: '>=' | '<='
+  threshold: number
+  failures: number
+  totalFailures: number
+  executions: number
+  failureShare: number
+  executionShare: number
+  /** One-sided binomial p-value, Bonferroni-adjusted for every threshold tested. */
   pValue: number
   message: string
 }
@@ -99,7 +189,8 @@ export interface BranchBreakageHint {
   message: string
 }
 
-export type Hint = AssociationHint | BurstHint | ChangeHint | BranchBreakageHint
+export type Hint =
+  AssociationHint | BurstHint | ChangeHint | BranchBreakageHint | OrderHint | TimeoutHint | NumericFacetHint
 
 /** Outcomes in one environment (env facet combination); `context` is `key=value,…` or `default`. */
 export interface ContextStats {

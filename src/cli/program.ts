@@ -94,6 +94,7 @@ Examples:
     .option('--verdict <list>', 'only these verdicts (flaky,broken,healthy,insufficient_data)')
     .option('--class <list>', 'only these flip-rate classes (stable,intermittent,flaky,chronic)')
     .option('--limit <n>', 'show the first N')
+    .option('--owner <owner>', 'only tests this code owner owns (from CODEOWNERS), e.g. @org/team')
     .addHelpText(
       'after',
       `
@@ -188,7 +189,7 @@ Examples:
     .description('quarantine a test: its failures stop failing the build')
     .argument('<test-id>')
     .requiredOption('--reason <text>', 'why (kept in the audit log)')
-    .option('--owner <name>', 'who will fix it')
+    .option('--owner <name>', 'who will fix it (default: the test’s code owners from CODEOWNERS)')
     .option('--issue <url>', 'tracking issue')
     .option('--expires <when>', 'ISO date, number of days (14d) or "never" (default: quarantine.expiryDays)')
     .option('--actor <name>', 'who is doing this (default: CI user or $USER)')
@@ -209,6 +210,7 @@ Examples:
     })
   qOpts(quarantine.command('list'))
     .description('list quarantined tests')
+    .option('--owner <owner>', 'only quarantines this owner has (one of the quarantine’s owners)')
     .option('--json', 'print JSON')
     .option('-o, --output <file>', 'write to a file')
     .action(async (opts: QuarantineCommandOptions) => {

@@ -17,6 +17,7 @@ export const DEFAULTS = {
     file: '.flakewatch/quarantine.json',
     owner: null as string | null,
   },
+  codeowners: { file: null as string | null, dialect: 'auto' as 'auto' | 'github' | 'gitlab', enabled: true },
   server: {
     host: '127.0.0.1',
     port: 8080,

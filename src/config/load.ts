@@ -16,6 +16,7 @@ export interface ResolvedConfig {
   successRate: typeof DEFAULTS.successRate
   quarantine: typeof DEFAULTS.quarantine
   server: typeof DEFAULTS.server
+  codeowners: typeof DEFAULTS.codeowners
   /** The file the config came from, if any. */
   file: string | null
 }
@@ -45,6 +46,7 @@ export function resolveConfig(raw: unknown, source = 'config'): Omit<ResolvedCon
     successRate: { ...DEFAULTS.successRate, ...c.successRate },
     quarantine: { ...DEFAULTS.quarantine, ...c.quarantine },
     server: { ...DEFAULTS.server, ...c.server },
+    codeowners: { ...DEFAULTS.codeowners, ...c.codeowners },
   }
 }
 
@@ -100,6 +102,7 @@ export function loadConfig(opts: LoadConfigOptions = {}): ResolvedConfig {
   if (file && config.db !== DEFAULTS.db && !/^postgres(ql)?:/.test(config.db) && !isAbsolute(config.db)) {
     config.db = resolve(dirname(file), config.db)
   }
+  if (file && config.codeowners.file) config.codeowners.file = resolve(dirname(file), config.codeowners.file)
   if (env.FLAKEWATCH_DB) config.db = env.FLAKEWATCH_DB
   if (env.FLAKEWATCH_SUITE) config.suite = env.FLAKEWATCH_SUITE
   if (env.FLAKEWATCH_DEFAULT_BRANCH) config.defaultBranch = env.FLAKEWATCH_DEFAULT_BRANCH

@@ -104,6 +104,19 @@ export const ConfigSchema = z
       .partial()
       .strict()
       .optional(),
+    /** Code owners of tests, from the repository's CODEOWNERS (GitHub or GitLab syntax). */
+    codeowners: z
+      .object({
+        /** The CODEOWNERS file, relative to the config file (default: searched where GitHub and GitLab look). */
+        file: z.string().min(1).nullable(),
+        /** `auto` reads GitLab syntax in `.gitlab/` or when sections or exclusions appear, else GitHub's. */
+        dialect: z.enum(['auto', 'github', 'gitlab']),
+        /** Ignore CODEOWNERS altogether. */
+        enabled: z.boolean(),
+      })
+      .partial()
+      .strict()
+      .optional(),
     server: z
       .object({
         host: z.string().min(1),

@@ -1,4 +1,4 @@
-import { isFailure, type RunInfo, type TestHistory } from '../model.js'
+import { isFailure, type RunInfo, type TestHistory, type TestRef } from '../model.js'
 import type { BundleContextResult, BundleTest } from './bundle-types.js'
 import { classifyByThresholds, type BundleClassification } from './classify-bundle-test.js'
 
@@ -11,6 +11,8 @@ export interface BundleTestOptions {
    * Decides `overall.is_flaky` and `flake_classification` from the counted results (default: GitLabViz's
    * thresholds). May add fields to `overall` through `extra`.
    */
+  /** The test's code owners; a non-empty list is written as the additive field `owners`. */
+  owners?: (test: TestRef) => string[]
   classify?: (
     history: TestHistory,
     pass: number,
@@ -105,6 +107,7 @@ export function createBundleTest(opts: BundleTestOptions): (history: TestHistory
     }
     const { extra, ...classification } = classify(history, pass, fail)
     const t = history.test
+    const owners = opts.owners?.(t) ?? []
     return {
       test_id: t.testId,
       // Empty means unknown (an imported bundle without them): written back as the schema's null.
@@ -112,6 +115,7 @@ export function createBundleTest(opts: BundleTestOptions): (history: TestHistory
       name: t.name,
       module: t.module || null,
       results_by_context,
+      ...(owners.length ? { owners } : {}),
       overall: {
         pass_count: pass,
         fail_count: fail,

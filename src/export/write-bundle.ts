@@ -30,6 +30,8 @@ export interface BundleExportOptions {
   analysis?: AnalysisConfigOptions
   /** Epoch ms; the window ends here. Default: the newest run of the suite (`asOfTime`), as for `analyze`. */
   now?: number
+  /** Tests' code owners, written as each test's additive `owners` field. */
+  owners?: BundleTestOptions['owners']
 }
 
 export interface ResolvedBundleExport {
@@ -169,7 +171,7 @@ export async function* bundleChunks(
   summary.runs = runs.length
   buf += '],"tests":['
 
-  const toTest = createBundleTest({ contextKeys: r.contextKeys, runIds, classify })
+  const toTest = createBundleTest({ contextKeys: r.contextKeys, runIds, classify, owners: opts.owners })
   let first = true
   if (runs.length > 0) {
     // runs[] is already written: `runIds` keeps out any run stored since, so every reference resolves.

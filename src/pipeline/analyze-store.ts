@@ -1,6 +1,8 @@
+import { withOrderHints } from '../analysis/analyze-histories.js'
 import { asOfTime } from '../analysis/as-of.js'
 import { analyzeTest } from '../analysis/analyze-test.js'
 import { infraRunIds } from '../analysis/infra-run-ids.js'
+import { createOrderIndex } from '../analysis/order-dependency.js'
 import { resolveAnalysisConfig, type AnalysisConfigOptions } from '../analysis/resolve-analysis-config.js'
 import type { TestAnalysis } from '../analysis/types.js'
 import type { TestHistory } from '../model.js'
@@ -35,10 +37,12 @@ export async function analyzeStore(store: Store, opts: AnalyzeStoreOptions = {})
   const now = asOfTime(summaries, opts.now, Date.now())
   const excludedRuns = infraRunIds(summaries, cfg)
   const out: TestAnalysis[] = []
+  const order = createOrderIndex(cfg.hints, { now, excludedRuns, lookbackDays: cfg.scoring.lookbackDays })
   for await (const history of store.scanHistory(filter)) {
+    order.add(history)
     const analysis = analyzeTest(history, cfg, { now, excludedRuns })
     opts.onTest?.(history, analysis)
     out.push(analysis)
   }
-  return out
+  return withOrderHints(out, order.hints())
 }

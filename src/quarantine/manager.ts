@@ -30,6 +30,8 @@ export interface QuarantineManagerOptions {
   analyze?: () => Promise<PolicyTest[]>
   now?: () => number
   defaultOwner?: string | null
+  /** The test's code owners (CODEOWNERS), joined with spaces: the owner of a quarantine nobody gave one. */
+  codeOwner?: (testId: string) => Promise<string | null>
 }
 
 /**
@@ -55,7 +57,7 @@ export class QuarantineManager {
     const record: QuarantineRecord = {
       testId,
       reason: input.reason,
-      owner: input.owner ?? previous?.owner ?? this.opts.defaultOwner ?? null,
+      owner: input.owner ?? previous?.owner ?? (await this.defaultOwnerOf(testId)),
       issueUrl: input.issueUrl ?? previous?.issueUrl ?? null,
       createdAt: previous?.createdAt ?? new Date(now).toISOString(),
       createdBy: previous?.createdBy ?? actor,
@@ -114,7 +116,7 @@ export class QuarantineManager {
       overCap: decision.overCap,
     }
     if (opts.dryRun) {
-      result.quarantined = decision.quarantine.map((q) => this.preview(q.testId, q.reason))
+      for (const q of decision.quarantine) result.quarantined.push(await this.preview(q.testId, q.reason))
       return result
     }
     for (const e of decision.expire) await this.unquarantine(e.testId, { reason: e.reason, actor, action: 'expire' })
@@ -125,12 +127,16 @@ export class QuarantineManager {
     return result
   }
 
-  private preview(testId: string, reason: string): QuarantineRecord {
+  private async defaultOwnerOf(testId: string): Promise<string | null> {
+    return (await this.opts.codeOwner?.(testId)) ?? this.opts.defaultOwner ?? null
+  }
+
+  private async preview(testId: string, reason: string): Promise<QuarantineRecord> {
     const now = this.now()
     return {
       testId,
       reason,
-      owner: this.opts.defaultOwner ?? null,
+      owner: await this.defaultOwnerOf(testId),
       issueUrl: null,
       createdAt: new Date(now).toISOString(),
       createdBy: 'flakewatch',

@@ -115,6 +115,8 @@ export interface LeaderboardRow {
   evidence: EvidenceJson[]
   recommendation: TestAnalysisJson['recommendation']
   quarantined: boolean
+  /** The test's code owners from CODEOWNERS (empty without one). */
+  owners?: string[]
 }
 
 export interface LeaderboardSummary {
@@ -341,6 +343,8 @@ export interface FacetsResponse {
   env: Record<string, string[]>
   runs: number
   newest_run_at: string | null
+  /** Every code owner (CODEOWNERS) of a stored test, for the owner filter. */
+  owners?: string[]
 }
 
 export interface HealthResponse {

@@ -7,6 +7,7 @@ import type { Store } from '../store/store.js'
 import { API_PREFIX } from './api-types.js'
 import { readHook, resolveAuthTokens } from './auth.js'
 import type { ServerContext } from './context.js'
+import { ownerLookupFromConfig } from '../owners/read-codeowners.js'
 import { dashboardRoutes, findWebRoot } from './dashboard.js'
 import { handleError } from './error-handler.js'
 import { bundleRoutes } from './routes/bundle.js'
@@ -118,6 +119,7 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
     now,
     artifactExpiryDays: deps.artifactExpiryDays ?? 30,
     bodyLimit,
+    owners: ownerLookupFromConfig(config, process.cwd(), (m) => app.log.warn(m)),
   }
 
   app.decorateRequest('flakewatchActor', null)

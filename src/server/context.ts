@@ -2,6 +2,7 @@ import type { ResolvedAnalysisConfig } from '../analysis/index.js'
 import type { ResolvedConfig } from '../config/load.js'
 import type { QuarantineManager } from '../quarantine/manager.js'
 import type { Store } from '../store/store.js'
+import type { OwnerLookup } from '../owners/read-codeowners.js'
 import type { AuthTokens } from './auth.js'
 import type { SnapshotCache } from './snapshot-cache.js'
 
@@ -20,4 +21,6 @@ export interface ServerContext {
   artifactExpiryDays: number
   /** Largest upload, in bytes. */
   bodyLimit: number
+  /** Tests' code owners, from the CODEOWNERS the config points at. */
+  owners: OwnerLookup
 }

@@ -92,6 +92,13 @@ export function filtersBar(): HTMLElement {
         select('Suite', 'suite', x.suites, f.suite, (v) => setParams({ suite: v, ...resetPage })),
         select('Branch', 'branch', x.branches, f.branch, (v) => setParams({ branch: v, ...resetPage })),
         ...envSelects,
+        ...(x.owners?.length
+          ? [
+              select('Owner', 'owner', x.owners, new URLSearchParams(location.search).get('owner') ?? undefined, (v) =>
+                setParams({ owner: v, ...resetPage }),
+              ),
+            ]
+          : []),
       )
     })
     .catch(() => facetBox.replaceChildren(h('span', { class: 'muted' }, 'filters unavailable')))

@@ -34,7 +34,11 @@ const COLUMNS: Column[] = [
         { class: 'test-cell' },
         h('a', { href: `${testPath(r.test_id)}${filterQuery()}`, class: 'test-name' }, r.name),
         r.quarantined ? quarantineBadge() : null,
-        h('div', { class: 'test-sub' }, `${r.module} · ${r.suite}`),
+        h(
+          'div',
+          { class: 'test-sub' },
+          `${r.module} · ${r.suite}${r.owners?.length ? ` · ${r.owners.join(' ')}` : ''}`,
+        ),
       ),
   },
   {
@@ -142,7 +146,7 @@ export const leaderboardPage: Page = (root) => {
   const refresh = () => {
     const page = Math.max(1, Number(param('page')) || 1)
     const paging = { offset: (page - 1) * PAGE_SIZE, limit: PAGE_SIZE }
-    const params = { ...selectionParams(readFilters()), ...sortState(), ...paging }
+    const params = { ...selectionParams(readFilters()), owner: param('owner'), ...sortState(), ...paging }
     void load(() => get<LeaderboardResponse>('/leaderboard', params))
   }
   refresh()

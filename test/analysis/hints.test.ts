@@ -69,7 +69,9 @@ describe('failureAssociations', () => {
     expect(runner.value).toBe('ci-7')
     expect(runner.failureShare).toBe(1)
     expect(runner.pValue).toBeLessThan(0.01)
-    expect(runner.message).toMatch(/^100% of failures on runner ci-7, which ran \d+% of executions$/)
+    expect(runner.message).toMatch(
+      /^100% of failures \(\d+ of \d+\) on runner ci-7, which ran \d+% of executions \(p [=<] [\d.e-]+\)$/,
+    )
     const a = analyzeTest(h.build(), cfg, { now: h.now })
     expect(a.verdict).toBe('flaky')
     expect(a.evidence).toContainEqual(expect.objectContaining({ kind: 'runner_association' }))
@@ -98,7 +100,9 @@ describe('failureAssociations', () => {
       else h.pass({ env: { os } })
     }
     const hint = failureAssociations(h.build().entries, cfg.hints).find((x) => x.facet === 'env.os')!
-    expect(hint.message).toBe('100% of failures with os=windows, which ran 33% of executions')
+    expect(hint.message).toMatch(
+      /^100% of failures \(10 of 10\) with os=windows, which ran 33% of executions \(p = [\d.e-]+\)$/,
+    )
 
     const night = history('unit::m::night', HOUR)
     for (let i = 0; i < 96; i++) {
@@ -107,7 +111,9 @@ describe('failureAssociations', () => {
     }
     const tod = failureAssociations(night.build().entries, cfg.hints).find((x) => x.kind === 'time_of_day')!
     expect(tod.value).toBe('between 00:00 and 06:00 UTC')
-    expect(tod.message).toBe('100% of failures between 00:00 and 06:00 UTC, which had 25% of executions')
+    expect(tod.message).toMatch(
+      /^100% of failures \(12 of 12\) between 00:00 and 06:00 UTC, which had 25% of executions \(p [=<] [\d.e-]+\)$/,
+    )
   })
 })
 
@@ -116,7 +122,11 @@ describe('failureBurst', () => {
     const h = history().seq('.'.repeat(30) + 'F.FFF.FF.F' + '.'.repeat(30) + 'F' + '.'.repeat(20))
     const burst = failureBurst(h.build().entries, cfg.hints)!
     expect(burst).toMatchObject({ kind: 'burst', failures: 7, totalFailures: 8, runs: 10 })
-    expect(burst.message).toMatch(/^7 of 8 failures within 10 runs \(2025-01-08 to 2025-01-10\)$/)
+    expect(burst.windows).toEqual([{ from: T0 + 30 * 6 * HOUR, to: T0 + 39 * 6 * HOUR, runs: 10, failures: 7 }])
+    expect(burst.pValue).toBeLessThan(0.002)
+    expect(burst.message).toMatch(
+      /^7 of 8 failures in one burst: 2025-01-08 to 2025-01-10 \(7 of 10 runs\); the bursts hold 11% of executions \(p = 0\.\d+\)$/,
+    )
   })
 
   it('stays quiet when failures are spread out', () => {

@@ -5,6 +5,7 @@ import { analysisOptions } from '../../config/load.js'
 import { InputError, NotFoundError } from '../../errors.js'
 import type { TestHistory } from '../../model.js'
 import { analyzeStore } from '../../pipeline/analyze-store.js'
+import { ownerLookupFromConfig } from '../../owners/read-codeowners.js'
 import type { AuditEntry, QuarantineRecord } from '../../store/store.js'
 import { emit, emitJson, num, pct, renderMarkdownTable, renderTable, type Io } from '../output.js'
 import { withReadStore } from './quarantine.js'
@@ -18,6 +19,8 @@ export interface AnalyzeCommandOptions {
   branch?: string
   since?: string
   limit?: string
+  /** Only tests that this code owner owns (CODEOWNERS), e.g. `@org/team`. */
+  owner?: string
   json?: boolean
   format?: 'table' | 'markdown' | 'json'
   output?: string
@@ -58,7 +61,10 @@ export function leaderboardOrder(a: TestAnalysis, b: TestAnalysis): number {
   )
 }
 
-export async function analyze(opts: AnalyzeCommandOptions, io: Io): Promise<TestAnalysis[]> {
+/** An analysis with the test's code owners from CODEOWNERS. */
+export type OwnedAnalysis = TestAnalysis & { owners: string[] }
+
+export async function analyze(opts: AnalyzeCommandOptions, io: Io): Promise<OwnedAnalysis[]> {
   const since = parseSince(opts.since)
   const asOf = parseAsOf(opts.asOf)
   const limit = opts.limit === undefined ? undefined : Number(opts.limit)
@@ -70,7 +76,10 @@ export async function analyze(opts: AnalyzeCommandOptions, io: Io): Promise<Test
       now: asOf,
       filter: { suite: opts.suite, branch: opts.branch, since },
     })
+    const ownersOf = ownerLookupFromConfig(config, process.cwd(), (m) => io.stderr.write(`warning: ${m}\n`))
     const filtered = all
+      .map((a): OwnedAnalysis => ({ ...a, owners: ownersOf(a.test) }))
+      .filter((a) => !opts.owner || a.owners.includes(opts.owner))
       .filter((a) => !opts.verdict || opts.verdict.split(',').includes(a.verdict))
       .filter((a) => !opts.class || opts.class.split(',').includes(a.classification))
       .sort(leaderboardOrder)
@@ -110,8 +119,13 @@ const HEADERS = [
   'evidence',
 ]
 
-export function printAnalyze(list: TestAnalysis[], opts: AnalyzeCommandOptions, io: Io): void {
-  if (opts.json || opts.format === 'json') return emitJson(io, list.map(toAnalysisJson), opts.output)
+export function printAnalyze(list: OwnedAnalysis[], opts: AnalyzeCommandOptions, io: Io): void {
+  if (opts.json || opts.format === 'json')
+    return emitJson(
+      io,
+      list.map((a) => ({ ...toAnalysisJson(a), owners: a.owners })),
+      opts.output,
+    )
   if (opts.format === 'markdown') return emit(io, renderMarkdownTable(HEADERS, leaderboardRows(list)), opts.output)
   if (!list.length) return void io.stderr.write('no tests match (ingest reports first: flakewatch ingest <files>)\n')
   emit(io, renderTable(HEADERS, leaderboardRows(list), { right: [1, 2, 3, 4, 5, 6], maxWidth: 70 }), opts.output)
@@ -125,6 +139,7 @@ export function printAnalyze(list: TestAnalysis[], opts: AnalyzeCommandOptions, 
 
 export interface ShowResult {
   analysis: TestAnalysis
+  owners: string[]
   history: TestHistory
   quarantine: QuarantineRecord | null
   audit: AuditEntry[]
@@ -143,7 +158,7 @@ export async function show(testId: string, opts: AnalyzeCommandOptions, io: Io):
       now,
       filter: { testIds: [testId] },
       onTest: (history, analysis) => {
-        found = { analysis, history, quarantine: null, audit: [], trailingPasses: analysis.trailingPasses }
+        found = { analysis, owners: [], history, quarantine: null, audit: [], trailingPasses: analysis.trailingPasses }
       },
     })
     if (!found) {
@@ -152,6 +167,9 @@ export async function show(testId: string, opts: AnalyzeCommandOptions, io: Io):
         `no results for test "${testId}"${near.length ? `; did you mean: ${near.map((t) => t.testId).join(', ')}` : ''}`,
       )
     }
+    found.owners = ownerLookupFromConfig(config, process.cwd(), (m) => io.stderr.write(`warning: ${m}\n`))(
+      found.history.test,
+    )
     found.quarantine = await store.getQuarantine(testId)
     found.audit = await store.listAudit({ testId, limit: 20 })
     return found
@@ -173,6 +191,7 @@ export function printShow(r: ShowResult, opts: AnalyzeCommandOptions, io: Io): v
       io,
       {
         ...toAnalysisJson(a),
+        owners: r.owners,
         history: r.history.entries.map((e) => ({
           run_id: e.run.runId,
           at: new Date(e.run.at).toISOString(),
@@ -195,6 +214,7 @@ export function printShow(r: ShowResult, opts: AnalyzeCommandOptions, io: Io): v
   const lines: string[] = []
   lines.push(md ? `## ${a.testId}` : a.testId)
   lines.push(`verdict: ${a.verdict} — ${a.reason}`)
+  if (r.owners.length) lines.push(`owners: ${r.owners.join(' ')}`)
   lines.push(`history (oldest → newest): ${historyStrip(r.history)}`)
   lines.push(
     `runs ${a.runs}, pass rate ${pct(a.passRate)}, flip ${num(a.flipRate)}, ewma ${num(a.ewmaFlipRate)} (${a.classification}), ` +

@@ -9,6 +9,7 @@ import { analysisOptions } from '../../config/load.js'
 import { InputError } from '../../errors.js'
 import { analysesToCsv } from '../../export/analysis-csv.js'
 import type { ClassificationMode } from '../../export/classify-bundle-test.js'
+import { ownerLookupFromConfig } from '../../owners/read-codeowners.js'
 import { writeBundle, type BundleExportOptions, type BundleSummary } from '../../export/write-bundle.js'
 import { analyzeStore } from '../../pipeline/analyze-store.js'
 import type { Store } from '../../store/store.js'
@@ -72,12 +73,13 @@ export function bundleOptionsFromFlags(flags: BundleFlags): Omit<BundleExportOpt
 /** Writes the bundle of `store` to `out`, with the analysis settings of the config for `--classification verdict`. */
 export function writeBundleFromFlags(
   store: Store,
-  config: Parameters<typeof analysisOptions>[0],
+  config: Parameters<typeof analysisOptions>[0] & Parameters<typeof ownerLookupFromConfig>[0],
   flags: BundleFlags,
   out: NodeJS.WritableStream,
   end: boolean,
 ): Promise<BundleSummary> {
-  return writeBundle(store, out, { ...bundleOptionsFromFlags(flags), analysis: analysisOptions(config), end })
+  const owners = ownerLookupFromConfig(config, process.cwd())
+  return writeBundle(store, out, { ...bundleOptionsFromFlags(flags), analysis: analysisOptions(config), owners, end })
 }
 
 /**

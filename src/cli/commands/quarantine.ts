@@ -5,6 +5,7 @@ import { createQuarantineManager, type AutoUpdateResult } from '../../quarantine
 import type { PolicyTest } from '../../quarantine/policy.js'
 import type { QuarantineRecord, Store } from '../../store/store.js'
 import { openStore } from '../../store/open.js'
+import { ownerLookupFromConfig } from '../../owners/read-codeowners.js'
 import { emitJson, renderTable, type Io } from '../output.js'
 
 export interface QuarantineCommandOptions {
@@ -74,7 +75,19 @@ export function withReadStore<T>(
 }
 
 function manager(store: Store, config: ReturnType<typeof loadConfig>, analyze?: () => Promise<PolicyTest[]>) {
-  return createQuarantineManager({ store, policy: config.quarantine, analyze, defaultOwner: config.quarantine.owner })
+  const ownersOf = ownerLookupFromConfig(config, process.cwd())
+  const codeOwner = async (testId: string) => {
+    const test = await store.getTest(testId)
+    const owners = test ? ownersOf(test) : []
+    return owners.length ? owners.join(' ') : null
+  }
+  return createQuarantineManager({
+    store,
+    policy: config.quarantine,
+    analyze,
+    defaultOwner: config.quarantine.owner,
+    codeOwner,
+  })
 }
 
 export function printRecords(records: QuarantineRecord[], opts: QuarantineCommandOptions, io: Io): void {
@@ -109,8 +122,10 @@ export async function quarantineRemove(testId: string, opts: QuarantineCommandOp
   )
 }
 
-export function quarantineList(opts: QuarantineCommandOptions, io: Io): Promise<QuarantineRecord[]> {
-  return withReadStore(opts, io, (store) => store.listQuarantines())
+export async function quarantineList(opts: QuarantineCommandOptions, io: Io): Promise<QuarantineRecord[]> {
+  const all = await withReadStore(opts, io, (store) => store.listQuarantines())
+  // An owner field may hold several code owners joined with spaces: `--owner @a` matches any of them.
+  return opts.owner ? all.filter((r) => (r.owner ?? '').split(/\s+/).includes(opts.owner!)) : all
 }
 
 export async function quarantineAuto(opts: QuarantineCommandOptions, io: Io): Promise<AutoUpdateResult> {

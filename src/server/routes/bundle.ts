@@ -28,6 +28,7 @@ export function bundleRoutes(api: FastifyInstance, ctx: ServerContext): void {
       contextKeys: q.context_keys?.split(',').map((k) => k.trim()),
       analysis: analysisOptions(ctx.config),
       now: ctx.now(),
+      owners: ctx.owners,
     }
     resolveBundleExport(opts)
     const stamp = new Date(opts.now).toISOString().slice(0, 10)

@@ -21,8 +21,10 @@ export function leaderboardRoutes(api: FastifyInstance, ctx: ServerContext): voi
     const [snapshot, quarantines] = await Promise.all([ctx.cache.get(toSelection(q)), ctx.store.listQuarantines()])
     const now = ctx.now()
     const active = new Set(quarantines.filter((r) => isActive(r, now)).map((r) => r.testId))
-    const tests = viewTests(snapshot, view)
-    const counts = memoize(snapshot, `summary:${view.search ?? ''}:${view.verdict ?? ''}`, () => {
+    const owner = q.owner || undefined
+    const viewed = viewTests(snapshot, view)
+    const tests = owner ? viewed.filter((t) => ctx.owners({ file: null, module: t.module }).includes(owner)) : viewed
+    const counts = memoize(snapshot, `summary:${view.search ?? ''}:${view.verdict ?? ''}:${owner ?? ''}`, () => {
       const c = { tests: tests.length, flaky: 0, broken: 0, healthy: 0, insufficient_data: 0 }
       for (const t of tests) c[t.verdict]++
       return c
@@ -40,9 +42,11 @@ export function leaderboardRoutes(api: FastifyInstance, ctx: ServerContext): voi
       sort: view.sort,
       order: view.order,
       summary,
-      rows: tests
-        .slice(q.offset, q.offset + q.limit)
-        .map((t): LeaderboardRow => ({ ...(JSON.parse(t.row) as RowBase), quarantined: active.has(t.testId) })),
+      rows: tests.slice(q.offset, q.offset + q.limit).map((t): LeaderboardRow => ({
+        ...(JSON.parse(t.row) as RowBase),
+        quarantined: active.has(t.testId),
+        owners: ctx.owners({ file: null, module: t.module }),
+      })),
     }
   })
 }

@@ -71,12 +71,15 @@ export function runRoutes(api: FastifyInstance, ctx: ServerContext): void {
       }
       const sorted = (s: Set<string>) => [...s].sort()
       const newest = runs[0]
+      const owners = new Set<string>()
+      for (const t of await ctx.store.listTests()) for (const o of ctx.owners(t)) owners.add(o)
       return {
         suites: sorted(suites),
         branches: sorted(branches),
         env: Object.fromEntries([...env.keys()].sort().map((k) => [k, sorted(env.get(k)!)])),
         runs: runs.length,
         newest_run_at: newest ? (newest.startedAt ?? newest.uploadedAt) : null,
+        owners: sorted(owners),
       }
     }),
   )

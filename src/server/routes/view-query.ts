@@ -10,6 +10,8 @@ export const viewShape = {
   verdict: z.enum(['healthy', 'flaky', 'broken', 'insufficient_data']).optional(),
   sort: z.enum(SORT_KEYS).default('flaky'),
   order: z.enum(['asc', 'desc']).optional(),
+  /** Only tests this code owner owns. */
+  owner: z.string().trim().max(500).optional(),
   offset: z.coerce.number().int().min(0).default(0),
 }
 
