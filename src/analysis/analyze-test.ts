@@ -162,12 +162,12 @@ export function analyzeTest(history: TestHistory, cfg: ResolvedAnalysisConfig, c
   }
   let trailingPasses = 0
   while (trailingPasses < n && !hadFailure(entries[n - 1 - trailingPasses]!)) trailingPasses++
-  const classification = classifyFlipRate(flip)
+  const flipRateClass = classifyFlipRate(flip)
   const proven = verdict.evidence.some((e) => e.kind === 'same_revision_pass_and_fail' || e.kind === 'pass_on_retry')
   const policyReason = quarantineCriterion(
     {
       verdict: verdict.verdict,
-      flipRateClass: classification,
+      flipRateClass,
       score,
       confidence,
       proven,
@@ -237,7 +237,7 @@ export function analyzeTest(history: TestHistory, cfg: ResolvedAnalysisConfig, c
     passRate: n === 0 ? null : passes / n,
     flipRate: flip,
     ewmaFlipRate: ewma,
-    classification,
+    flipRateClass,
     score,
     components,
     confidence,

@@ -19,18 +19,23 @@ interface BranchRuns {
  * Failures confined to one non-default branch and consistent there are that branch's breakage, not flakiness:
  * on branch B, the runs that saw a failure are one unbroken streak of at least `minRuns` final failures (no pass
  * on retry), every later run of B is clean, and none of the failing revisions ever passed (a pass and a fail on
- * one revision is proof of flakiness on any branch). Such streaks are set aside, so that their interleaving with
+ * one revision is proof of flakiness on any branch), and the default branch passed after the streak began (else
+ * the failures are not confined to the branch). Such streaks are set aside, so that their interleaving with
  * the default branch's passes makes neither flips nor episodes. Only when the test also runs on the default
  * branch (or on runs without a branch): a store fed from one branch alone keeps every result.
  * @example branchBreakages(entries, 'main', 2).hints[0]?.message // 'fails on every run of fix/search since abc123 …'
  */
 export function branchBreakages(entries: readonly HistoryEntry[], defaultBranch: string, minRuns: number): BranchSplit {
   let onDefault = false
+  // The newest clean pass on the default branch: failures are confined to a branch only while the default
+  // branch still passes; a test broken everywhere (branches forked from a broken default) is not set aside.
+  let lastDefaultPassAt = -Infinity
   let branches: Map<string, BranchRuns> | null = null
   for (const e of entries) {
     const b = e.run.branch
     if (b === null || b === defaultBranch) {
       onDefault = true
+      if (!hadFailure(e)) lastDefaultPassAt = e.run.at
       continue
     }
     branches ??= new Map()
@@ -52,6 +57,7 @@ export function branchBreakages(entries: readonly HistoryEntry[], defaultBranch:
     // A pass on retry is proof of flakiness, so the streak is of final failures only.
     while (end < runs.length && isFailure(runs[end]!.status)) end++
     if (end - first < minRuns) continue
+    if (lastDefaultPassAt < runs[first]!.run.at) continue
     let cleanAfter = true
     for (let i = end; i < runs.length && cleanAfter; i++) if (hadFailure(runs[i]!)) cleanAfter = false
     if (!cleanAfter) continue

@@ -6,7 +6,7 @@ export interface AnalysisSummary {
   tests: number
   runs: number
   verdicts: Record<VerdictKind, number>
-  classifications: Record<FlipClass, number>
+  flipRateClasses: Record<FlipClass, number>
   passRateClasses: Record<PassRateClass, number>
   recommendations: Record<RecommendedAction, number>
   timeLostMs: number
@@ -21,7 +21,7 @@ export function summarizeAnalyses(analyses: Iterable<TestAnalysis>): AnalysisSum
     tests: 0,
     runs: 0,
     verdicts: { healthy: 0, flaky: 0, broken: 0, insufficient_data: 0 },
-    classifications: { stable: 0, intermittent: 0, flaky: 0, chronic: 0 },
+    flipRateClasses: { stable: 0, intermittent: 0, flaky: 0, chronic: 0 },
     passRateClasses: { stable: 0, intermittent: 0, actively_flaky: 0, broken: 0 },
     recommendations: { stable: 0, monitor: 0, investigate: 0, quarantine: 0 },
     timeLostMs: 0,
@@ -30,7 +30,7 @@ export function summarizeAnalyses(analyses: Iterable<TestAnalysis>): AnalysisSum
     s.tests++
     s.runs += a.runs
     s.verdicts[a.verdict]++
-    s.classifications[a.classification]++
+    s.flipRateClasses[a.flipRateClass]++
     s.passRateClasses[a.passRateClass]++
     s.recommendations[a.recommendation.action]++
     s.timeLostMs += a.timeLostMs

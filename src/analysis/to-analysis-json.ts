@@ -13,7 +13,7 @@ export interface TestAnalysisJson {
   pass_rate: number | null
   flip_rate: number
   ewma_flip_rate: number
-  classification: FlipClass
+  flip_rate_class: FlipClass
   score: number
   components: {
     intermittency: number
@@ -72,7 +72,7 @@ export function toAnalysisJson(a: TestAnalysis): TestAnalysisJson {
     pass_rate: roundOrNull(a.passRate),
     flip_rate: round(a.flipRate),
     ewma_flip_rate: round(a.ewmaFlipRate),
-    classification: a.classification,
+    flip_rate_class: a.flipRateClass,
     score: round(a.score),
     components: {
       intermittency: round(c.intermittency),

@@ -217,7 +217,8 @@ export interface TestAnalysis {
   passRate: number | null
   flipRate: number
   ewmaFlipRate: number
-  classification: FlipClass
+  /** Breadcrumb's class of the flip rate: one name everywhere (`flip_rate_class` in JSON). */
+  flipRateClass: FlipClass
   score: number
   components: ScoreComponents
   confidence: number

@@ -12,7 +12,7 @@ export function policyTest(analysis: TestAnalysis): PolicyTest {
   return {
     testId: analysis.testId,
     verdict: analysis.verdict,
-    classification: analysis.classification,
+    classification: analysis.flipRateClass,
     score: analysis.score,
     confidence: analysis.confidence,
     proven: analysis.proven,

@@ -106,7 +106,7 @@ export interface LeaderboardRow {
   pass_rate: number | null
   last_status: ResultStatus | null
   pass_rate_class: TestAnalysisJson['pass_rate_class']
-  classification: TestAnalysisJson['classification']
+  flip_rate_class: TestAnalysisJson['flip_rate_class']
   verdict: VerdictKind
   reason: string
   score: number

@@ -109,7 +109,7 @@ export function leaderboardRowBase(a: TestAnalysis): Omit<LeaderboardRow, 'quara
     pass_rate: a.passRate === null ? null : round(a.passRate),
     last_status: a.lastStatus,
     pass_rate_class: a.passRateClass,
-    classification: a.classification,
+    flip_rate_class: a.flipRateClass,
     verdict: a.verdict,
     reason: a.reason,
     score: round(a.score),

@@ -49,7 +49,7 @@ const COLUMNS: Column[] = [
   },
   { label: 'Pass rate', sort: 'pass_rate', num: true, cell: (r) => pct(r.pass_rate) },
   { label: 'Last', sort: 'last', cell: (r) => statusChip(r.last_status) },
-  { label: 'Class', sort: 'class', cell: (r) => classChip(r.pass_rate_class) },
+  { label: 'Pass-rate class', sort: 'class', cell: (r) => classChip(r.pass_rate_class) },
   { label: 'Verdict', sort: 'verdict', cell: (r) => h('span', { title: r.reason }, verdictChip(r.verdict)) },
   { label: 'Score', sort: 'score', num: true, cell: scoreCell },
   { label: 'Evidence', cell: (r) => h('div', { class: 'evidence' }, ...r.evidence.slice(0, 4).map(evidenceTag)) },

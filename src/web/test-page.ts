@@ -151,7 +151,7 @@ function verdictPanel(a: TestAnalysisJson): Node {
       { class: 'chips' },
       verdictChip(a.verdict),
       classChip(a.pass_rate_class),
-      h('span', { class: 'muted' }, `flip-rate class: ${a.classification}`),
+      h('span', { class: 'muted' }, `flip-rate class: ${a.flip_rate_class}`),
     ),
     h('p', { class: 'reason' }, a.reason),
     h(

@@ -65,7 +65,7 @@ describe('analyzeHistories', () => {
       tests: 2,
       runs: 20,
       verdicts: { healthy: 1, flaky: 1, broken: 0, insufficient_data: 0 },
-      classifications: { stable: 1, flaky: 1 },
+      flipRateClasses: { stable: 1, flaky: 1 },
       passRateClasses: { stable: 1, intermittent: 1 },
     })
   })
@@ -86,7 +86,7 @@ describe('toAnalysisJson', () => {
         'pass_rate',
         'flip_rate',
         'ewma_flip_rate',
-        'classification',
+        'flip_rate_class',
         'score',
         'confidence',
         'recommendation',
@@ -101,7 +101,7 @@ describe('toAnalysisJson', () => {
       runs: 5,
       pass_rate: 0.8,
       flip_rate: 0.5,
-      classification: 'flaky',
+      flip_rate_class: 'flaky',
       verdict: 'flaky',
       pass_rate_class: 'intermittent',
       evidence: [{ kind: 'same_revision_pass_and_fail', revision: 'r', run_ids: ['r0', 'r1'] }],

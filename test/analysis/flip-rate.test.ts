@@ -60,7 +60,7 @@ describe('outcomes fed to the flip rate', () => {
     expect(a.runs).toBe(4)
     expect(a.skipped).toBe(4)
     expect(a.flipRate).toBe(0)
-    expect(a.classification).toBe('stable')
+    expect(a.flipRateClass).toBe('stable')
   })
 
   it('count an error as a failure', () => {
@@ -68,6 +68,6 @@ describe('outcomes fed to the flip rate', () => {
     const a = analyzeTest(h.build(), cfg, { now: h.now })
     expect(a.failures).toBe(5)
     expect(a.flipRate).toBe(1)
-    expect(a.classification).toBe('chronic')
+    expect(a.flipRateClass).toBe('chronic')
   })
 })

@@ -4,17 +4,34 @@
  */
 import type { EnvFacets, HistoryEntry, RunInfo, TestHistory, TestRef } from '../../src/model.js'
 
-export type Family = 'stable' | 'broken' | 'flaky' | 'flaky_one_runner' | 'bursty' | 'fixed' | 'newly_flaky'
+export type Family =
+  | 'stable'
+  | 'broken'
+  | 'flaky'
+  | 'flaky_one_runner'
+  | 'bursty'
+  | 'bursty_long_gaps'
+  | 'fixed'
+  | 'newly_flaky'
+  | 'branch_only'
 export type Truth = 'healthy' | 'flaky' | 'broken'
 
+/**
+ * The truth of each family. `branch_only` fails on every run of one feature branch from some run on, and passes
+ * everywhere else: broken on that branch, healthy on the default branch, never flaky. `bursty_long_gaps` fails
+ * in bursts of 4–8 runs separated by clean stretches of 30–45 runs, and its newest clean stretch is at most 30
+ * runs: shorter than its gaps, so it is not fixed.
+ */
 export const TRUTH: Record<Family, Truth> = {
   stable: 'healthy',
   broken: 'broken',
   flaky: 'flaky',
   flaky_one_runner: 'flaky',
   bursty: 'flaky',
+  bursty_long_gaps: 'flaky',
   fixed: 'healthy',
   newly_flaky: 'flaky',
+  branch_only: 'healthy',
 }
 
 /** mulberry32: small, fast, good enough for simulations, and the same sequence everywhere. */
@@ -43,12 +60,18 @@ export interface TimelineOptions {
   branch?: string
   /** How many runs, spread at random, are infrastructure failures where every test fails. */
   infraRuns?: number
+  /** Share of runs on feature branches (`feat/<k>`, each a few runs long, interleaved with the default branch). */
+  featureBranchShare?: number
+  /** How many runs were cancelled half-way: `interrupted`, with about half of the tests missing. */
+  cancelledRuns?: number
 }
 
 export interface Timeline {
   runs: RunInfo[]
   /** Indices of the infrastructure-failure runs. */
   infra: Set<number>
+  /** Indices of the cancelled runs. */
+  cancelled: Set<number>
   /** One hour after the last run: a natural `ctx.now`. */
   now: number
 }
@@ -65,14 +88,28 @@ export function generateTimeline(opts: TimelineOptions): Timeline {
   const runners = opts.runners ?? ['ci-1', 'ci-2', 'ci-3', 'ci-4']
   const envs = opts.envs ?? [{ os: 'linux' }]
   const runs: RunInfo[] = []
+  const featureShare = opts.featureBranchShare ?? 0
+  let feature = 0
+  let featureRuns = 0
+  let pipeline = -1
+  let prevBranch: string | null = null
   for (let i = 0; i < count; i++) {
-    const pipeline = Math.floor(i / jobs)
+    const onFeature = featureShare > 0 && rng() < featureShare
+    if (onFeature && featureRuns >= 3 + Math.floor(rng() * 5)) {
+      feature++
+      featureRuns = 0
+    }
+    if (onFeature) featureRuns++
+    const branch = onFeature ? `feat/${feature}` : (opts.branch ?? 'main')
+    // A pipeline has `jobs` runs of one revision on one branch.
+    if (i % jobs === 0 || branch !== prevBranch) pipeline++
+    prevBranch = branch
     const revision = hex(pipeline * 2654435761 + opts.seed)
     runs.push({
       runId: `r${opts.seed}-${i}`,
       suite: 'unit',
       at: start + i * interval + Math.floor((rng() - 0.5) * HOUR),
-      branch: opts.branch ?? 'main',
+      branch,
       revision,
       pipelineId: `p${pipeline}`,
       jobStatus: 'success',
@@ -87,7 +124,16 @@ export function generateTimeline(opts: TimelineOptions): Timeline {
   const infra = new Set<number>()
   while (infra.size < Math.min(opts.infraRuns ?? 0, count)) infra.add(Math.floor(rng() * count))
   for (const i of infra) runs[i]!.jobStatus = 'failed'
-  return { runs, infra, now: start + count * interval + HOUR }
+  const cancelled = new Set<number>()
+  while (cancelled.size < Math.min(opts.cancelledRuns ?? 0, count - infra.size)) {
+    const i = Math.floor(rng() * count)
+    if (!infra.has(i)) cancelled.add(i)
+  }
+  for (const i of cancelled) {
+    runs[i]!.status = 'interrupted'
+    runs[i]!.jobStatus = 'canceled'
+  }
+  return { runs, infra, cancelled, now: start + count * interval + HOUR }
 }
 
 export interface FamilyOptions {
@@ -156,8 +202,13 @@ export function generateHistory(
   const test: TestRef = { testId: `unit::gen.test.ts::${name}`, suite: 'unit', module: 'gen.test.ts', name, file: null }
   const entries: HistoryEntry[] = []
   let burst = false
+  const bursts = family === 'bursty_long_gaps' ? longGapBursts(n, rng) : null
+  const brokenBranch = family === 'branch_only' ? pickFeatureBranch(timeline, rng) : null
+  let brokenBranchFirstRevision: string | null = null
   for (let i = 0; i < n; i++) {
     const run = timeline.runs[i]!
+    // A cancelled run never reached about half of the tests.
+    if (timeline.cancelled.has(i) && rng() < 0.5) continue
     let q: number
     switch (family) {
       case 'stable':
@@ -182,12 +233,54 @@ export function generateHistory(
       case 'newly_flaky':
         q = i >= changeAt! ? p : 0
         break
+      case 'bursty_long_gaps':
+        // The first run of a burst always fails, so that every burst is seen.
+        q = bursts![i] === 2 ? 1 : bursts![i] === 1 ? 0.6 : 0
+        break
+      case 'branch_only':
+        q = 0
+        // The branch's first revision passes; every later one fails (a commit on the branch broke it).
+        if (run.branch === brokenBranch) {
+          brokenBranchFirstRevision ??= run.revision
+          if (run.revision !== brokenBranchFirstRevision) q = 1
+        }
+        break
     }
     const infra = timeline.infra.has(i)
-    const message = family === 'broken' ? BROKEN_MESSAGE : null
+    const message = family === 'broken' || family === 'branch_only' ? BROKEN_MESSAGE : null
     entries.push(entry(run, infra ? 1 : q, infra ? 0 : retries, rng, message, infra))
   }
   return { history: { test, entries }, family, truth: TRUTH[family], p: family === 'stable' ? 0 : p, changeAt }
+}
+
+/**
+ * Burst layout, laid out backwards from the newest run: a clean tail of 0–30 runs, then bursts of 4–8 runs
+ * separated by clean gaps of 30–45 runs. 2 marks a burst's first run, 1 the rest of a burst, 0 clean.
+ */
+function longGapBursts(n: number, rng: () => number): Uint8Array {
+  const out = new Uint8Array(n)
+  let end = n - Math.floor(rng() * 31)
+  while (end > 0) {
+    const len = 4 + Math.floor(rng() * 5)
+    const start = Math.max(0, end - len)
+    for (let i = start; i < end; i++) out[i] = 1
+    out[start] = 2
+    end = start - 30 - Math.floor(rng() * 16)
+  }
+  return out
+}
+
+/** A feature branch with at least three revisions, where a `branch_only` test breaks after the first. */
+function pickFeatureBranch(timeline: Timeline, rng: () => number): string | null {
+  const revisions = new Map<string, Set<string | null>>()
+  for (const r of timeline.runs) {
+    if (!r.branch?.startsWith('feat/')) continue
+    const set = revisions.get(r.branch) ?? new Set()
+    set.add(r.revision)
+    revisions.set(r.branch, set)
+  }
+  const eligible = [...revisions].filter(([, revs]) => revs.size >= 3).map(([b]) => b)
+  return eligible.length === 0 ? null : eligible[Math.floor(rng() * eligible.length)]!
 }
 
 function entry(
@@ -264,11 +357,16 @@ export function generateSuite(opts: SuiteOptions): GeneratedSuite {
     const p = family === 'flaky' ? 0.02 + rng() * 0.48 : 0.2 + rng() * 0.3
     tests.push(generateHistory(timeline, i, { family, p, retries: opts.retries ?? 0 }, opts.seed * 100_003 + i))
   }
-  const summaries = timeline.runs.map((run, i) => {
-    let failed = 0
-    for (const t of tests) if (t.history.entries[i]!.status === 'failed') failed++
-    return { runId: run.runId, total: tests.length, failed }
-  })
+  // Per run, from the entries (a cancelled run lacks some tests).
+  const counts = new Map(timeline.runs.map((r) => [r.runId, { runId: r.runId, total: 0, failed: 0 }]))
+  for (const t of tests) {
+    for (const e of t.history.entries) {
+      const c = counts.get(e.run.runId)!
+      c.total++
+      if (e.status === 'failed') c.failed++
+    }
+  }
+  const summaries = [...counts.values()]
   return { timeline, tests, summaries }
 }
 

@@ -130,7 +130,7 @@ describe('analysesToCsv', () => {
       'ewma',
       'score',
       'confidence',
-      'classification',
+      'flip_rate_class',
     ])
     expect(rows).toHaveLength(3)
     const col = (name: string) => rows[0]!.indexOf(name)

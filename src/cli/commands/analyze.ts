@@ -81,7 +81,7 @@ export async function analyze(opts: AnalyzeCommandOptions, io: Io): Promise<Owne
       .map((a): OwnedAnalysis => ({ ...a, owners: ownersOf(a.test) }))
       .filter((a) => !opts.owner || a.owners.includes(opts.owner))
       .filter((a) => !opts.verdict || opts.verdict.split(',').includes(a.verdict))
-      .filter((a) => !opts.class || opts.class.split(',').includes(a.classification))
+      .filter((a) => !opts.class || opts.class.split(',').includes(a.flipRateClass))
       .sort(leaderboardOrder)
     return limit ? filtered.slice(0, limit) : filtered
   })
@@ -98,7 +98,7 @@ function leaderboardRows(list: TestAnalysis[]): string[][] {
     num(a.ewmaFlipRate),
     num(a.score),
     num(a.confidence),
-    a.classification,
+    a.flipRateClass,
     a.recommendation.action,
     a.verdict,
     evidenceText(a),
@@ -113,7 +113,7 @@ const HEADERS = [
   'ewma',
   'score',
   'conf',
-  'class',
+  'flip-rate class',
   'recommendation',
   'verdict',
   'evidence',
@@ -217,8 +217,8 @@ export function printShow(r: ShowResult, opts: AnalyzeCommandOptions, io: Io): v
   if (r.owners.length) lines.push(`owners: ${r.owners.join(' ')}`)
   lines.push(`history (oldest → newest): ${historyStrip(r.history)}`)
   lines.push(
-    `runs ${a.runs}, pass rate ${pct(a.passRate)}, flip ${num(a.flipRate)}, ewma ${num(a.ewmaFlipRate)} (${a.classification}), ` +
-      `score ${num(a.score)} at confidence ${num(a.confidence)}, GitLabViz class ${a.passRateClass}`,
+    `runs ${a.runs}, pass rate ${pct(a.passRate)}, flip ${num(a.flipRate)}, ewma ${num(a.ewmaFlipRate)} (flip-rate class ${a.flipRateClass}), ` +
+      `score ${num(a.score)} at confidence ${num(a.confidence)}, pass-rate class ${a.passRateClass}`,
   )
   lines.push(`recommendation: ${a.recommendation.action} (${a.recommendation.priority}) — ${a.recommendation.reason}`)
   if (a.timeLostMs > 0) lines.push(`CI time lost to failed attempts: ${(a.timeLostMs / 1000).toFixed(1)} s`)
@@ -256,8 +256,8 @@ export function printShow(r: ShowResult, opts: AnalyzeCommandOptions, io: Io): v
     ])
     lines.push(
       md
-        ? renderMarkdownTable(['context', 'passes', 'failures', 'pass rate', 'class'], rows)
-        : renderTable(['context', 'passes', 'failures', 'pass rate', 'class'], rows, { right: [1, 2, 3] }),
+        ? renderMarkdownTable(['context', 'passes', 'failures', 'pass rate', 'pass-rate class'], rows)
+        : renderTable(['context', 'passes', 'failures', 'pass rate', 'pass-rate class'], rows, { right: [1, 2, 3] }),
     )
   }
   if (a.hints.length) {
