@@ -4,6 +4,7 @@ import { FORMATS } from '../ingest/formats.js'
 import { VERSION } from '../version.js'
 import type { Io } from './output.js'
 import type { AnalyzeCommandOptions } from './commands/analyze.js'
+import type { AuditVerifyOptions } from './commands/audit.js'
 import type { ExportBundleCommandOptions, ExportTableCommandOptions } from './commands/export.js'
 import type { GateCommandOptions } from './commands/gate.js'
 import type { ImportCommandOptions } from './commands/import.js'
@@ -578,6 +579,26 @@ Examples:
     })
 
   program
+    .command('audit')
+    .description('check the quarantine audit trail')
+    .command('verify')
+    .description('check the audit trail’s hash chain and name the first entry that was tampered with (exit 1)')
+    .option('--db <path|url>', 'store (default: FLAKEWATCH_DB or .flakewatch.db)')
+    .option('--config <file>', 'config file')
+    .option('--json', 'print JSON')
+    .option('--output <file>', 'write the output to a file')
+    .addHelpText(
+      'after',
+      `\nExamples:\n  $ flakewatch audit verify\n  $ flakewatch audit verify --db postgres://app@db/flakewatch --json`,
+    )
+    .action(async (opts: AuditVerifyOptions) => {
+      const { auditVerify, printAuditVerify } = await import('./commands/audit.js')
+      const result = await auditVerify(opts, io)
+      printAuditVerify(result, opts, io)
+      if (!result.ok) throw new ExitError(1)
+    })
+
+  program
     .command('heals')
     .description('list self-healed Playwright locators with the locator to put in the test instead')
     .option('--db <path|url>', 'store (default: FLAKEWATCH_DB or .flakewatch.db)')
@@ -587,7 +608,7 @@ Examples:
     .action(async (opts: { db?: string; test?: string; json?: boolean }) => {
       const { heals, printHeals } = await import('./commands/heals.js')
       const { openStore } = await import('../store/open.js')
-      const store = await openStore({ db: opts.db, env: io.env, mustExist: true, createFolder: false })
+      const store = await openStore({ db: opts.db, env: io.env, mustExist: true, createFolder: false, readOnly: true })
       try {
         printHeals(await heals({ store, json: opts.json, testId: opts.test }), opts, io.stdout)
       } finally {

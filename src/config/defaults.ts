@@ -22,6 +22,8 @@ export const DEFAULTS = {
     host: '127.0.0.1',
     port: 8080,
     writeToken: null as string | null,
+    /** Named write tokens, name → token: the name is the audit trail's actor. */
+    writeTokens: {} as Record<string, string>,
     readToken: null as string | null,
     bodyLimitMb: 50,
   },

@@ -51,6 +51,31 @@ export function resolveConfig(raw: unknown, source = 'config'): Omit<ResolvedCon
 }
 
 /**
+ * `FLAKEWATCH_WRITE_TOKENS=ci:tok1,alice:tok2`: named write tokens. The name is everything before the first colon.
+ * @example parseNamedTokens('ci:s3cret-ci-token,alice:s3cret-alice') // { ci: 's3cret-ci-token', alice: 's3cret-alice' }
+ */
+export function parseNamedTokens(text: string): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const item of text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
+    const colon = item.indexOf(':')
+    const name = colon > 0 ? item.slice(0, colon) : ''
+    const token = item.slice(colon + 1)
+    if (!/^[A-Za-z0-9_.@-]{1,64}$/.test(name) || token.length < 8) {
+      throw new ConfigError([
+        `FLAKEWATCH_WRITE_TOKENS: expected name:token pairs separated by commas (names of letters, digits, _ . @ -; ` +
+          `tokens of at least 8 characters), got an entry named "${name.slice(0, 64)}"`,
+      ])
+    }
+    if (name in out) throw new ConfigError([`FLAKEWATCH_WRITE_TOKENS: the name "${name}" is given twice`])
+    out[name] = token
+  }
+  return out
+}
+
+/**
  * Loads the config. Precedence: CLI flags (applied by the caller) > `FLAKEWATCH_*` environment > file > defaults.
  * A relative `db` path in a file resolves against the file's folder.
  */
@@ -83,6 +108,9 @@ export function loadConfig(opts: LoadConfigOptions = {}): ResolvedConfig {
   if (env.FLAKEWATCH_DEFAULT_BRANCH) config.defaultBranch = env.FLAKEWATCH_DEFAULT_BRANCH
   if (env.FLAKEWATCH_WRITE_TOKEN) config.server.writeToken = env.FLAKEWATCH_WRITE_TOKEN
   if (env.FLAKEWATCH_READ_TOKEN) config.server.readToken = env.FLAKEWATCH_READ_TOKEN
+  if (env.FLAKEWATCH_WRITE_TOKENS) {
+    config.server.writeTokens = { ...config.server.writeTokens, ...parseNamedTokens(env.FLAKEWATCH_WRITE_TOKENS) }
+  }
   if (env.FLAKEWATCH_QUARANTINE_FILE) config.quarantine.file = env.FLAKEWATCH_QUARANTINE_FILE
   return { ...config, file }
 }

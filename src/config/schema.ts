@@ -122,6 +122,10 @@ export const ConfigSchema = z
         host: z.string().min(1),
         port: z.number().int().min(0).max(65535),
         writeToken: z.string().min(8).nullable(),
+        writeTokens: z.record(
+          z.string().regex(/^[A-Za-z0-9_.@-]{1,64}$/, 'token names are 1–64 letters, digits, _ . @ or -'),
+          z.string().min(8),
+        ),
         readToken: z.string().min(8).nullable(),
         bodyLimitMb: z.number().gt(0).max(1024),
       })

@@ -202,6 +202,7 @@ export interface AuditJson {
   id: number
   test_id: string
   action: 'quarantine' | 'update' | 'release' | 'expire' | 'import'
+  /** The name of the write token that made the change (`api` for the single unnamed token). */
   actor: string
   at: string
   reason: string
@@ -223,13 +224,11 @@ export interface QuarantineRequest {
   issue_url?: string | null
   /** ISO time, or null for no expiry. Default: the policy's `expiryDays` from now. */
   expires_at?: string | null
-  actor?: string
 }
 
 /** Body (or query) of `DELETE /quarantine/:testId`. */
 export interface ReleaseRequest {
   reason: string
-  actor?: string
 }
 
 export interface TestDetailResponse {

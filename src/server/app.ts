@@ -5,7 +5,7 @@ import { NotFoundError } from '../errors.js'
 import { createQuarantineManager } from '../quarantine/manager.js'
 import type { Store } from '../store/store.js'
 import { API_PREFIX } from './api-types.js'
-import { readHook } from './auth.js'
+import { readHook, resolveAuthTokens } from './auth.js'
 import type { ServerContext } from './context.js'
 import { ownerLookupFromConfig } from '../owners/read-codeowners.js'
 import { dashboardRoutes, findWebRoot } from './dashboard.js'
@@ -128,7 +128,7 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
     scanStore: deps.scanStore ?? store,
     config,
     analysis,
-    tokens: { writeToken: config.server.writeToken, readToken: config.server.readToken },
+    tokens: resolveAuthTokens(config.server),
     cache: createSnapshotCache({
       store,
       builder,
@@ -148,6 +148,7 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
     owners: ownerLookupFromConfig(config, process.cwd(), (m) => app.log.warn(m)),
   }
 
+  app.decorateRequest('flakewatchActor', null)
   app.setErrorHandler(handleError)
   app.setNotFoundHandler((request) => {
     throw new NotFoundError(`no route ${request.method} ${request.url.split('?')[0]}`)

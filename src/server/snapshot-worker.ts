@@ -7,7 +7,8 @@ import type { SnapshotReply, SnapshotRequest, SnapshotWorkerData } from './snaps
 /** The analysis worker: its own store connection, one build at a time, answers by message. */
 const { db, cfg } = workerData as SnapshotWorkerData
 const port = parentPort!
-const store = await openStore({ db, env: {} })
+// Analysis only reads: it must never wait behind an upload's write lock.
+const store = await openStore({ db, env: {}, readOnly: true })
 
 port.on('message', (request: SnapshotRequest) => {
   buildSnapshot(store, request.selection, { cfg, now: request.now }).then(

@@ -17,6 +17,11 @@ export interface OpenStoreOptions {
   mustExist?: boolean
   /** Create the SQLite file's folder when it is missing. Default true; the CLI says false, so a typo is an error. */
   createFolder?: boolean
+  /**
+   * For commands that only read (analyze, show, gate, export, the server's analysis): the schema is checked with
+   * plain reads, so the open never waits behind a writer; on SQLite the connection cannot write at all.
+   */
+  readOnly?: boolean
 }
 
 /** Resolves the store location: the explicit option, then `FLAKEWATCH_DB`, then the default file. */
@@ -38,7 +43,7 @@ export async function openStore(opts: OpenStoreOptions = {}): Promise<Store> {
   const location = resolveDbLocation(opts)
   if (isPostgresUrl(location)) {
     const { openPostgresStore } = await import('./postgres/postgres-store.js')
-    return openPostgresStore(location)
+    return openPostgresStore(location, { readOnly: opts.readOnly })
   }
   if (location !== ':memory:') {
     if (opts.mustExist && !existsSync(location))
@@ -49,5 +54,5 @@ export async function openStore(opts: OpenStoreOptions = {}): Promise<Store> {
       throw new InputError(`${location}: the folder ${dirname(location)} does not exist`)
   }
   const { openSqliteStore } = await import('./sqlite/sqlite-store.js')
-  return openSqliteStore(location)
+  return openSqliteStore(location, { readOnly: opts.readOnly })
 }

@@ -7,6 +7,7 @@ import {
   type RunInfo,
   type RunStatus,
 } from '../model.js'
+import type { ChainedAuditEntry } from './audit-chain.js'
 import type { AuditEntry, QuarantineRecord, QuarantineRule, RuleAuditEntry, RuleMatch } from './store.js'
 
 /**
@@ -211,4 +212,13 @@ export function ruleAuditFromRow(r: RuleAuditRow): RuleAuditEntry {
     reason: r.reason,
     rule: r.rule === null ? null : (JSON.parse(r.rule) as QuarantineRule),
   }
+}
+
+export interface ChainedAuditRow extends AuditRow {
+  prev_hash: string | null
+  hash: string | null
+}
+
+export function chainedAuditFromRow(r: ChainedAuditRow): ChainedAuditEntry {
+  return { ...auditFromRow(r), prevHash: r.prev_hash, hash: r.hash }
 }

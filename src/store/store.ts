@@ -1,3 +1,4 @@
+import type { ChainedAuditEntry } from './audit-chain.js'
 import type { Attempt, Result, Run, RunMeta, TestHistory, TestRef } from '../model.js'
 
 /** The results of one run that one report file contributes. */
@@ -257,6 +258,8 @@ export interface Store {
   deleteQuarantine(testId: string, audit: AuditInput): Promise<boolean>
   /** Audit lines, newest first. */
   listAudit(filter?: { testId?: string; limit?: number }): Promise<AuditEntry[]>
+  /** Every audit line with its hash link, oldest first, for `flakewatch audit verify`. */
+  listAuditChain(): Promise<ChainedAuditEntry[]>
 
   /** Quarantine rules, in id order. */
   listQuarantineRules(): Promise<QuarantineRule[]>

@@ -31,7 +31,6 @@ export function openQuarantineDialog(opts: QuarantineDialogOptions): HTMLDialogE
     placeholder: 'write token',
   })
   const remember = h('input', { type: 'checkbox', name: 'remember', checked: Boolean(saved) })
-  const actor = h('input', { type: 'text', name: 'actor', placeholder: 'your name (optional)', autocomplete: 'name' })
   const error = h('div', { class: 'dialog-error', role: 'alert' })
   error.hidden = true
   const submit = h(
@@ -66,7 +65,6 @@ export function openQuarantineDialog(opts: QuarantineDialogOptions): HTMLDialogE
     h('label', null, h('span', null, 'Reason'), reason),
     h('label', null, h('span', null, 'Write token'), token),
     h('label', { class: 'check' }, remember, h('span', null, 'Remember the token in this tab')),
-    h('label', null, h('span', null, 'Name'), actor),
     error,
     h('div', { class: 'dialog-actions' }, h('button', { type: 'button', on: { click: close } }, 'Cancel'), submit),
   )
@@ -82,7 +80,8 @@ export function openQuarantineDialog(opts: QuarantineDialogOptions): HTMLDialogE
     submit.disabled = true
     try {
       const path = `/quarantine/${encodeURIComponent(opts.testId)}`
-      const body = { reason: reason.value.trim(), actor: actor.value.trim() || 'dashboard' }
+      // The audit trail names the write token's owner; the server takes no actor from the body.
+      const body = { reason: reason.value.trim() }
       if (quarantine) await write<QuarantineJson>('PUT', path, body, token.value.trim())
       else await write('DELETE', path, body, token.value.trim())
       tokens.setWrite(remember.checked ? token.value.trim() : null)

@@ -87,7 +87,7 @@ async function loadQuarantines(
     io.stderr.write(`warning: no flakewatch database at ${location}: no test is quarantined\n`)
     return { records: [], rules: [], knownSuites: null, knownFrom: location }
   }
-  const store = await openStore({ db: location, env: io.env })
+  const store = await openStore({ db: location, env: io.env, readOnly: true })
   try {
     const records = await store.listQuarantines()
     const rules = await store.listQuarantineRules()

@@ -6,7 +6,7 @@ import { analyzeStore } from '../../pipeline/analyze-store.js'
 import { playwrightGrep, testNamePattern } from '../../retry/test-patterns.js'
 import { parseTestId } from '../../tracker.js'
 import { emit, emitJson, type Io } from '../output.js'
-import { withStore } from './quarantine.js'
+import { withReadStore } from './quarantine.js'
 import type { RunFlags } from './ingest.js'
 
 /** Why a test is listed. */
@@ -60,7 +60,7 @@ export async function listTests(reports: string[], opts: ListCommandOptions, io:
     for (const q of readQuarantineFile(opts.quarantineFile).records) add(parseTestId(q.testId), 'quarantined')
   }
   if (needsStore) {
-    await withStore(opts, io, async (store, config) => {
+    await withReadStore(opts, io, async (store, config) => {
       if (opts.flaky) {
         await analyzeStore(store, {
           config: analysisOptions(config),

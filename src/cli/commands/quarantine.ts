@@ -76,12 +76,26 @@ export async function withStore<T>(
     env: {},
     mustExist: access === 'read',
     createFolder: false,
+    // A reader never takes the write lock: it answers while an ingest is writing.
+    readOnly: access === 'read',
   })
   try {
     return await fn(store, config)
   } finally {
     await store.close()
   }
+}
+
+/**
+ * `withStore` for commands that only read: the store opens without the write lock, so they answer while an
+ * ingest is writing.
+ */
+export function withReadStore<T>(
+  opts: { db?: string; config?: string },
+  io: Io,
+  fn: (store: Store, config: ReturnType<typeof loadConfig>) => Promise<T>,
+): Promise<T> {
+  return withStore(opts, io, fn, 'read')
 }
 
 function manager(store: Store, config: ReturnType<typeof loadConfig>, analyze?: () => Promise<PolicyTest[]>) {

@@ -98,9 +98,10 @@ export async function serve(opts: ServeOptions, io: Io, hooks: ServeHooks = {}):
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${bound}/`
   io.stdout.write(`${url}\n`)
   io.stderr.write(`flakewatch: serving ${store.location} at ${url}\n`)
-  if (!config.server.writeToken) {
+  if (!config.server.writeToken && Object.keys(config.server.writeTokens).length === 0) {
     io.stderr.write(
-      'flakewatch: uploads and quarantine changes are refused: set server.writeToken or FLAKEWATCH_WRITE_TOKEN\n',
+      'flakewatch: uploads and quarantine changes are refused: set FLAKEWATCH_WRITE_TOKENS (name:token,…) or ' +
+        'FLAKEWATCH_WRITE_TOKEN\n',
     )
   }
   if (!config.server.readToken && !LOOPBACK.has(host)) {

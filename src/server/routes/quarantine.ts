@@ -1,14 +1,13 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { z } from 'zod'
 import { NotFoundError } from '../../errors.js'
 import type { AuditResponse, QuarantineJson, QuarantineListResponse } from '../api-types.js'
-import { writeHook } from '../auth.js'
+import { SINGLE_TOKEN_ACTOR, writeHook } from '../auth.js'
 import type { ServerContext } from '../context.js'
 import { parseInput } from '../selection.js'
 import { auditToJson, quarantineToJson } from '../to-json.js'
 
 const reason = z.string().trim().min(1, 'a reason is required').max(2000)
-const actor = z.string().trim().min(1).max(200).optional()
 
 const QuarantineBody = z.object({
   reason,
@@ -19,12 +18,13 @@ const QuarantineBody = z.object({
     .nullable()
     .optional(),
   expires_at: z.iso.datetime({ offset: true }).nullable().optional(),
-  actor,
   /** Quarantine an id the store has never seen (refused by default: usually a typo or a wrong suite). */
   allow_unknown: z.boolean().optional(),
 })
 
-const ReleaseBody = z.object({ reason, actor })
+// No actor field: the actor is the write token's name, never what the client says (an `actor` sent by an older
+// client is dropped).
+const ReleaseBody = z.object({ reason })
 
 const AuditQuery = z.object({
   test_id: z.string().min(1).optional(),
@@ -33,6 +33,11 @@ const AuditQuery = z.object({
 
 /** Small JSON bodies only: a quarantine is a few lines of text. */
 const BODY_LIMIT = 64 * 1024
+
+/** The write hook ran first, so a write request always has its token's name. */
+function actorOf(request: FastifyRequest): string {
+  return request.flakewatchActor ?? SINGLE_TOKEN_ACTOR
+}
 
 type TestParams = { Params: { testId: string } }
 
@@ -57,7 +62,7 @@ export function quarantineRoutes(api: FastifyInstance, ctx: ServerContext): void
       owner: body.owner,
       issueUrl: body.issue_url,
       expiresAt: body.expires_at ? new Date(body.expires_at).toISOString() : body.expires_at,
-      actor: body.actor ?? 'api',
+      actor: actorOf(request),
       source: 'manual',
       allowUnknown: body.allow_unknown,
     })
@@ -69,7 +74,7 @@ export function quarantineRoutes(api: FastifyInstance, ctx: ServerContext): void
     // DELETE bodies are dropped by some clients, so the reason may come as a query parameter too.
     const input = { ...(request.query as object), ...(request.body as object | undefined) }
     const body = parseInput(ReleaseBody, input, 'body')
-    const released = await ctx.quarantine.unquarantine(testId, { reason: body.reason, actor: body.actor ?? 'api' })
+    const released = await ctx.quarantine.unquarantine(testId, { reason: body.reason, actor: actorOf(request) })
     if (!released) throw new NotFoundError(`${testId} is not quarantined`)
     return { released: true, test_id: testId }
   })

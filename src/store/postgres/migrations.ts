@@ -1,4 +1,6 @@
 import type { MigrationResultSet } from '../sqlite/migrations.js'
+import { AUDIT_GENESIS, auditHash } from '../audit-chain.js'
+import { auditFromRow, type AuditRow } from '../rows.js'
 import type { PgClient, PgQueryable } from './driver.js'
 
 /** A forward-only schema step, in step with the SQLite one of the same id. */
@@ -166,6 +168,40 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
     },
   },
   {
+    // The audit trail becomes tamper-evident: each entry carries a hash chained to the previous one. Only the
+    // table's owner (the migration role) can disable the append-only triggers; see postgresAppRoleGrants.
+    id: '0003-server',
+    async up(client) {
+      await client.query(`
+        ALTER TABLE quarantine_audit ADD COLUMN prev_hash text, ADD COLUMN hash text;
+        ALTER TABLE quarantine_audit DISABLE TRIGGER quarantine_audit_append_only;
+      `)
+      // Entries written before this migration are chained as they stand: from here on, any change shows.
+      const { rows } = await client.query<AuditRow>('SELECT * FROM quarantine_audit ORDER BY id')
+      let prev = AUDIT_GENESIS
+      for (const row of rows) {
+        const hash = auditHash(prev, auditFromRow(row))
+        await client.query('UPDATE quarantine_audit SET prev_hash = $1, hash = $2 WHERE id = $3', [prev, hash, row.id])
+        prev = hash
+      }
+      await client.query(`
+        ALTER TABLE quarantine_audit ENABLE TRIGGER quarantine_audit_append_only;
+        -- Appends are serialised per schema (an advisory lock in the store), so a chain never forks; an insert
+        -- that reuses or precedes an existing id is refused outright.
+        CREATE FUNCTION fw_no_backfill() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF NEW.id <= (SELECT coalesce(max(id), 0) FROM quarantine_audit) THEN
+            RAISE EXCEPTION 'quarantine_audit is append-only: an entry cannot be inserted before others'
+              USING ERRCODE = 'restrict_violation';
+          END IF;
+          RETURN NEW;
+        END $$;
+        CREATE TRIGGER quarantine_audit_no_backfill BEFORE INSERT ON quarantine_audit
+          FOR EACH ROW EXECUTE FUNCTION fw_no_backfill();
+      `)
+    },
+  },
+  {
     // Quarantine by pattern (issue 18): the rules, and their own append-only audit trail.
     id: '0005-quarantine-rules',
     async up(client) {
@@ -199,6 +235,21 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
   },
 ]
 
+/**
+ * Which migrations the schema still needs, found with plain reads: no advisory lock and no write, so that opening
+ * for reads (or as an application role without DDL rights) never waits behind a writer or a migration.
+ */
+export async function pendingPostgresMigrations(
+  client: PgQueryable,
+  migrations = POSTGRES_MIGRATIONS,
+): Promise<string[]> {
+  const exists = await client.query(`SELECT to_regclass('schema_meta') IS NOT NULL AS present`)
+  if (!(exists.rows[0] as { present: boolean }).present) return migrations.map((m) => m.id)
+  const rows = await client.query(`SELECT key FROM schema_meta WHERE key LIKE 'migration:%'`)
+  const applied = new Set((rows.rows as { key: string }[]).map((r) => r.key.slice('migration:'.length)))
+  return migrations.filter((m) => !applied.has(m.id)).map((m) => m.id)
+}
+
 /** Any 32-bit constant, so that flakewatch's advisory locks do not collide with an application's own. */
 const LOCK_NAMESPACE = 0x666c6b77
 
@@ -213,6 +264,13 @@ export async function migratePostgres(
   migrations = POSTGRES_MIGRATIONS,
 ): Promise<MigrationResultSet> {
   const results: MigrationResultSet['results'] = []
+  try {
+    if ((await pendingPostgresMigrations(client, migrations)).length === 0) {
+      return { results: migrations.map((m) => ({ id: m.id, status: 'skipped' as const })) }
+    }
+  } catch (error) {
+    return { error: error as Error, results }
+  }
   const lockKey = schema ?? 'default'
   const inTransaction = async <T>(fn: () => Promise<T>): Promise<T> => {
     await client.query('BEGIN')

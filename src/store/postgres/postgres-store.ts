@@ -5,6 +5,7 @@ import type { Attempt, HistoryEntry, Run, RunInfo, RunMeta, TestHistory, TestRef
 import { isoToMs, statusFromCode } from '../codes.js'
 import {
   auditFromRow,
+  chainedAuditFromRow,
   quarantineFromRow,
   ruleAuditFromRow,
   ruleFromRow,
@@ -12,6 +13,7 @@ import {
   runFromRow,
   runInfoFromRow,
   type AuditRow,
+  type ChainedAuditRow,
   type QuarantineRow,
   type RuleAuditRow,
   type RuleRow,
@@ -38,6 +40,7 @@ import type {
   StoreStats,
   TestFilter,
 } from '../store.js'
+import { AUDIT_GENESIS, auditHash, type ChainedAuditEntry } from '../audit-chain.js'
 import { streamOfBatch } from '../store.js'
 import type { MigrationResultSet } from '../sqlite/migrations.js'
 import { copyChunks } from './copy-text.js'
@@ -51,6 +54,8 @@ export interface PostgresStoreOptions {
   poolSize?: number
   /** How long to wait for a connection before failing (ms, default 10 000). */
   connectTimeoutMs?: number
+  /** For reading commands. The schema check is read-only in every case; this is kept for symmetry with SQLite. */
+  readOnly?: boolean
 }
 
 /** A PostgreSQL URL split into what `pg` needs and what flakewatch reads itself. */
@@ -69,6 +74,9 @@ export interface ResolvedPostgresUrl {
 const SCAN_PAGE = 20_000
 /** Deadlocks and serialization failures are transient: the whole report is retried this many times. */
 const MAX_ATTEMPTS = 5
+
+/** Advisory-lock namespace of the audit chain's appenders (any 32-bit constant of flakewatch's own). */
+const AUDIT_LOCK_NAMESPACE = 0x66776175
 const RETRYABLE = new Set(['40P01', '40001', 'FW_RUN_GONE'])
 const INT8_OID = 20
 /** Message texts kept in memory between queries: failure messages repeat, so a few thousand cover most scans. */
@@ -874,16 +882,38 @@ export class PostgresStore implements Store {
     return rows[0] ? quarantineFromRow(rows[0]) : null
   }
 
+  /**
+   * Appends one audit entry chained to the last one. An advisory lock per schema serialises appenders until
+   * commit, so that two concurrent changes never chain to the same predecessor.
+   */
   private async appendAudit(
     db: PgQueryable,
     testId: string,
     audit: AuditInput,
     record: QuarantineRecord | null,
   ): Promise<void> {
+    await db.query(`SELECT pg_advisory_xact_lock($1, hashtext(current_schema() || '.quarantine_audit'))`, [
+      AUDIT_LOCK_NAMESPACE,
+    ])
+    const { rows } = await db.query<{ hash: string | null }>(
+      'SELECT hash FROM quarantine_audit ORDER BY id DESC LIMIT 1',
+    )
+    const prevHash = rows[0]?.hash ?? AUDIT_GENESIS
+    const hash = auditHash(prevHash, { testId, ...audit, record })
     await db.query(
-      `INSERT INTO quarantine_audit (test_id, action, actor, at, reason, source, record)
-       VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-      [testId, audit.action, audit.actor, audit.at, audit.reason, audit.source, record && JSON.stringify(record)],
+      `INSERT INTO quarantine_audit (test_id, action, actor, at, reason, source, record, prev_hash, hash)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+      [
+        testId,
+        audit.action,
+        audit.actor,
+        audit.at,
+        audit.reason,
+        audit.source,
+        record && JSON.stringify(record),
+        prevHash,
+        hash,
+      ],
     )
   }
 
@@ -987,6 +1017,11 @@ export class PostgresStore implements Store {
       [filter.ruleId ?? null, filter.limit ?? null],
     )
     return rows.map(ruleAuditFromRow)
+  }
+
+  async listAuditChain(): Promise<ChainedAuditEntry[]> {
+    const { rows } = await this.db.query<ChainedAuditRow>('SELECT * FROM quarantine_audit ORDER BY id')
+    return rows.map(chainedAuditFromRow)
   }
 
   // ---------------------------------------------------------------------------------------------------- healing

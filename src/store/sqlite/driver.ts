@@ -26,7 +26,10 @@ export interface SqliteDb {
   readonly inTransaction: boolean
 }
 
-export type SqliteConstructor = new (file: string, opts?: { timeout?: number; readonly?: boolean }) => SqliteDb
+export type SqliteConstructor = new (
+  file: string,
+  opts?: { timeout?: number; readonly?: boolean; fileMustExist?: boolean },
+) => SqliteDb
 
 export async function loadSqlite(): Promise<SqliteConstructor> {
   const mod = (await import('better-sqlite3')) as unknown as { default: SqliteConstructor }

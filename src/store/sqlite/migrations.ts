@@ -1,3 +1,5 @@
+import { AUDIT_GENESIS, auditHash } from '../audit-chain.js'
+import { auditFromRow, type AuditRow } from '../rows.js'
 import type { SqliteDb } from './driver.js'
 
 /** A forward-only schema step. Ids are ordered; an applied id is never run again. */
@@ -148,6 +150,38 @@ export const SQLITE_MIGRATIONS: SqliteMigration[] = [
     },
   },
   {
+    // The audit trail becomes tamper-evident: each entry carries a hash chained to the previous one, and the
+    // database refuses a replace (INSERT OR REPLACE deletes the old row without firing the delete trigger).
+    id: '0003-server',
+    up(db) {
+      db.exec(`
+        ALTER TABLE quarantine_audit ADD COLUMN prev_hash TEXT;
+        ALTER TABLE quarantine_audit ADD COLUMN hash TEXT;
+        DROP TRIGGER quarantine_audit_no_update;
+      `)
+      // Entries written before this migration are chained as they stand: from here on, any change shows.
+      const update = db.prepare('UPDATE quarantine_audit SET prev_hash = ?, hash = ? WHERE id = ?')
+      let prev = AUDIT_GENESIS
+      for (const row of db.prepare('SELECT * FROM quarantine_audit ORDER BY id').iterate() as Iterable<AuditRow>) {
+        const hash = auditHash(prev, auditFromRow(row))
+        update.run(prev, hash, row.id)
+        prev = hash
+      }
+      // In a BEFORE INSERT trigger NEW.id is -1 when SQLite assigns the id; an explicit id at or below the
+      // newest is a replace or a back-dated entry.
+      db.exec(`
+        CREATE TRIGGER quarantine_audit_no_update BEFORE UPDATE ON quarantine_audit
+          BEGIN SELECT RAISE(ABORT, 'quarantine_audit is append-only'); END;
+        CREATE TRIGGER quarantine_audit_no_replace BEFORE INSERT ON quarantine_audit
+          WHEN NEW.id <> -1 AND NEW.id <= (SELECT coalesce(max(id), 0) FROM quarantine_audit)
+          BEGIN SELECT RAISE(ABORT, 'quarantine_audit is append-only: an entry cannot be replaced'); END;
+        CREATE TRIGGER heal_log_no_replace BEFORE INSERT ON heal_log
+          WHEN NEW.id <> -1 AND NEW.id <= (SELECT coalesce(max(id), 0) FROM heal_log)
+          BEGIN SELECT RAISE(ABORT, 'heal_log is append-only: an entry cannot be replaced'); END;
+      `)
+    },
+  },
+  {
     // Quarantine by pattern (issue 18): the rules, and their own append-only audit trail.
     id: '0005-quarantine-rules',
     up(db) {
@@ -181,8 +215,29 @@ export const SQLITE_MIGRATIONS: SqliteMigration[] = [
   },
 ]
 
-/** Applies pending migrations in order, each in its own immediate transaction, so parallel openers serialise. */
+/**
+ * Which migrations the file still needs, found with plain reads: no write lock, so that readers never wait behind
+ * a writer when nothing needs migrating.
+ */
+export function pendingSqliteMigrations(db: SqliteDb, migrations = SQLITE_MIGRATIONS): string[] {
+  const hasMeta = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_meta'").get()
+  if (!hasMeta) return migrations.map((m) => m.id)
+  const applied = new Set(
+    (db.prepare("SELECT key FROM schema_meta WHERE key LIKE 'migration:%'").pluck().all() as string[]).map((k) =>
+      k.slice('migration:'.length),
+    ),
+  )
+  return migrations.filter((m) => !applied.has(m.id)).map((m) => m.id)
+}
+
+/**
+ * Applies pending migrations in order, each in its own immediate transaction, so parallel openers serialise. When
+ * a read-only check finds nothing pending, nothing is written and no lock is taken.
+ */
 export function migrateSqlite(db: SqliteDb, migrations = SQLITE_MIGRATIONS): MigrationResultSet {
+  if (pendingSqliteMigrations(db, migrations).length === 0) {
+    return { results: migrations.map((m) => ({ id: m.id, status: 'skipped' as const })) }
+  }
   db.exec('CREATE TABLE IF NOT EXISTS schema_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)')
   const results: MigrationResultSet['results'] = []
   const applied = db.prepare('SELECT 1 FROM schema_meta WHERE key = ?')

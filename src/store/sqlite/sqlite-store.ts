@@ -1,10 +1,12 @@
-import { mkdirSync } from 'node:fs'
+import { existsSync, mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { FlakewatchError, StoreError } from '../../errors.js'
 import type { Attempt, HistoryEntry, Run, RunInfo, RunMeta, TestHistory, TestRef } from '../../model.js'
+import { AUDIT_GENESIS, auditHash, type ChainedAuditEntry } from '../audit-chain.js'
 import { clip, messageKey, statusFromCode } from '../codes.js'
 import {
   auditFromRow,
+  chainedAuditFromRow,
   quarantineFromRow,
   ruleAuditFromRow,
   ruleFromRow,
@@ -12,6 +14,7 @@ import {
   runFromRow,
   runInfoFromRow,
   type AuditRow,
+  type ChainedAuditRow,
   type QuarantineRow,
   type RuleAuditRow,
   type RuleRow,
@@ -38,13 +41,19 @@ import type {
   TestFilter,
 } from '../store.js'
 import { streamOfBatch, type ReportStream } from '../store.js'
-import { loadSqlite, type SqliteDb, type SqliteStatement } from './driver.js'
+import { loadSqlite, type SqliteConstructor, type SqliteDb, type SqliteStatement } from './driver.js'
 import { SqliteReportWriter } from './report-writer.js'
-import { migrateSqlite } from './migrations.js'
+import { migrateSqlite, pendingSqliteMigrations } from './migrations.js'
 
 export interface SqliteStoreOptions {
   /** How long a writer waits for another process's transaction before giving up (ms). */
   busyTimeoutMs?: number
+  /**
+   * Open for reading only (analyze, show, gate, export, the server's analysis): the connection can never write,
+   * and the schema check takes no lock. A file that is missing or needs migrating is opened for writing once to
+   * create or migrate it, then reopened read-only.
+   */
+  readOnly?: boolean
 }
 
 /** Test keys cached per store; beyond this the cache starts again (a lookup by the unique index is cheap). */
@@ -81,6 +90,10 @@ const RESULT_COLUMNS = `test, at, run,
 export async function openSqliteStore(file: string, opts: SqliteStoreOptions = {}): Promise<SqliteStore> {
   const Database = await loadSqlite()
   const path = file === ':memory:' ? file : resolve(file)
+  if (opts.readOnly && path !== ':memory:' && existsSync(path)) {
+    const reader = openReadOnly(Database, path, opts)
+    if (reader) return reader
+  }
   let db: SqliteDb
   try {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
@@ -100,9 +113,44 @@ export async function openSqliteStore(file: string, opts: SqliteStoreOptions = {
   const migrated = migrateSqlite(db)
   if (migrated.error) {
     db.close()
-    throw new StoreError(`cannot migrate ${path}: ${migrated.error.message}`, { cause: migrated.error })
+    const locked = /locked|busy/i.test(migrated.error.message)
+    const what = locked
+      ? `cannot migrate ${path}: another process holds the write lock (${migrated.error.message}); ` +
+        'the schema needs migrating, so this open has to wait for it'
+      : `cannot migrate ${path}: ${migrated.error.message}`
+    throw new StoreError(what, { cause: migrated.error })
+  }
+  if (opts.readOnly && path !== ':memory:') {
+    db.close()
+    return openSqliteStore(path, opts)
   }
   return new SqliteStore(db, path)
+}
+
+/**
+ * A read-only connection when the schema is current, else null (the caller migrates first). WAL lets it read the
+ * last committed state while a writer holds the lock.
+ */
+function openReadOnly(Database: SqliteConstructor, path: string, opts: SqliteStoreOptions): SqliteStore | null {
+  let db: SqliteDb
+  try {
+    db = new Database(path, { timeout: opts.busyTimeoutMs ?? 30_000, readonly: true, fileMustExist: true })
+    db.pragma('cache_size = -65536')
+  } catch (error) {
+    throw new StoreError(`cannot open SQLite database ${path} for reading: ${(error as Error).message}`, {
+      cause: error,
+    })
+  }
+  try {
+    if (pendingSqliteMigrations(db).length > 0) {
+      db.close()
+      return null
+    }
+  } catch (error) {
+    db.close()
+    throw new StoreError(`cannot read the schema of ${path}: ${(error as Error).message}`, { cause: error })
+  }
+  return new SqliteStore(db, path, true)
 }
 
 export class SqliteStore implements Store {
@@ -114,6 +162,8 @@ export class SqliteStore implements Store {
   constructor(
     private readonly db: SqliteDb,
     readonly location: string,
+    /** Opened read-only: every write fails in the driver. */
+    readonly readOnly = false,
   ) {
     this.stmts = this.prepareAll()
   }
@@ -560,12 +610,28 @@ export class SqliteStore implements Store {
     return Promise.resolve(row ? quarantineFromRow(row) : null)
   }
 
+  /** Appends one audit entry chained to the last one; runs inside the caller's immediate transaction. */
   private appendAudit(testId: string, audit: AuditInput, record: QuarantineRecord | null): void {
+    const last = this.db.prepare('SELECT hash FROM quarantine_audit ORDER BY id DESC LIMIT 1').pluck().get() as
+      string | null | undefined
+    const prevHash = last ?? AUDIT_GENESIS
+    const hash = auditHash(prevHash, { testId, ...audit, record })
     this.db
       .prepare(
-        'INSERT INTO quarantine_audit (test_id, action, actor, at, reason, source, record) VALUES (?, ?, ?, ?, ?, ?, ?)',
+        `INSERT INTO quarantine_audit (test_id, action, actor, at, reason, source, record, prev_hash, hash)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
-      .run(testId, audit.action, audit.actor, audit.at, audit.reason, audit.source, record && JSON.stringify(record))
+      .run(
+        testId,
+        audit.action,
+        audit.actor,
+        audit.at,
+        audit.reason,
+        audit.source,
+        record && JSON.stringify(record),
+        prevHash,
+        hash,
+      )
   }
 
   putQuarantine(record: QuarantineRecord, audit: AuditInput): Promise<void> {
@@ -684,6 +750,11 @@ export class SqliteStore implements Store {
         : this.db.prepare('SELECT * FROM quarantine_rule_audit ORDER BY id DESC LIMIT ?').all(filter.limit ?? -1)
     ) as RuleAuditRow[]
     return Promise.resolve(rows.map(ruleAuditFromRow))
+  }
+
+  listAuditChain(): Promise<ChainedAuditEntry[]> {
+    const rows = this.db.prepare('SELECT * FROM quarantine_audit ORDER BY id').all() as ChainedAuditRow[]
+    return Promise.resolve(rows.map(chainedAuditFromRow))
   }
 
   putFingerprint(fp: Fingerprint): Promise<void> {

@@ -1,0 +1,28 @@
+import { quoteIdent } from './migrations.js'
+
+export interface RoleGrantsOptions {
+  /** The schema the store lives in (`?schema=` in its URL); default `public`. */
+  schema?: string
+  /** The role the server and the CI jobs connect as. */
+  appRole: string
+}
+
+/**
+ * The grants that give the application role what flakewatch needs at run time and nothing more, to be run by the
+ * migration role (the owner of every table) after each migration. The application role reads and writes data,
+ * but on the audit log and the heal log it may only read and append; it owns nothing, so it can neither disable
+ * nor drop the triggers that keep those tables append-only, nor change the schema.
+ * @example for (const stmt of postgresRoleGrants({ schema: 'flakewatch', appRole: 'flakewatch_app' })) console.log(`${stmt};`)
+ */
+export function postgresRoleGrants(opts: RoleGrantsOptions): string[] {
+  const schema = quoteIdent(opts.schema ?? 'public')
+  const app = quoteIdent(opts.appRole)
+  const appendOnly = ['quarantine_audit', 'heal_log'].map((t) => `${schema}.${t}`).join(', ')
+  return [
+    `GRANT USAGE ON SCHEMA ${schema} TO ${app}`,
+    `GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${schema} TO ${app}`,
+    `REVOKE UPDATE, DELETE, TRUNCATE ON ${appendOnly} FROM ${app}`,
+    `REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON ${schema}.schema_meta FROM ${app}`,
+    `GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA ${schema} TO ${app}`,
+  ]
+}
