@@ -57,7 +57,7 @@ describe('read commands while a writer holds the lock', () => {
 
     const list = await runCli(['quarantine', 'list', '--db', db, '--json'])
     expect(list.exitCode, list.stderr).toBe(0)
-    expect(JSON.parse(list.stdout)).toEqual([])
+    expect(JSON.parse(list.stdout)).toEqual({ quarantined: [], rules: [] })
 
     // The writer was never disturbed: it still commits.
     writer.exec('COMMIT')

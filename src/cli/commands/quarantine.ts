@@ -61,20 +61,21 @@ export function parseExpiry(value: string | undefined, now = Date.now()): string
 }
 
 /**
- * Opens the configured store for one command. A command that only reads (`access: 'read'`) never creates a
+ * Opens the configured store for one command. A command that only reads (`access: 'read'`, opened read-only) or
+ * works on an existing history (`'existing'`) never creates a
  * database: a missing file is an error. No command creates a missing folder.
  */
 export async function withStore<T>(
   opts: { db?: string; config?: string },
   io: Io,
   fn: (store: Store, config: ReturnType<typeof loadConfig>) => Promise<T>,
-  access: 'read' | 'write' = 'write',
+  access: 'read' | 'existing' | 'write' = 'write',
 ): Promise<T> {
   const config = loadConfig({ file: opts.config, env: io.env })
   const store = await openStore({
     db: opts.db ?? config.db,
     env: {},
-    mustExist: access === 'read',
+    mustExist: access !== 'write',
     createFolder: false,
     // A reader never takes the write lock: it answers while an ingest is writing.
     readOnly: access === 'read',
@@ -285,8 +286,9 @@ export async function quarantineAuto(opts: QuarantineCommandOptions, io: Io): Pr
       const m = manager(store, config, () => policyTestsFromStore(store, config, asOf))
       return m.autoUpdate({ actor: 'flakewatch', dryRun: opts.dryRun })
     },
-    'read',
-  ) // it writes, but only from a history: without a database there is nothing to decide from
+    // It writes (unless a dry run), but only from a history: without a database there is nothing to decide from.
+    opts.dryRun ? 'read' : 'existing',
+  )
 }
 
 export function printAuto(result: AutoUpdateResult, opts: QuarantineCommandOptions, io: Io): void {
