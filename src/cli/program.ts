@@ -9,6 +9,7 @@ import type { ExportBundleCommandOptions, ExportTableCommandOptions } from './co
 import type { GateCommandOptions } from './commands/gate.js'
 import type { ImportCommandOptions } from './commands/import.js'
 import type { IngestCommandOptions } from './commands/ingest.js'
+import type { UploadCommandOptions } from './commands/upload.js'
 import type { ListCommandOptions } from './commands/list.js'
 import type { CommentCommandOptions } from './commands/comment.js'
 import type { PublishCommandOptions } from './commands/publish.js'
@@ -91,6 +92,35 @@ Examples:
       const summary = await ingest(inputs, opts, io)
       printIngest(summary, opts, io)
       if (summary.failed.length) throw new ExitError(2, `${summary.failed.length} report(s) failed`)
+    })
+
+  addRunFlags(
+    program
+      .command('upload')
+      .description('send test reports to a flakewatch server, with the run context read from the CI')
+      .argument('<inputs...>', 'report files, directories or globs')
+      .option('--url <url>', 'the server (default: FLAKEWATCH_URL)')
+      .option('--token <token>', 'a write token (default: FLAKEWATCH_WRITE_TOKEN)')
+      .addOption(new Option('--format <format>', 'report format (default: detected by the server)').choices(FORMATS))
+      .option('--replace', 'overwrite a run that is already stored')
+      .option('--retries <n>', 'retries of a 5xx, 429 or network error, with backoff (default 3)')
+      .option('--strict', 'exit 2 when an upload fails (default: warn and exit 0, so recording never fails a build)')
+      .option('--json', 'print a JSON summary')
+      .option('-o, --output <file>', 'write the summary to a file'),
+  )
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ flakewatch upload junit.xml --url https://flakewatch.example.com --token "$FLAKEWATCH_WRITE_TOKEN"
+  $ FLAKEWATCH_URL=http://127.0.0.1:8080 flakewatch upload reports/ --suite e2e --strict`,
+    )
+    .action(async (inputs: string[], opts: UploadCommandOptions) => {
+      const { upload, printUpload } = await import('./commands/upload.js')
+      const entries = await upload(inputs, opts, io)
+      printUpload(entries, opts, io)
+      const failed = entries.filter((e) => !e.ok).length
+      if (failed && opts.strict) throw new ExitError(2, `${failed} upload(s) failed`)
     })
 
   const analysisCmd = (cmd: Command) =>
