@@ -329,6 +329,8 @@ export interface KioskSuite {
 
 export interface KioskResponse {
   generated_at: string
+  /** The one time every panel is evaluated at: the analysis as-of time (just after the newest selected run). */
+  as_of: string
   newest_run_at: string | null
   /** All broken tests, of which `broken` lists the most recently broken. */
   broken_total: number
