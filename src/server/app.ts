@@ -17,6 +17,7 @@ import { heatmapRoutes } from './routes/heatmap.js'
 import { kioskRoutes } from './routes/kiosk.js'
 import { leaderboardRoutes } from './routes/leaderboard.js'
 import { quarantineRoutes } from './routes/quarantine.js'
+import { ruleRoutes } from './routes/rules.js'
 import { reportRoutes } from './routes/reports.js'
 import { runRoutes } from './routes/runs.js'
 import { testRoutes } from './routes/tests.js'
@@ -179,6 +180,7 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
       runRoutes(api, ctx)
       testRoutes(api, ctx)
       quarantineRoutes(api, ctx)
+      ruleRoutes(api, ctx)
       bundleRoutes(api, ctx)
       await api.register(async (scope) => reportRoutes(scope, ctx))
     },

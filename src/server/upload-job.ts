@@ -1,12 +1,16 @@
 import { appendAll } from '../extent.js'
 import type { Format } from '../ingest/formats.js'
-import { emptySummary, ingestBuffer, type IngestSummary } from '../pipeline/ingest-files.js'
+import { sourceFromBuffer, sourceFromFile } from '../ingest/source.js'
+import { emptySummary, ingestSource, type IngestSummary } from '../pipeline/ingest-files.js'
 import type { RunContext } from '../pipeline/run-context.js'
 import type { Store } from '../store/store.js'
 
-/** One upload: its report files and what the request said about the run. Plain data, to cross to a worker. */
+/**
+ * One upload: its report files, each spooled by the HTTP thread (in memory, or in a temporary file when large) and
+ * hashed on arrival, and what the request said about the run. Plain data, to cross to a worker.
+ */
 export interface UploadJob {
-  files: { name: string; content: Uint8Array }[]
+  files: { name: string; hash: string; path: string | null; content: Uint8Array | null }[]
   context: RunContext
   format: Format | undefined
   replace: boolean
@@ -16,9 +20,11 @@ export interface UploadJob {
 export async function ingestUpload(store: Store, job: UploadJob): Promise<IngestSummary> {
   const summary = emptySummary()
   for (const file of job.files) {
-    // A view, not a copy: a message gives the worker a plain Uint8Array.
-    const content = Buffer.from(file.content.buffer, file.content.byteOffset, file.content.byteLength)
-    const one = await ingestBuffer(file.name, content, {
+    const source = file.path
+      ? sourceFromFile(file.path, file.name)
+      : // A view, not a copy: a message gives the worker a plain Uint8Array.
+        sourceFromBuffer(file.name, Buffer.from(file.content!.buffer, file.content!.byteOffset, file.content!.byteLength))
+    const one = await ingestSource(source, file.hash, {
       store,
       context: job.context,
       format: job.format,
