@@ -34,7 +34,10 @@ export function tooLarge(limit: number): HttpError {
  * temporary file. More than `limit` bytes is refused with 413 as soon as the limit is passed.
  * @example const up = await spoolUpload(request.raw, 50 << 20)
  */
-export async function spoolUpload(stream: AsyncIterable<Buffer | string>, limit: number): Promise<SpooledUpload> {
+export async function spoolUpload(
+  stream: AsyncIterable<Buffer | string> | Iterable<Buffer>,
+  limit: number,
+): Promise<SpooledUpload> {
   const hash = createHash('sha256')
   const held: Buffer[] = []
   let bytes = 0
