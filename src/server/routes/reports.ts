@@ -1,4 +1,5 @@
-import type { FastifyInstance } from 'fastify'
+import type { IncomingMessage } from 'node:http'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import multipart from '@fastify/multipart'
 import { z } from 'zod'
 import { InputError } from '../../errors.js'
@@ -6,8 +7,8 @@ import { mergeContexts, parseEnvPairs, type RunContext } from '../../pipeline/ru
 import type { UploadResponse } from '../api-types.js'
 import { writeHook } from '../auth.js'
 import type { ServerContext } from '../context.js'
-import { HttpError } from '../http-error.js'
 import { parseInput } from '../selection.js'
+import { spoolUpload, tooLarge, type SpooledUpload } from '../spool.js'
 import { appendAll } from '../../extent.js'
 
 /** Raw-body uploads: the report is the body, the run metadata are query parameters. */
@@ -80,48 +81,58 @@ function defaultName(contentType: string | undefined): string {
  * duplicates included. Auth is checked before the body is read.
  */
 export async function reportRoutes(scope: FastifyInstance, ctx: ServerContext): Promise<void> {
-  // Only this scope takes raw bodies; the rest of the API keeps its JSON parser.
+  // Only this scope takes raw bodies. They are spooled as they arrive (to a temporary file past a few MB), never
+  // buffered whole, so an upload's memory does not follow its size.
   scope.removeAllContentTypeParsers()
-  scope.addContentTypeParser(RAW_TYPES, { parseAs: 'buffer', bodyLimit: ctx.bodyLimit }, (_request, body, done) =>
-    done(null, body),
-  )
+  scope.addContentTypeParser(RAW_TYPES, async (request: FastifyRequest, payload: IncomingMessage) => {
+    if (Number(request.headers['content-length']) > ctx.bodyLimit) throw tooLarge(ctx.bodyLimit)
+    return spoolUpload(payload, ctx.bodyLimit)
+  })
   await scope.register(multipart, {
     limits: { fileSize: ctx.bodyLimit, files: 50, fields: 100, fieldSize: 8192, parts: 200 },
   })
 
   scope.post('/reports', { bodyLimit: ctx.bodyLimit, onRequest: writeHook(ctx.tokens) }, async (request, reply) => {
-    const files: { name: string; content: Buffer }[] = []
+    const files: { name: string; upload: SpooledUpload }[] = []
+    let answer: { status: number; body: unknown }
+    try {
+      answer = await receive(request, files)
+    } finally {
+      // Before the answer goes out: a client that sees it finds no temporary file left behind.
+      for (const f of files) await f.upload.dispose()
+    }
+    return reply.status(answer.status).send(answer.body)
+  })
+
+  async function receive(
+    request: FastifyRequest,
+    files: { name: string; upload: SpooledUpload }[],
+  ): Promise<{ status: number; body: unknown }> {
     const fields: Record<string, string | string[]> = {}
     if (request.isMultipart()) {
       let total = 0
       for await (const part of request.parts()) {
         if (part.type === 'file') {
-          const content = await part.toBuffer()
-          total += content.length
-          if (total > ctx.bodyLimit) {
-            const message = `uploads are limited to ${ctx.bodyLimit} bytes`
-            throw new HttpError(413, { code: 'FW_TOO_LARGE', message })
-          }
-          files.push({ name: part.filename || part.fieldname, content })
+          const upload = await spoolUpload(part.file, ctx.bodyLimit - total)
+          files.push({ name: part.filename || part.fieldname, upload })
+          total += upload.bytes
+          if (part.file.truncated) throw tooLarge(ctx.bodyLimit)
         } else {
           const value = String(part.value)
           const previous = fields[part.fieldname]
           fields[part.fieldname] = previous === undefined ? value : [previous, value].flat()
         }
       }
+    } else if (request.body) {
+      files.push({ name: '', upload: request.body as SpooledUpload })
     }
     const meta = parseInput(UploadMeta, { ...(request.query as object), ...fields }, 'query')
-    if (!request.isMultipart()) {
-      const body = request.body
-      if (Buffer.isBuffer(body) && body.length > 0) {
-        files.push({ name: meta.name ?? defaultName(request.headers['content-type']), content: body })
-      }
-    }
-    if (files.length === 0) {
+    if (!request.isMultipart() && files[0]) files[0].name = meta.name ?? defaultName(request.headers['content-type'])
+    if (files.every((f) => f.upload.bytes === 0)) {
       throw new InputError('no report in the request: send it as the body or as multipart files')
     }
 
-    const [{ FORMATS }, { ingestBuffer }] = await Promise.all([
+    const [{ FORMATS }, { ingestSource }] = await Promise.all([
       import('../../ingest/index.js'),
       import('../../pipeline/ingest-files.js'),
     ])
@@ -132,7 +143,8 @@ export async function reportRoutes(scope: FastifyInstance, ctx: ServerContext): 
     const context = contextOf(meta)
     const summary: UploadResponse = { ingested: [], duplicates: [], failed: [] }
     for (const file of files) {
-      const one = await ingestBuffer(file.name, file.content, {
+      if (file.upload.bytes === 0) continue
+      const one = await ingestSource(file.upload.source(file.name), file.upload.hash, {
         store: ctx.store,
         context,
         format: format as (typeof FORMATS)[number] | undefined,
@@ -147,13 +159,8 @@ export async function reportRoutes(scope: FastifyInstance, ctx: ServerContext): 
       { ingested: summary.ingested.length, duplicates: summary.duplicates.length, failed: summary.failed.length },
       'upload',
     )
-    if (summary.failed.length === 0) return reply.status(summary.ingested.length ? 201 : 200).send(summary)
-    return reply.status(422).send({
-      error: {
-        code: 'FW_REPORT_PARSE',
-        message: `${summary.failed.length} of ${files.length} report(s) failed: ${summary.failed[0]!.error}`,
-      },
-      ...summary,
-    })
-  })
+    if (summary.failed.length === 0) return { status: summary.ingested.length ? 201 : 200, body: summary }
+    const message = `${summary.failed.length} of ${files.length} report(s) failed: ${summary.failed[0]!.error}`
+    return { status: 422, body: { error: { code: 'FW_REPORT_PARSE', message }, ...summary } }
+  }
 }
