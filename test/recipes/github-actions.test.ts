@@ -189,7 +189,7 @@ async function runJob(
 
 const stepOf = (job: JobRun, prefix: string) => job.steps.find((s) => s.step.startsWith(prefix))!
 
-describe('docs/ci.md, GitHub Actions recipe, run as written', () => {
+describe('docs/ci.md, GitHub Actions recipe, run as written', { timeout: 300_000 }, () => {
   let project: string
   let cache: string
   const state = (s: { total?: string; payment: string }) =>

@@ -43,7 +43,7 @@ interface JobRun {
   afterScript: Shell
 }
 
-describe('docs/ci.md, GitLab CI recipe, run as written', () => {
+describe('docs/ci.md, GitLab CI recipe, run as written', { timeout: 300_000 }, () => {
   let project: string
   let server: Server
   const teamDb = () => join(project, 'team.db')
