@@ -234,9 +234,24 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
     },
   },
   {
+    // A streamed report may learn its run's start only after its first results are written; the writer then moves
+    // the run and all its results together, in the report's transaction, saying so for that one run. Every other
+    // change of runs.at is still refused. (PostgreSQL only: SQLite has no such guard.)
+    id: '0008-ingest-run-at',
+    async up(client) {
+      await client.query(`
+        CREATE OR REPLACE FUNCTION fw_run_at_fixed() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF current_setting('flakewatch.moving_run', true) = OLD.id::text THEN RETURN NEW; END IF;
+          RAISE EXCEPTION 'runs.at cannot change (run %)', OLD.run_id USING ERRCODE = 'restrict_violation';
+        END $$;
+      `)
+    },
+  },
+  {
     // Root-cause hints (issue 19): each result's place in its run's execution order, for order dependency. The
     // scan reads it, so the scan index carries it too and the scan stays index-only.
-    id: '0006-order',
+    id: '0009-order',
     async up(client) {
       await client.query(`
         ALTER TABLE results ADD COLUMN position integer;

@@ -215,7 +215,7 @@ export const SQLITE_MIGRATIONS: SqliteMigration[] = [
   },
   {
     // Root-cause hints (issue 19): each result's place in its run's execution order, for order dependency.
-    id: '0006-order',
+    id: '0009-order',
     up(db) {
       db.exec('ALTER TABLE results ADD COLUMN position INTEGER')
     },
