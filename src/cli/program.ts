@@ -489,6 +489,10 @@ Examples:
     .option('--token <token>', 'access token sent as PRIVATE-TOKEN (default: CI_JOB_TOKEN, sent as JOB-TOKEN)')
     .option('--file <bundle.json>', 'publish this bundle instead of exporting one from the store')
     .option('--keep-days <n>', 'delete package versions older than this (at least 7 days are always kept)', '14')
+    .option(
+      '--accumulate',
+      'first add the runs of the newest published version to the store, so that the history grows from job to job',
+    )
     .option('--strict', 'exit 2 when publishing fails (default: warn and exit 0)')
     .option('--json', 'print the outcome as JSON')
     .addHelpText(
@@ -498,6 +502,7 @@ A publishing error never fails the build unless --strict: the dashboard is not w
 
 Examples:
   $ flakewatch publish gitlab                      # in GitLab CI: URL, project and token from CI variables
+  $ flakewatch publish gitlab --accumulate         # a job without a shared store: grow the published history
   $ flakewatch publish gitlab --days 30 --classification verdict --keep-days 30
   $ flakewatch publish gitlab --url https://gitlab.example.com --project group/app --token "$FLAKE_TOKEN" --file bundle.json`,
     )

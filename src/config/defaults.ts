@@ -49,5 +49,9 @@ export const DEFAULTS = {
     writeTokens: {} as Record<string, string>,
     readToken: null as string | null,
     bodyLimitMb: 50,
+    /** Uploads accepted at once (receiving, waiting or being stored); one more is answered 503 with Retry-After. */
+    uploadQueue: 16,
+    /** Threads that parse and store uploads; null: 1 on SQLite (one writer at a time anyway), 2 on PostgreSQL. */
+    uploadWorkers: null as number | null,
   },
 }

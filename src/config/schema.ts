@@ -183,6 +183,8 @@ export const ConfigSchema = z
         ),
         readToken: z.string().min(8).nullable(),
         bodyLimitMb: z.number().gt(0).max(1024),
+        uploadQueue: z.number().int().min(1).max(1000),
+        uploadWorkers: z.number().int().min(1).max(16).nullable(),
       })
       .partial()
       .strict()

@@ -59,7 +59,9 @@ export function bundleRun(run: Run, contextKeys: readonly string[]): BundleRun {
   out.pipeline_id = pipelineId
   out.pipeline_url = bundleUri(run.pipelineUrl)
   out.artifacts_url = bundleUri(run.artifactsUrl)
-  out.started_at = bundleTime(run.startedAt)
+  // A report without timestamps still arrived at a known time: GitLabViz's "Last" column, date axis and kiosk
+  // need a start, and the upload is the nearest one known.
+  out.started_at = bundleTime(run.startedAt) ?? bundleTime(run.uploadedAt)
   // An interrupted suite never finished: whatever time the report carried is when it was killed.
   out.finished_at = run.status === 'interrupted' ? null : bundleTime(run.finishedAt)
   out.duration_seconds = run.durationMs === null || run.durationMs < 0 ? null : Math.round(run.durationMs / 1000)

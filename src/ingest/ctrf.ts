@@ -61,6 +61,7 @@ interface CtrfEnvironment {
   commit?: string | null
   osPlatform?: string | null
   testEnvironment?: string | null
+  extra?: { pipelineId?: string | number | null; pipelineUrl?: string | null } | null
 }
 
 const STATUS: Record<CtrfStatus, ResultStatus> = {
@@ -121,6 +122,11 @@ const schema: z.ZodType<CtrfReport> = z.object({
         commit: text,
         osPlatform: text,
         testEnvironment: text,
+        // flakewatch's own reports keep the pipeline here: CTRF's build is the job.
+        extra: z
+          .object({ pipelineId: z.union([z.string(), z.number()]).nullish().catch(null), pipelineUrl: text.catch(null) })
+          .nullish()
+          .catch(null),
       })
       .nullish(),
   }),
@@ -144,8 +150,12 @@ export async function parseCtrf(source: ReportSource, opts: ParseOptions = {}): 
   if (env) {
     if (env.branchName) meta.branch = env.branchName
     if (env.commit) meta.revision = env.commit
-    if (env.buildId !== null && env.buildId !== undefined) meta.pipelineId = String(env.buildId)
-    if (env.buildUrl) meta.pipelineUrl = env.buildUrl
+    // CTRF's build is one CI job: the ctrf-io reporters fill it from GitLab's CI_JOB_ID and CI_JOB_URL.
+    if (env.buildId !== null && env.buildId !== undefined) meta.jobId = String(env.buildId)
+    if (env.buildUrl) meta.jobUrl = env.buildUrl
+    const pipelineId = env.extra?.pipelineId
+    if (pipelineId !== null && pipelineId !== undefined) meta.pipelineId = String(pipelineId)
+    if (env.extra?.pipelineUrl) meta.pipelineUrl = env.extra.pipelineUrl
     const facets: Record<string, string> = {}
     if (env.osPlatform) facets.os = env.osPlatform
     if (env.testEnvironment) facets.environment = env.testEnvironment

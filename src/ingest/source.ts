@@ -29,12 +29,13 @@ async function* decodeChunks(chunks: AsyncIterable<Uint8Array> | Iterable<Uint8A
 
 /**
  * A report read from disk: streamed in 64 KB chunks, decoded as UTF-8 (UTF-16 when the BOM says so), BOM removed.
- * `chunks()` can be called more than once; each call reopens the file.
+ * `chunks()` can be called more than once; each call reopens the file. `name` (the path by default) is what
+ * error messages call it, e.g. an upload's name when the file is its temporary copy.
  * @example const report = await parseReport(sourceFromFile('build/test-results/junit.xml'))
  */
-export function sourceFromFile(path: string): ReportSource {
+export function sourceFromFile(path: string, name = path): ReportSource {
   return {
-    name: path,
+    name,
     chunks: () => decodeChunks(createReadStream(path, { highWaterMark: CHUNK_BYTES }) as AsyncIterable<Buffer>),
     text: async () => decodeAll(await readFile(path)),
   }

@@ -12,6 +12,8 @@ const CTRF_STATUS: Record<ResultStatus, CtrfStatus> = {
   skipped: 'skipped',
 }
 
+const MODULE_SEPARATOR = ' > '
+
 const ms = (iso: string | null | undefined): number => (iso ? Date.parse(iso) : 0)
 
 /**
@@ -37,30 +39,43 @@ export function formatCtrf(report: RecordedReport, context: RunContext, tool: { 
       ...(c.stack ? { trace: c.stack } : {}),
       // The CTRF parser reads `timedOut` back as a timeout; `error` keeps the distinction CTRF's statuses lose.
       ...(c.errorType === 'timeout' ? { rawStatus: 'timedOut' } : c.status === 'error' ? { rawStatus: 'error' } : {}),
-      suite: c.module,
+      // CTRF's suite is the hierarchy as an array; the parser joins it back with the same separator.
+      ...(c.module ? { suite: c.module.split(MODULE_SEPARATOR) } : {}),
       ...(c.file ? { filePath: c.file } : {}),
       tags: c.tags,
       retries: Math.max(0, c.attempts.length - 1),
       flaky: c.flakyOnRetry,
-      retryAttempts: c.attempts.map((a) => ({
-        attempt: a.retry,
-        status: CTRF_STATUS[a.status],
-        duration: Math.round(a.durationMs ?? 0),
-        ...(a.message ? { message: a.message } : {}),
-        ...(a.stack ? { trace: a.stack } : {}),
-      })),
+      // CTRF lists only the attempts before the final one (the test object itself), numbered from 1, and never
+      // an empty list.
+      ...(c.attempts.length > 1
+        ? {
+            retryAttempts: c.attempts.slice(0, -1).map((a, i) => ({
+              attempt: i + 1,
+              status: CTRF_STATUS[a.status],
+              duration: Math.round(a.durationMs ?? 0),
+              ...(a.message ? { message: a.message } : {}),
+              ...(a.stack ? { trace: a.stack } : {}),
+            })),
+          }
+        : {}),
       ...(Object.keys(extra).length > 0 ? { extra } : {}),
     }
   })
   const count = (s: CtrfStatus) => tests.filter((t) => t.status === s).length
-  const environment: Record<string, string> = {}
+  const environment: Record<string, unknown> = {}
   if (context.branch) environment.branchName = context.branch
   if (context.revision) environment.commit = context.revision
-  if (context.pipelineId) environment.buildId = context.pipelineId
-  if (context.pipelineUrl) environment.buildUrl = context.pipelineUrl
+  // CTRF's build is the CI job (GitLab's CI_JOB_ID in the ctrf-io reporters); the pipeline has no CTRF field.
+  if (context.jobId) environment.buildId = context.jobId
+  if (context.jobUrl) environment.buildUrl = context.jobUrl
+  const pipeline: Record<string, string> = {}
+  if (context.pipelineId) pipeline.pipelineId = context.pipelineId
+  if (context.pipelineUrl) pipeline.pipelineUrl = context.pipelineUrl
+  if (Object.keys(pipeline).length > 0) environment.extra = pipeline
   return {
     reportFormat: 'CTRF',
     specVersion: '0.0.0',
+    ...(context.runId ? { runId: context.runId } : {}),
     timestamp: new Date(start || Date.now()).toISOString(),
     generatedBy: 'flakewatch',
     results: {

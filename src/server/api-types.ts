@@ -217,6 +217,44 @@ export interface AuditResponse {
   audit: AuditJson[]
 }
 
+/** A quarantine rule: the matchers use the quarantine file's snake_case keys. */
+export interface RuleJson {
+  id: string
+  match: {
+    test_id?: string
+    file?: string
+    title?: string
+    message?: string
+    branch?: string
+    env?: Record<string, string>
+  }
+  reason: string
+  owner: string | null
+  issue_url: string | null
+  created_at: string
+  created_by: string
+  expires_at: string | null
+  /** False once expired: an expired rule forgives nothing. */
+  active: boolean
+}
+
+export interface RuleListResponse {
+  rules: RuleJson[]
+}
+
+export interface RuleAuditResponse {
+  audit: {
+    id: number
+    rule_id: string
+    action: AuditJson['action']
+    actor: string
+    at: string
+    reason: string
+    /** The rule after the change; null after a removal. */
+    rule: RuleJson | null
+  }[]
+}
+
 /** Body of `PUT /quarantine/:testId`. */
 export interface QuarantineRequest {
   reason: string
@@ -329,6 +367,8 @@ export interface KioskSuite {
 
 export interface KioskResponse {
   generated_at: string
+  /** The one time every panel is evaluated at: the analysis as-of time (just after the newest selected run). */
+  as_of: string
   newest_run_at: string | null
   /** All broken tests, of which `broken` lists the most recently broken. */
   broken_total: number
@@ -350,6 +390,8 @@ export interface FacetsResponse {
 export interface HealthResponse {
   status: 'ok'
   store: 'sqlite' | 'postgres'
+  /** The upload queue: uploads accepted and not yet answered, those being stored now, and the most accepted. */
+  uploads: { accepted: number; running: number; capacity: number; workers: number }
 }
 
 /** What an upload stored: the same JSON as `flakewatch ingest --json`. */

@@ -1,4 +1,4 @@
-import type { AuditResponse, QuarantineListResponse } from '../server/api-types.js'
+import type { AuditResponse, QuarantineListResponse, RuleJson, RuleListResponse } from '../server/api-types.js'
 import { get, testPath } from './api.js'
 import { quarantineBadge } from './chips.js'
 import { extLink, h } from './dom.js'
@@ -38,6 +38,47 @@ function quarantineTable(list: QuarantineListResponse): Node {
   )
 }
 
+/** What a rule matches, as one line: the same words as `quarantine list`. */
+function describeMatch(m: RuleJson['match']): string {
+  const parts: string[] = []
+  if (m.test_id) parts.push(`test_id ${m.test_id}`)
+  if (m.file) parts.push(`file ${m.file}`)
+  if (m.title) parts.push(`title /${m.title}/`)
+  if (m.message) parts.push(`message /${m.message}/`)
+  if (m.branch) parts.push(`branch ${m.branch}`)
+  for (const [k, v] of Object.entries(m.env ?? {})) parts.push(`${k}=${v}`)
+  return parts.join(', ')
+}
+
+function rulesTable(list: RuleListResponse): Node {
+  if (list.rules.length === 0) return h('div', { class: 'empty' }, 'No quarantine rules.')
+  return h(
+    'table',
+    { class: 'data' },
+    headRow('Rule', 'Matches', 'Reason', 'Owner', 'Expires'),
+    h(
+      'tbody',
+      null,
+      ...list.rules.map((r) =>
+        h(
+          'tr',
+          { 'data-rule': r.id },
+          h(
+            'td',
+            null,
+            h('code', null, r.id),
+            r.active ? quarantineBadge() : h('span', { class: 'chip verdict-insufficient_data' }, 'expired'),
+          ),
+          h('td', null, h('code', null, describeMatch(r.match))),
+          h('td', null, r.reason, ' ', extLink(r.issue_url, 'issue ↗')),
+          h('td', null, r.owner ?? '–'),
+          h('td', { class: 'nowrap' }, r.expires_at ? day(r.expires_at) : 'never'),
+        ),
+      ),
+    ),
+  )
+}
+
 function auditTable(audit: AuditResponse): Node {
   if (audit.audit.length === 0) return h('div', { class: 'empty' }, 'No quarantine changes yet.')
   return h(
@@ -62,10 +103,11 @@ function auditTable(audit: AuditResponse): Node {
   )
 }
 
-function render([list, audit]: [QuarantineListResponse, AuditResponse]): Node[] {
+function render([list, rules, audit]: [QuarantineListResponse, RuleListResponse, AuditResponse]): Node[] {
   const title = (text: string) => h('div', { class: 'panel-title' }, h('h2', null, text))
   return [
     h('section', { class: 'panel' }, title(`Quarantined tests (${list.quarantined.length})`), quarantineTable(list)),
+    h('section', { class: 'panel' }, title(`Quarantine rules (${rules.rules.length})`), rulesTable(rules)),
     h('section', { class: 'panel' }, title('Audit log'), auditTable(audit)),
   ]
 }
@@ -78,6 +120,10 @@ export const quarantinePage: Page = (root) => {
     body,
     render,
   )(() =>
-    Promise.all([get<QuarantineListResponse>('/quarantine'), get<AuditResponse>('/quarantine/audit', { limit: 100 })]),
+    Promise.all([
+      get<QuarantineListResponse>('/quarantine'),
+      get<RuleListResponse>('/rules'),
+      get<AuditResponse>('/quarantine/audit', { limit: 100 }),
+    ]),
   )
 }

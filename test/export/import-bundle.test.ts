@@ -210,9 +210,10 @@ describe('import bundle: sparse bundles', () => {
       run_id: 'r1',
       suite: null,
       pipeline_id: null,
-      started_at: null,
       status: 'unknown',
     })
+    // Undated in the bundle, so dated by its import.
+    expect(bundle.runs[0]!.started_at).toBe(bundle.runs[0]!.uploaded_at)
     expect(bundle.tests[0]).toMatchObject({ test_id: 't', name: 't', suite: null, module: null })
     expect(bundle.tests[0]!.overall).toMatchObject({ pass_count: 0, fail_count: 1, flake_classification: 'broken' })
     await store.close()

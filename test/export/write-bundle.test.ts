@@ -85,6 +85,18 @@ describe('export bundle: runs[]', () => {
     await store.close()
   })
 
+  it('a run whose report carried no start time starts when it was uploaded, so GitLabViz can date it', async () => {
+    const store = await newStore()
+    await seed(store, [{ id: 'no-times', day: 20, run: { startedAt: null }, results: [result('a', 'passed')] }])
+    // The store dates an undated run at ingest: the window has to reach now.
+    const { bundle } = await exportBundle(store, { now: Date.now() + 1000 })
+    expect(validate(bundle)).toEqual([])
+    const run = bundle.runs[0]!
+    expect(run.started_at).not.toBeNull()
+    expect(run.started_at).toBe(run.uploaded_at)
+    await store.close()
+  })
+
   it('pipeline_id is an integer only when the id is one; otherwise null, with the id kept as pipeline_ref', async () => {
     expect(bundlePipelineId('12345')).toBe(12345)
     expect(bundlePipelineId('0')).toBe(0)

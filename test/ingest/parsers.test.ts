@@ -273,16 +273,20 @@ describe('ctrf', () => {
     expect(attemptStatuses(r, 'previous-only')).toEqual(['failed', 'failed'])
   })
 
-  it('maps the environment to run metadata', async () => {
+  it('maps the environment to run metadata: the build is the CI job', async () => {
     const environment = { branchName: 'main', commit: 'beef', buildId: 42, buildUrl: 'https://ci/42', osPlatform: 'os' }
     const r = await parse('ctrf.json', ctrf([], { environment }))
     expect(r.meta).toMatchObject({
       branch: 'main',
       revision: 'beef',
-      pipelineId: '42',
-      pipelineUrl: 'https://ci/42',
+      jobId: '42',
+      jobUrl: 'https://ci/42',
       env: { os: 'os' },
     })
+    expect(r.meta.pipelineId).toBeUndefined()
+    const withPipeline = { ...environment, extra: { pipelineId: 7, pipelineUrl: 'https://ci/p/7' } }
+    const p = await parse('ctrf.json', ctrf([], { environment: withPipeline }))
+    expect(p.meta).toMatchObject({ jobId: '42', pipelineId: '7', pipelineUrl: 'https://ci/p/7' })
   })
 
   it('names the fields of a wrong shape', async () => {

@@ -42,11 +42,13 @@ const FACTS: Record<string, (r: ParsedReport) => void | Promise<void>> = {
     expect(statuses(r)).toEqual({ passed: 65 })
     expect(r.meta).toMatchObject({
       branch: 'chore/add-previous-tests',
-      pipelineId: '16604526985',
-      pipelineUrl: 'https://github.com/ctrf-io/github-test-reporter/actions/runs/16604526985#summary',
+      // CTRF's build is the job: stored as the job, never as the pipeline.
+      jobId: '16604526985',
+      jobUrl: 'https://github.com/ctrf-io/github-test-reporter/actions/runs/16604526985#summary',
       startedAt: '2025-07-29T18:38:21.032Z',
       durationMs: 12677,
     })
+    expect(r.meta.pipelineId).toBeUndefined()
     const c = caseNamed(r, 'String Helpers splitLines should split lines correctly for multiline strings')
     expect(c.module).toBe('string.test.ts > String Helpers > splitLines')
     // The GitHub Actions checkout root is dropped, so ids do not depend on the runner's workspace path.

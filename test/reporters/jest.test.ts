@@ -1,6 +1,7 @@
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ctrfSchemaErrors } from '../helpers/ctrf-schema.js'
 import { BIN, cleanup, comparable, ensureDist, projectDir, readStore, run, type Ran } from './helpers.js'
 
 const cartTest = `jest.retryTimes(2)
@@ -73,6 +74,12 @@ describe('flakewatch/jest in a real Jest run', () => {
     const ingested = await run(BIN.flakewatch, ['ingest', 'jest.json', '--db', 'ingest.db', '--suite', 'unit'], dir)
     expect(ingested.exitCode, ingested.stderr).toBe(0)
     expect(comparable(await readStore(join(dir, 'fw.db')))).toEqual(comparable(await readStore(join(dir, 'ingest.db'))))
+  })
+
+  it('writes a CTRF file that the official CTRF schema accepts', () => {
+    const ctrf = JSON.parse(readFileSync(join(dir, 'out/ctrf.json'), 'utf8')) as { results: { tests: unknown[] } }
+    expect(ctrf.results.tests.length).toBe(8)
+    expect(ctrfSchemaErrors(ctrf)).toEqual([])
   })
 
   it('writes a CTRF file that ingests to the same tests and attempts', async () => {

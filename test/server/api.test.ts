@@ -223,10 +223,12 @@ describe('runs, facets, trends, kiosk', () => {
       { test_id: id('broken'), name: 'broken', suite: 'unit', streak: 5, since: '2026-03-10T12:00:00.000Z' },
     ])
     expect(d.flaky[0]).toMatchObject({ name: 'flaky', last5: 'RPFRF' })
+    expect(d.as_of).toBe(new Date(NOW).toISOString())
+    // `broken` is broken now, so its suite has no days without failures, whatever the clock says.
     expect(d.suites).toEqual([
       {
         suite: 'unit',
-        days_without_failure: 1,
+        days_without_failure: 0,
         last_failure_at: '2026-03-14T12:00:00.000Z',
         last_run_at: '2026-03-14T12:00:00.000Z',
       },

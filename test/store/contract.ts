@@ -262,6 +262,38 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       expect((await store.stats()).results).toBe(3)
     })
 
+    it('moves a new run and its results when the stream learns the start only after its first chunk', async () => {
+      const unknown = { ...runMeta('late', '2026-01-01T00:00:00Z'), startedAt: null }
+      const known = runMeta('late', '2026-02-03T04:05:06Z')
+      async function* gen() {
+        // The first chunk is written before anything says when the run started (no timestamp yet).
+        yield await Promise.resolve([{ run: unknown, results: [result('a', 'passed')] }])
+        yield await Promise.resolve([{ run: unknown, results: [result('b', 'failed')] }])
+      }
+      const [o] = await store.ingestStream({ file: 'f', contentHash: 'h', chunks: gen(), runs: () => [known] })
+      expect(o).toMatchObject({ outcome: 'ingested', results: 2 })
+      expect(Date.parse((await store.getRun('late'))!.startedAt!)).toBe(Date.parse('2026-02-03T04:05:06Z'))
+      const h = await collect(store)
+      expect(h.map((t) => t.entries.map((e) => e.run.at))).toEqual([
+        [Date.parse('2026-02-03T04:05:06Z')],
+        [Date.parse('2026-02-03T04:05:06Z')],
+      ])
+    })
+
+    it('stores a report whose run never says when it started (the ingest time stands)', async () => {
+      const run = { ...runMeta('undated', '2026-01-01T00:00:00Z'), startedAt: null }
+      async function* gen() {
+        yield await Promise.resolve([{ run, results: [result('a', 'passed')] }])
+        // Time passes between chunks, as it does on a large report.
+        await new Promise((r) => setTimeout(r, 20))
+        yield [{ run, results: [result('b', 'passed')] }]
+      }
+      const [o] = await store.ingestStream({ file: 'f', contentHash: 'h', chunks: gen(), runs: () => [run] })
+      expect(o).toMatchObject({ outcome: 'ingested', results: 2 })
+      const [a, b] = (await collect(store)).map((t) => t.entries[0]!.run.at)
+      expect(a).toBe(b)
+    })
+
     it('keeps quarantines with an append-only audit trail', async () => {
       await store.putQuarantine(quarantine('unit::mod::a'), {
         action: 'quarantine',

@@ -15,9 +15,13 @@ export function kioskRoutes(api: FastifyInstance, ctx: ServerContext): void {
     const snapshot = await ctx.cache.get(toSelection(parseInput(SelectionQuery, request.query, 'query')))
     return memoize(snapshot, 'kiosk', (): KioskResponse => {
       const broken = snapshot.tests.filter((t) => t.verdict === 'broken')
-      const today = ctx.now()
+      // Every panel reads the same as-of time as the verdicts (the analysis clock, not the wall clock), so that
+      // a wall display left idle for a weekend does not count days the verdicts never saw.
+      const asOf = snapshot.now
+      const brokenSuites = new Set(broken.map((t) => t.suite))
       return {
         generated_at: iso(snapshot.computedAt),
+        as_of: iso(asOf),
         newest_run_at: snapshot.newestRunAt === null ? null : iso(snapshot.newestRunAt),
         broken_total: broken.length,
         // Most recently broken first: the news on the wall.
@@ -43,8 +47,12 @@ export function kioskRoutes(api: FastifyInstance, ctx: ServerContext): void {
           })),
         suites: snapshot.suites.map((s) => ({
           suite: s.suite,
-          days_without_failure:
-            s.lastFailureAt === null ? null : Math.max(0, Math.floor((today - s.lastFailureAt) / DAY_MS)),
+          // A suite with a test broken now has no days without failures, whatever its newest run said.
+          days_without_failure: brokenSuites.has(s.suite)
+            ? 0
+            : s.lastFailureAt === null
+              ? null
+              : Math.max(0, Math.floor((asOf - s.lastFailureAt) / DAY_MS)),
           last_failure_at: s.lastFailureAt === null ? null : iso(s.lastFailureAt),
           last_run_at: s.lastRunAt === null ? null : iso(s.lastRunAt),
         })),

@@ -7,7 +7,7 @@ import type { ServerContext } from '../context.js'
 import { parseInput } from '../selection.js'
 import { auditToJson, quarantineToJson } from '../to-json.js'
 
-const reason = z.string().trim().min(1, 'a reason is required').max(2000)
+export const reason = z.string().trim().min(1, 'a reason is required').max(2000)
 
 const QuarantineBody = z.object({
   reason,
@@ -26,16 +26,22 @@ const QuarantineBody = z.object({
 // client is dropped).
 const ReleaseBody = z.object({ reason })
 
+/** A release's reason: DELETE bodies are dropped by some clients, so it may come as a query parameter too. */
+export function releaseReason(request: FastifyRequest): string {
+  const input = { ...(request.query as object), ...(request.body as object | undefined) }
+  return parseInput(ReleaseBody, input, 'body').reason
+}
+
 const AuditQuery = z.object({
   test_id: z.string().min(1).optional(),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
 })
 
 /** Small JSON bodies only: a quarantine is a few lines of text. */
-const BODY_LIMIT = 64 * 1024
+export const BODY_LIMIT = 64 * 1024
 
 /** The write hook ran first, so a write request always has its token's name. */
-function actorOf(request: FastifyRequest): string {
+export function actorOf(request: FastifyRequest): string {
   return request.flakewatchActor ?? SINGLE_TOKEN_ACTOR
 }
 
@@ -71,10 +77,10 @@ export function quarantineRoutes(api: FastifyInstance, ctx: ServerContext): void
 
   api.delete<TestParams>('/quarantine/:testId', writeAuth, async (request) => {
     const { testId } = request.params
-    // DELETE bodies are dropped by some clients, so the reason may come as a query parameter too.
-    const input = { ...(request.query as object), ...(request.body as object | undefined) }
-    const body = parseInput(ReleaseBody, input, 'body')
-    const released = await ctx.quarantine.unquarantine(testId, { reason: body.reason, actor: actorOf(request) })
+    const released = await ctx.quarantine.unquarantine(testId, {
+      reason: releaseReason(request),
+      actor: actorOf(request),
+    })
     if (!released) throw new NotFoundError(`${testId} is not quarantined`)
     return { released: true, test_id: testId }
   })

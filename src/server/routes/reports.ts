@@ -1,4 +1,5 @@
-import type { FastifyInstance } from 'fastify'
+import type { IncomingMessage } from 'node:http'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import multipart from '@fastify/multipart'
 import { z } from 'zod'
 import { InputError } from '../../errors.js'
@@ -6,9 +7,11 @@ import { mergeContexts, parseEnvPairs, type RunContext } from '../../pipeline/ru
 import type { UploadResponse } from '../api-types.js'
 import { writeHook } from '../auth.js'
 import type { ServerContext } from '../context.js'
-import { HttpError } from '../http-error.js'
 import { parseInput } from '../selection.js'
-import { appendAll } from '../../extent.js'
+import { spoolUpload, tooLarge, type SpooledUpload } from '../spool.js'
+import { FORMATS, type Format } from '../../ingest/formats.js'
+import { HttpError } from '../http-error.js'
+import type { UploadSlot } from '../upload-pool.js'
 
 /** Raw-body uploads: the report is the body, the run metadata are query parameters. */
 const RAW_TYPES = ['application/xml', 'text/xml', 'application/json', 'application/octet-stream']
@@ -75,85 +78,119 @@ function defaultName(contentType: string | undefined): string {
   return 'upload'
 }
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The upload queue slot this request holds, taken before its body is read. */
+    flakewatchUploadSlot: UploadSlot | null
+  }
+}
+
 /**
  * `POST /reports`: stores one report (raw body) or several (multipart files), exactly as `flakewatch ingest` does,
- * duplicates included. Auth is checked before the body is read.
+ * duplicates included. Auth is checked before the body is read, and so is room in the upload queue: a full queue
+ * answers 503 with Retry-After before a byte of the body is spooled. This thread only receives, hashes and spools
+ * the bytes; a worker parses and stores them (see `UploadPool`).
  */
 export async function reportRoutes(scope: FastifyInstance, ctx: ServerContext): Promise<void> {
-  // Only this scope takes raw bodies; the rest of the API keeps its JSON parser.
+  // Only this scope takes raw bodies. They are spooled as they arrive (to a temporary file past a few MB), never
+  // buffered whole, so an upload's memory does not follow its size.
   scope.removeAllContentTypeParsers()
-  scope.addContentTypeParser(RAW_TYPES, { parseAs: 'buffer', bodyLimit: ctx.bodyLimit }, (_request, body, done) =>
-    done(null, body),
-  )
+  scope.addContentTypeParser(RAW_TYPES, async (request: FastifyRequest, payload: IncomingMessage) => {
+    if (Number(request.headers['content-length']) > ctx.bodyLimit) throw tooLarge(ctx.bodyLimit)
+    return spoolUpload(payload, ctx.bodyLimit)
+  })
   await scope.register(multipart, {
     limits: { fileSize: ctx.bodyLimit, files: 50, fields: 100, fieldSize: 8192, parts: 200 },
   })
 
-  scope.post('/reports', { bodyLimit: ctx.bodyLimit, onRequest: writeHook(ctx.tokens) }, async (request, reply) => {
-    const files: { name: string; content: Buffer }[] = []
+  scope.decorateRequest('flakewatchUploadSlot', null)
+  const giveBack = (request: FastifyRequest) => {
+    if (request.flakewatchUploadSlot) ctx.uploads.release(request.flakewatchUploadSlot)
+  }
+  // A request that ends before its upload was queued (refused body, bad query, client gone) gives its slot back;
+  // a queued upload keeps it until stored, whatever happens to its request.
+  scope.addHook('onResponse', (request, _reply, done) => {
+    giveBack(request)
+    done()
+  })
+  scope.addHook('onRequestAbort', (request, done) => {
+    giveBack(request)
+    done()
+  })
+
+  const reserve = async (request: FastifyRequest, reply: FastifyReply) => {
+    const slot = ctx.uploads.reserve()
+    if (!slot) {
+      const seconds = ctx.uploads.retryAfterSeconds()
+      void reply.header('retry-after', String(seconds))
+      const { capacity } = ctx.uploads.stats()
+      const message = `the server is storing ${capacity} uploads already; retry in ${seconds} s`
+      throw new HttpError(503, { code: 'FW_BUSY', message })
+    }
+    request.flakewatchUploadSlot = slot
+  }
+
+  const route = { bodyLimit: ctx.bodyLimit, onRequest: writeHook(ctx.tokens), preParsing: reserve }
+  scope.post('/reports', route, async (request, reply) => {
+    const files: { name: string; upload: SpooledUpload }[] = []
+    let answer: { status: number; body: unknown }
+    try {
+      answer = await receive(request, files)
+    } finally {
+      // Before the answer goes out: a client that sees it finds no temporary file left behind.
+      for (const f of files) await f.upload.dispose()
+    }
+    return reply.status(answer.status).send(answer.body)
+  })
+
+  async function receive(
+    request: FastifyRequest,
+    files: { name: string; upload: SpooledUpload }[],
+  ): Promise<{ status: number; body: unknown }> {
     const fields: Record<string, string | string[]> = {}
     if (request.isMultipart()) {
       let total = 0
       for await (const part of request.parts()) {
         if (part.type === 'file') {
-          const content = await part.toBuffer()
-          total += content.length
-          if (total > ctx.bodyLimit) {
-            const message = `uploads are limited to ${ctx.bodyLimit} bytes`
-            throw new HttpError(413, { code: 'FW_TOO_LARGE', message })
-          }
-          files.push({ name: part.filename || part.fieldname, content })
+          const upload = await spoolUpload(part.file, ctx.bodyLimit - total)
+          files.push({ name: part.filename || part.fieldname, upload })
+          total += upload.bytes
+          if (part.file.truncated) throw tooLarge(ctx.bodyLimit)
         } else {
           const value = String(part.value)
           const previous = fields[part.fieldname]
           fields[part.fieldname] = previous === undefined ? value : [previous, value].flat()
         }
       }
+    } else if (request.body) {
+      files.push({ name: '', upload: request.body as SpooledUpload })
     }
     const meta = parseInput(UploadMeta, { ...(request.query as object), ...fields }, 'query')
-    if (!request.isMultipart()) {
-      const body = request.body
-      if (Buffer.isBuffer(body) && body.length > 0) {
-        files.push({ name: meta.name ?? defaultName(request.headers['content-type']), content: body })
-      }
-    }
-    if (files.length === 0) {
+    if (!request.isMultipart() && files[0]) files[0].name = meta.name ?? defaultName(request.headers['content-type'])
+    if (files.every((f) => f.upload.bytes === 0)) {
       throw new InputError('no report in the request: send it as the body or as multipart files')
     }
 
-    const [{ FORMATS }, { ingestBuffer }] = await Promise.all([
-      import('../../ingest/index.js'),
-      import('../../pipeline/ingest-files.js'),
-    ])
     const format = meta.format
     if (format !== undefined && !(FORMATS as readonly string[]).includes(format)) {
       throw new InputError(`query.format: expected one of ${FORMATS.join(', ')}, got "${format}"`)
     }
-    const context = contextOf(meta)
-    const summary: UploadResponse = { ingested: [], duplicates: [], failed: [] }
-    for (const file of files) {
-      const one = await ingestBuffer(file.name, file.content, {
-        store: ctx.store,
-        context,
-        format: format as (typeof FORMATS)[number] | undefined,
-        replace: meta.replace,
-      })
-      appendAll(summary.ingested, one.ingested)
-      appendAll(summary.duplicates, one.duplicates)
-      appendAll(summary.failed, one.failed)
+    const job = {
+      files: files
+        .filter((f) => f.upload.bytes > 0)
+        .map((f) => ({ name: f.name, hash: f.upload.hash, path: f.upload.path, content: f.upload.content })),
+      context: contextOf(meta),
+      format: format as Format | undefined,
+      replace: meta.replace,
     }
+    const summary: UploadResponse = await ctx.uploads.run(request.flakewatchUploadSlot!, job)
     if (summary.ingested.length) ctx.cache.invalidate()
     request.log.info(
       { ingested: summary.ingested.length, duplicates: summary.duplicates.length, failed: summary.failed.length },
       'upload',
     )
-    if (summary.failed.length === 0) return reply.status(summary.ingested.length ? 201 : 200).send(summary)
-    return reply.status(422).send({
-      error: {
-        code: 'FW_REPORT_PARSE',
-        message: `${summary.failed.length} of ${files.length} report(s) failed: ${summary.failed[0]!.error}`,
-      },
-      ...summary,
-    })
-  })
+    if (summary.failed.length === 0) return { status: summary.ingested.length ? 201 : 200, body: summary }
+    const message = `${summary.failed.length} of ${files.length} report(s) failed: ${summary.failed[0]!.error}`
+    return { status: 422, body: { error: { code: 'FW_REPORT_PARSE', message }, ...summary } }
+  }
 }

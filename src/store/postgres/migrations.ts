@@ -234,8 +234,23 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
     },
   },
   {
+    // A streamed report may learn its run's start only after its first results are written; the writer then moves
+    // the run and all its results together, in the report's transaction, saying so for that one run. Every other
+    // change of runs.at is still refused. (PostgreSQL only: SQLite has no such guard.)
+    id: '0008-ingest-run-at',
+    async up(client) {
+      await client.query(`
+        CREATE OR REPLACE FUNCTION fw_run_at_fixed() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF current_setting('flakewatch.moving_run', true) = OLD.id::text THEN RETURN NEW; END IF;
+          RAISE EXCEPTION 'runs.at cannot change (run %)', OLD.run_id USING ERRCODE = 'restrict_violation';
+        END $$;
+      `)
+    },
+  },
+  {
     // Notifications (issue 17): what was last said of each test, and the webhook outbox with its delivery log.
-    id: '0007-beyond',
+    id: '0009-beyond',
     async up(client) {
       await client.query(`
         CREATE TABLE notification_state (

@@ -338,7 +338,8 @@ export class PostgresStore implements Store {
       client.query<{ id: number; at: number }>('SELECT id, at FROM runs WHERE run_id = $1', [run.runId])
     const found = await find()
     if (found.rows[0]) return { key: found.rows[0].id, at: found.rows[0].at, created: false }
-    const at = isoToMs(run.startedAt, Date.now())
+    // The writer's own clock: its final check of the run's time compares against the same instant.
+    const at = isoToMs(run.startedAt, Date.parse(now))
     // A run created here gets exactly this report's results, so its counts are known before they are written.
     const inserted = await client.query<{ id: number }>(
       `INSERT INTO runs (${RUN_COLUMNS}, total, passed, failed, skipped, flaky)

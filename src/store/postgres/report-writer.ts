@@ -284,6 +284,8 @@ export class PgReportWriter {
     if (state.created) {
       const at = isoToMs(run.startedAt, this.now)
       if (at !== state.at) {
+        // The one move the runs.at guard allows: this run, by this transaction (set_config is transaction-local).
+        await client.query(`SELECT set_config('flakewatch.moving_run', $1, true)`, [String(state.key)])
         await client.query('UPDATE runs SET at = $1 WHERE id = $2', [at, state.key])
         await client.query('UPDATE results SET at = $1 WHERE run = $2', [at, state.key])
       }

@@ -215,7 +215,7 @@ export const SQLITE_MIGRATIONS: SqliteMigration[] = [
   },
   {
     // Notifications (issue 17): what was last said of each test, and the webhook outbox with its delivery log.
-    id: '0007-beyond',
+    id: '0009-beyond',
     up(db) {
       db.exec(`
         CREATE TABLE notification_state (
