@@ -1,4 +1,6 @@
 import { Readable } from 'node:stream'
+import type { NotificationStore } from '../notifications.js'
+import { PostgresNotificationStore } from './notifications.js'
 import { pipeline } from 'node:stream/promises'
 import { FlakewatchError, InternalError, StoreError } from '../../errors.js'
 import type { Attempt, HistoryEntry, Run, RunInfo, RunMeta, TestHistory, TestRef } from '../../model.js'
@@ -228,6 +230,7 @@ export class PostgresStore implements Store {
 
   /** The pool, with its errors turned into StoreErrors that name the database, as every other failure here is. */
   private readonly db: PgQueryable
+  private notificationStore: PostgresNotificationStore | null = null
 
   constructor(
     private readonly driver: PgDriver,
@@ -245,6 +248,16 @@ export class PostgresStore implements Store {
         }
       },
     }
+  }
+
+  notifications(): NotificationStore {
+    return (this.notificationStore ??= new PostgresNotificationStore(this.db, async (fn) => {
+      try {
+        return await this.transaction((client) => fn(client))
+      } catch (error) {
+        throw this.wrap('notifications', error)
+      }
+    }))
   }
 
   // ---------------------------------------------------------------------------------------------------- ingest

@@ -1,4 +1,6 @@
 import { existsSync, mkdirSync } from 'node:fs'
+import type { NotificationStore } from '../notifications.js'
+import { SqliteNotificationStore } from './notifications.js'
 import { dirname, resolve } from 'node:path'
 import { FlakewatchError, StoreError } from '../../errors.js'
 import type { Attempt, HistoryEntry, Run, RunInfo, RunMeta, TestHistory, TestRef } from '../../model.js'
@@ -159,6 +161,7 @@ export class SqliteStore implements Store {
   private readonly testIds = new Map<string, number>()
   private readonly stmts: ReturnType<SqliteStore['prepareAll']>
   private writing: Promise<unknown> = Promise.resolve()
+  private notificationStore: SqliteNotificationStore | null = null
 
   constructor(
     private readonly db: SqliteDb,
@@ -279,6 +282,10 @@ export class SqliteStore implements Store {
     const next = this.writing.then(fn, fn)
     this.writing = next.catch(() => undefined)
     return next
+  }
+
+  notifications(): NotificationStore {
+    return (this.notificationStore ??= new SqliteNotificationStore(this.db, (fn) => this.serial(fn)))
   }
 
   ingestReport(batch: ReportBatch, opts: IngestOptions = {}): Promise<RunOutcome[]> {
