@@ -22,6 +22,8 @@ export interface ImportBundleOptions {
   contextKeys?: readonly string[]
   /** Overwrite results of runs already stored. */
   replace?: boolean
+  /** Runs to leave out: those the store already holds from its own reports, which a bundle can only coarsen. */
+  skipRuns?: ReadonlySet<string>
 }
 
 /** A result whose cell context differs from its run's facets: flakewatch keeps the run's, so the cell moves. */
@@ -169,6 +171,7 @@ export function* bundleBatches(
     contentHash: string
     contextKeys?: readonly string[]
     onMismatch?: (m: ContextMismatch) => void
+    skipRuns?: ReadonlySet<string>
   },
 ): Generator<ReportBatch> {
   const keys = opts.contextKeys ?? DEFAULT_CONTEXT_KEYS
@@ -201,6 +204,7 @@ export function* bundleBatches(
   let runs: ReportBatch['runs'] = []
   let size = 0
   for (const r of bundle.runs) {
+    if (opts.skipRuns?.has(r.run_id)) continue
     const results: Result[] = perRun.get(r.run_id)!.map((code) => ({
       test: tests[code >> 1]!,
       status: code & 1 ? 'failed' : 'passed',
@@ -237,6 +241,19 @@ export async function importBundle(store: Store, file: string, opts: ImportBundl
     const why = (error as NodeJS.ErrnoException).code ?? (error as Error).message
     throw new InputError(`${file}: cannot read: ${why}`, { cause: error })
   }
+  return importBundleBytes(store, bytes, file, opts)
+}
+
+/**
+ * `importBundle` for a bundle already in memory (downloaded, say); `file` names it in errors.
+ * @example await importBundleBytes(store, body, 'flake-history 1764000000', { skipRuns })
+ */
+export async function importBundleBytes(
+  store: Store,
+  bytes: Buffer,
+  file: string,
+  opts: ImportBundleOptions = {},
+): Promise<ImportSummary> {
   // The same key rules as the export, so that what one writes the other reads.
   const contextKeys = resolveBundleExport({ contextKeys: opts.contextKeys }).contextKeys
   const bundle = parseBundle(bytes.toString('utf8'), file)
@@ -253,7 +270,8 @@ export async function importBundle(store: Store, file: string, opts: ImportBundl
   const onMismatch = (m: ContextMismatch) => {
     if (summary.contextMismatches++ < MAX_EXAMPLES) summary.mismatchExamples.push(m)
   }
-  for (const batch of bundleBatches(bundle, { file, contentHash, contextKeys, onMismatch })) {
+  const skipRuns = opts.skipRuns
+  for (const batch of bundleBatches(bundle, { file, contentHash, contextKeys, onMismatch, skipRuns })) {
     for (const o of await store.ingestReport(batch, { replace: opts.replace })) {
       if (o.outcome === 'duplicate') summary.duplicateRuns.push(o.runId)
       else summary.runs++

@@ -11,7 +11,8 @@ export const BUNDLE_FILE_NAME = 'bundle.json'
 /** `JOB-TOKEN` for CI_JOB_TOKEN, `PRIVATE-TOKEN` for a personal, project or group access token. */
 export type GitlabToken = { kind: 'job' | 'private'; value: string }
 
-export interface PublishGitlabOptions {
+/** Where and how to reach a project's generic packages. */
+export interface GitlabConnection {
   /** GitLab base URL, e.g. `https://gitlab.example.com` (a trailing `/api/v4` is accepted). */
   url: string
   /** Project id or full path (`group/sub/project`). */
@@ -19,12 +20,6 @@ export interface PublishGitlabOptions {
   /** Generic package name. Default `flake-history`, which GitLabViz reads. */
   packageName?: string
   token: GitlabToken
-  /** The bundle's bytes. */
-  body: Uint8Array | string
-  /** Epoch ms; the version is its unix time in seconds. Default `Date.now()`. */
-  now?: number
-  /** Prune package versions older than this many days (never fewer than 7). Default 14. */
-  keepDays?: number
   /** Retries after a 5xx, 429, timeout or network error, with exponential backoff. Default 3. */
   retries?: number
   /** First backoff delay; it doubles on each retry. Default 500 ms. */
@@ -35,6 +30,15 @@ export interface PublishGitlabOptions {
   onRetry?: (what: string, attempt: number, reason: string) => void
   /** Waits between retries; tests pass one that records the delays instead of waiting. */
   sleep?: (ms: number) => Promise<void>
+}
+
+export interface PublishGitlabOptions extends GitlabConnection {
+  /** The bundle's bytes. */
+  body: Uint8Array | string
+  /** Epoch ms; the version is its unix time in seconds. Default `Date.now()`. */
+  now?: number
+  /** Prune package versions older than this many days (never fewer than 7). Default 14. */
+  keepDays?: number
 }
 
 export interface PublishResult {
@@ -84,40 +88,34 @@ function explain(status: number, what: string, project: string, token: GitlabTok
   return `${what}: HTTP ${status}`
 }
 
+type Requester = (
+  what: string,
+  url: string,
+  init: { method: string; body?: string | Uint8Array<ArrayBuffer>; contentType?: string },
+) => Promise<Outcome>
+
 /**
- * Uploads a bundle to the GitLab Generic Package registry as a new version (the unix time), then prunes older
- * versions of the same package: older than `keepDays` (at least 7 days kept), never the one just uploaded, and
- * never when the upload failed. Never throws: errors come back as `{ ok: false, error }`, so that the caller
- * decides whether publishing may fail a build.
- * @example const r = await publishToGitlab({ url, project: 'group/app', token: { kind: 'job', value }, body })
+ * Checks the connection settings and returns the project's API URL, the package name and a requester that
+ * retries 5xx, 429, timeouts and network errors with backoff; or the first settings error, before any request.
  */
-export async function publishToGitlab(opts: PublishGitlabOptions): Promise<PublishResult> {
-  const now = opts.now ?? Date.now()
-  const version = String(Math.floor(now / 1000))
+function connect(opts: GitlabConnection): { project: string; pkg: string; request: Requester } | { error: string } {
   const pkg = opts.packageName ?? DEFAULT_PACKAGE_NAME
-  const result: PublishResult = { ok: false, uploaded: false, version, fileUrl: '', pruned: [], warnings: [] }
   let base: string
   try {
     base = apiBase(opts.url)
   } catch (error) {
     const message = (error as Error).message
-    return { ...result, error: message.startsWith('--url') ? message : `--url is not a URL: "${opts.url}"` }
+    return { error: message.startsWith('--url') ? message : `--url is not a URL: "${opts.url}"` }
   }
-  if (!opts.token.value) return { ...result, error: 'no GitLab token: pass --token or run in GitLab CI (CI_JOB_TOKEN)' }
-  if (!/^[0-9A-Za-z._-]+$/.test(pkg)) {
-    return { ...result, error: `--package "${pkg}" is not a valid generic package name` }
-  }
+  if (!opts.token.value) return { error: 'no GitLab token: pass --token or run in GitLab CI (CI_JOB_TOKEN)' }
+  if (!/^[0-9A-Za-z._-]+$/.test(pkg)) return { error: `--package "${pkg}" is not a valid generic package name` }
   const project = `${base}/projects/${encodeURIComponent(opts.project)}`
   const headers = { [opts.token.kind === 'job' ? 'JOB-TOKEN' : 'PRIVATE-TOKEN']: opts.token.value }
   const retries = opts.retries ?? 3
   const backoff = opts.backoffMs ?? 500
   const timeoutMs = opts.timeoutMs ?? 120_000
 
-  const request = async (
-    what: string,
-    url: string,
-    init: { method: string; body?: string | Uint8Array<ArrayBuffer>; contentType?: string },
-  ): Promise<Outcome> => {
+  const request: Requester = async (what, url, init) => {
     const h = init.contentType ? { ...headers, 'Content-Type': init.contentType } : headers
     for (let attempt = 0; ; attempt++) {
       let reason: string
@@ -141,6 +139,23 @@ export async function publishToGitlab(opts: PublishGitlabOptions): Promise<Publi
       await (opts.sleep ?? sleep)(backoff * 2 ** attempt)
     }
   }
+  return { project, pkg, request }
+}
+
+/**
+ * Uploads a bundle to the GitLab Generic Package registry as a new version (the unix time), then prunes older
+ * versions of the same package: older than `keepDays` (at least 7 days kept), never the one just uploaded, and
+ * never when the upload failed. Never throws: errors come back as `{ ok: false, error }`, so that the caller
+ * decides whether publishing may fail a build.
+ * @example const r = await publishToGitlab({ url, project: 'group/app', token: { kind: 'job', value }, body })
+ */
+export async function publishToGitlab(opts: PublishGitlabOptions): Promise<PublishResult> {
+  const now = opts.now ?? Date.now()
+  const version = String(Math.floor(now / 1000))
+  const result: PublishResult = { ok: false, uploaded: false, version, fileUrl: '', pruned: [], warnings: [] }
+  const conn = connect(opts)
+  if ('error' in conn) return { ...result, error: conn.error }
+  const { project, pkg, request } = conn
 
   result.fileUrl = `${project}/packages/generic/${encodeURIComponent(pkg)}/${version}/${BUNDLE_FILE_NAME}`
   const put = await request('upload', result.fileUrl, {
@@ -201,4 +216,59 @@ function packageTime(p: GitlabPackage): number | null {
   const t = p.created_at ? Date.parse(p.created_at) : NaN
   if (Number.isFinite(t)) return t
   return /^\d{9,11}$/.test(p.version) ? Number(p.version) * 1000 : null
+}
+
+/** Largest previous bundle `fetchLatestBundle` reads: GitLabViz itself loads the whole file into a browser. */
+export const MAX_PREVIOUS_BUNDLE_BYTES = 512 * 1024 * 1024
+
+export type LatestBundle =
+  { ok: true; version: string; body: Buffer } | { ok: true; version: null } | { ok: false; error: string }
+
+/**
+ * Downloads the newest published version of the package's bundle, so that a CI job without a shared store can
+ * add its runs to the history published before it (`publish gitlab --accumulate`). `version: null` when none has
+ * been published yet. Never throws.
+ * @example const prev = await fetchLatestBundle({ url, project: 'group/app', token })
+ */
+export async function fetchLatestBundle(opts: GitlabConnection): Promise<LatestBundle> {
+  const conn = connect(opts)
+  if ('error' in conn) return { ok: false, error: conn.error }
+  const { project, pkg, request } = conn
+  // GitLab's name filter matches substrings, so a page of the newest is read and the exact name picked from it.
+  const query = `package_name=${encodeURIComponent(pkg)}&package_type=generic&per_page=100&order_by=created_at&sort=desc`
+  const list = await request('list packages', `${project}/packages?${query}`, { method: 'GET' })
+  if (!list.ok) return { ok: false, error: list.error }
+  let packages: GitlabPackage[]
+  try {
+    packages = (await list.res.json()) as GitlabPackage[]
+    if (!Array.isArray(packages)) throw new Error('not a list')
+  } catch {
+    return { ok: false, error: 'list packages: the package list is not JSON' }
+  }
+  const newest = packages
+    .filter((p) => p.name === pkg && (p.package_type === undefined || p.package_type === 'generic'))
+    .sort((a, b) => (packageTime(b) ?? 0) - (packageTime(a) ?? 0))[0]
+  if (!newest) return { ok: true, version: null }
+  const fileUrl = `${project}/packages/generic/${encodeURIComponent(pkg)}/${encodeURIComponent(newest.version)}/${BUNDLE_FILE_NAME}`
+  const got = await request(`download version ${newest.version}`, fileUrl, { method: 'GET' })
+  if (!got.ok) return { ok: false, error: got.error }
+  const declared = Number(got.res.headers.get('content-length') ?? NaN)
+  const tooBig = `download version ${newest.version}: larger than ${MAX_PREVIOUS_BUNDLE_BYTES} bytes (MAX_PREVIOUS_BUNDLE_BYTES)`
+  if (declared > MAX_PREVIOUS_BUNDLE_BYTES) {
+    await got.res.body?.cancel().catch(() => undefined)
+    return { ok: false, error: tooBig }
+  }
+  const parts: Buffer[] = []
+  let size = 0
+  const reader = got.res.body?.getReader()
+  for (let r = await reader?.read(); reader && r && !r.done; r = await reader.read()) {
+    const chunk = r.value
+    size += chunk.byteLength
+    if (size > MAX_PREVIOUS_BUNDLE_BYTES) {
+      await reader.cancel().catch(() => undefined)
+      return { ok: false, error: tooBig }
+    }
+    parts.push(Buffer.from(chunk))
+  }
+  return { ok: true, version: newest.version, body: Buffer.concat(parts) }
 }

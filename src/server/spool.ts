@@ -16,6 +16,9 @@ export const MEMORY_SPOOL_BYTES = 8 * 1024 * 1024
 export interface SpooledUpload {
   hash: string
   bytes: number
+  /** The temporary file that holds it, or null when it is held in `content`. */
+  path: string | null
+  content: Buffer | null
   /** The content, called `name` in error messages. */
   source(name: string): ReportSource
   /** Removes the temporary file, if there is one. */
@@ -31,7 +34,10 @@ export function tooLarge(limit: number): HttpError {
  * temporary file. More than `limit` bytes is refused with 413 as soon as the limit is passed.
  * @example const up = await spoolUpload(request.raw, 50 << 20)
  */
-export async function spoolUpload(stream: AsyncIterable<Buffer | string>, limit: number): Promise<SpooledUpload> {
+export async function spoolUpload(
+  stream: AsyncIterable<Buffer | string> | Iterable<Buffer>,
+  limit: number,
+): Promise<SpooledUpload> {
   const hash = createHash('sha256')
   const held: Buffer[] = []
   let bytes = 0
@@ -69,5 +75,5 @@ export async function spoolUpload(stream: AsyncIterable<Buffer | string>, limit:
   const path = dir ? join(dir, 'report') : null
   const content = path ? null : Buffer.concat(held)
   const source = (name: string) => (path ? sourceFromFile(path, name) : sourceFromBuffer(name, content!))
-  return { hash: hash.digest('hex'), bytes, source, dispose }
+  return { hash: hash.digest('hex'), bytes, path, content, source, dispose }
 }

@@ -1,7 +1,14 @@
 import { readFile } from 'node:fs/promises'
 import { Writable } from 'node:stream'
 import { DEFAULT_PACKAGE_NAME } from '../../export/bundle-types.js'
-import { publishToGitlab, type GitlabToken, type PublishResult } from '../../export/publish-gitlab.js'
+import { importBundleBytes } from '../../export/import-bundle.js'
+import {
+  fetchLatestBundle,
+  publishToGitlab,
+  type GitlabConnection,
+  type GitlabToken,
+  type PublishResult,
+} from '../../export/publish-gitlab.js'
 import type { BundleSummary } from '../../export/write-bundle.js'
 import type { Io } from '../output.js'
 import { bundleOptionsFromFlags, writeBundleFromFlags, type BundleFlags } from './export.js'
@@ -15,6 +22,8 @@ export interface PublishCommandOptions extends BundleFlags {
   /** Publish this bundle file instead of exporting one from the store. */
   file?: string
   keepDays?: string
+  /** Add the runs of the newest published version to the store first, so that the history accumulates. */
+  accumulate?: boolean
   strict?: boolean
   json?: boolean
 }
@@ -26,6 +35,29 @@ export interface PublishCommandResult {
   /** Set when the bundle was exported from the store (not `--file`). */
   bundle?: BundleSummary
   publish?: PublishResult
+  /** With `--accumulate`: the version read back (null when none was published yet) and the runs it added. */
+  accumulated?: { version: string | null; runs: number }
+}
+
+/**
+ * Adds the runs of the newest published bundle that the store does not hold. Runs the store has from its own
+ * reports are kept as they are: a bundle carries only pass/fail per run, so it could only coarsen them.
+ */
+async function accumulate(
+  opts: PublishCommandOptions,
+  io: Io,
+  conn: GitlabConnection,
+): Promise<{ ok: true; version: string | null; runs: number } | { ok: false; error: string }> {
+  const latest = await fetchLatestBundle(conn)
+  // Publishing without the earlier history would replace it with this job's runs alone: better not to publish.
+  if (!latest.ok) return { ok: false, error: `--accumulate: could not read the published history: ${latest.error}` }
+  if (latest.version === null) return { ok: true, version: null, runs: 0 }
+  const { version, body } = latest
+  return withStore(opts, io, async (store) => {
+    const skipRuns = new Set((await store.runSummaries()).map((r) => r.runId))
+    const imported = await importBundleBytes(store, body, `published version ${version}`, { skipRuns })
+    return { ok: true as const, version, runs: imported.runs }
+  })
 }
 
 /** `--token` is a personal/project access token; otherwise GitLab CI's own job token. */
@@ -72,17 +104,23 @@ export async function publish(opts: PublishCommandOptions, io: Io): Promise<Publ
       return { ok: false, error: `--keep-days must be a whole number, got "${opts.keepDays}"` }
     }
     bundleOptionsFromFlags(opts)
-    const { body, summary } = await bundleBytes(opts, io)
-    const result = await publishToGitlab({
+    const conn: GitlabConnection = {
       url,
       project,
       packageName: opts.package ?? DEFAULT_PACKAGE_NAME,
       token,
-      body,
-      keepDays,
       onRetry: (what, attempt, reason) => io.stderr.write(`publish: ${what} failed (${reason}); retry ${attempt}\n`),
-    })
-    return { ok: result.ok, error: result.error, bundle: summary, publish: result }
+    }
+    let accumulated: PublishCommandResult['accumulated']
+    if (opts.accumulate) {
+      if (opts.file) return { ok: false, error: '--accumulate adds to the store, so it cannot be used with --file' }
+      const acc = await accumulate(opts, io, conn)
+      if (!acc.ok) return { ok: false, error: acc.error }
+      accumulated = { version: acc.version, runs: acc.runs }
+    }
+    const { body, summary } = await bundleBytes(opts, io)
+    const result = await publishToGitlab({ ...conn, body, keepDays })
+    return { ok: result.ok, error: result.error, bundle: summary, publish: result, accumulated }
   } catch (error) {
     return { ok: false, error: (error as Error).message }
   }
@@ -95,6 +133,14 @@ export function printPublish(r: PublishCommandResult, opts: PublishCommandOption
     const p = r.publish
     const b = r.bundle
     const size = b ? ` (${b.runs} runs, ${b.tests} tests, ${(b.bytes / 1024 / 1024).toFixed(2)} MB)` : ''
+    const acc = r.accumulated
+    if (acc) {
+      io.stderr.write(
+        acc.version === null
+          ? 'no earlier version published: this is the first\n'
+          : `added ${acc.runs} run(s) from published version ${acc.version}\n`,
+      )
+    }
     io.stderr.write(`published ${opts.package ?? DEFAULT_PACKAGE_NAME} version ${p.version}${size}: ${p.fileUrl}\n`)
     if (p.pruned.length) io.stderr.write(`pruned ${p.pruned.length} old version(s)\n`)
     return
