@@ -1,9 +1,13 @@
 import {
   analyzeTest,
+  createOrderIndex,
+  hintToJson,
   infraRunIds,
   toAnalysisJson,
+  type OrderHint,
   type PassRateClass,
   type ResolvedAnalysisConfig,
+  type TestAnalysisJson,
 } from '../analysis/index.js'
 import {
   isFailure,
@@ -11,6 +15,7 @@ import {
   type ResultStatus,
   type Run,
   type TestHistory,
+  type TestRef,
   type VerdictKind,
 } from '../model.js'
 import type { HistoryFilter, RunSummary, Store } from '../store/store.js'
@@ -286,17 +291,22 @@ async function runState(
   }
 }
 
-/** One test as a snapshot keeps it, from its history; null when none of it is in the selection. */
+/** A test's history cut to the selected runs; null when none of it is selected. */
+function selectedHistory(h: TestHistory, selected: Set<string>): TestHistory | null {
+  let entries = h.entries
+  if (entries.some((e) => !selected.has(e.run.runId))) entries = entries.filter((e) => selected.has(e.run.runId))
+  return entries.length ? { test: h.test, entries } : null
+}
+
+/** One test as a snapshot keeps it, from its selected history (without order hints: see `addOrderHints`). */
 function snapshotTestOf(
   h: TestHistory,
   state: RunState,
   heatCol: Map<string, number>,
   cfg: ResolvedAnalysisConfig,
-): SnapshotTest | null {
-  const { selected, excludedRuns, now } = state
-  let entries = h.entries
-  if (entries.some((e) => !selected.has(e.run.runId))) entries = entries.filter((e) => selected.has(e.run.runId))
-  if (entries.length === 0) return null
+): SnapshotTest {
+  const { excludedRuns, now } = state
+  const entries = h.entries
   const analysis = analyzeTest({ test: h.test, entries }, cfg, { now, excludedRuns })
 
   const row = Buffer.alloc(state.heatRuns.length, '.')
@@ -412,15 +422,20 @@ export async function buildSnapshot(store: Store, selection: Selection, opts: Bu
   const heatCol = heatColumns(state)
   const days = new Map<number, DayCount>()
   const tests: SnapshotTest[] = []
+  // Order dependency compares tests of one file, so it is found once the scan has seen them all.
+  const order = orderIndex(state, cfg)
   if (state.runs.length) {
     for await (const h of scanStore.scanHistory(state.filter)) {
-      const t = snapshotTestOf(h, state, heatCol, cfg)
-      if (t === null) continue
+      const selected = selectedHistory(h, state.selected)
+      if (selected === null) continue
+      order.add(selected)
+      const t = snapshotTestOf(selected, state, heatCol, cfg)
       addDays(days, t.days, 1)
       tests.push(t)
       await maybePause()
     }
   }
+  addOrderHints(tests, order.hints())
   return assemble(selection, state, tests, days)
 }
 
@@ -479,14 +494,28 @@ export async function snapshotDelta(
   // Untouched tests' heat rows are re-aligned, not re-read: every column must be one they had or a changed run.
   const heatBefore = new Set(base.heatRunIds)
   if (state.heatRuns.some((r) => !heatBefore.has(r.runId) && !changed.has(r.runId))) return null
-  const touched = changed.size ? await store.testsInRuns([...changed]) : []
-  const heatCol = heatColumns(state)
   const tests: SnapshotTest[] = []
-  if (touched.length && state.runs.length) {
-    for await (const h of store.scanHistory({ ...state.filter, testIds: touched })) {
-      const t = snapshotTestOf(h, state, heatCol, cfg)
-      if (t !== null) tests.push(t)
+  const touched: string[] = []
+  if (changed.size && state.runs.length) {
+    const heatCol = heatColumns(state)
+    const order = orderIndex(state, cfg)
+    const read = async (testIds: string[]) => {
+      const refs: TestRef[] = []
+      for await (const h of store.scanHistory({ ...state.filter, testIds })) {
+        refs.push(h.test)
+        const selected = selectedHistory(h, state.selected)
+        if (selected === null) continue
+        order.add(selected)
+        tests.push(snapshotTestOf(selected, state, heatCol, cfg))
+      }
+      return refs
     }
+    const first = await store.testsInRuns([...changed])
+    const mates = await fileMates(store, await read(first), new Set(first))
+    await read(mates)
+    for (const id of first) touched.push(id)
+    for (const id of mates) touched.push(id)
+    addOrderHints(tests, order.hints())
   }
   return {
     runs: state.runs,
@@ -499,6 +528,26 @@ export async function snapshotDelta(
     touched,
     tests,
   }
+}
+
+function orderIndex(state: RunState, cfg: ResolvedAnalysisConfig) {
+  const ctx = { now: state.now, excludedRuns: state.excludedRuns, lookbackDays: cfg.scoring.lookbackDays }
+  return createOrderIndex(cfg.hints, ctx)
+}
+
+/**
+ * The other tests of these tests' files (suite and module): an order-dependency hint compares the tests of one
+ * file, so re-analysing one test means re-analysing its file. Reads the tests table, not results.
+ */
+async function fileMates(store: Store, refs: TestRef[], known: Set<string>): Promise<string[]> {
+  const files = new Set(refs.map((t) => `${t.suite}\u0000${t.module}`))
+  const out: string[] = []
+  for (const suite of new Set(refs.map((t) => t.suite))) {
+    for (const t of await store.listTests({ suite })) {
+      if (!known.has(t.testId) && files.has(`${t.suite}\u0000${t.module}`)) out.push(t.testId)
+    }
+  }
+  return out
 }
 
 /** The snapshot after a {@link snapshotDelta}: touched tests replaced, the others' heat rows re-aligned. */
@@ -528,6 +577,18 @@ export function applyDelta(snapshot: Snapshot, delta: SnapshotDelta): Snapshot {
   }
   for (const t of delta.tests) tests.push(t)
   return assemble(snapshot.selection, delta, tests, days)
+}
+
+/** The few tests with an order-dependency hint get it added to their serialised detail. */
+function addOrderHints(tests: SnapshotTest[], found: Map<string, OrderHint>): void {
+  if (found.size === 0) return
+  for (const t of tests) {
+    const hint = found.get(t.testId)
+    if (hint === undefined) continue
+    const detail = JSON.parse(t.detail) as TestAnalysisJson
+    detail.hints.push(hintToJson(hint))
+    t.detail = JSON.stringify(detail)
+  }
 }
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { resolveAnalysisConfig } from '../../src/analysis/index.js'
-import type { Result, RunMeta } from '../../src/model.js'
+import { makeTestId, type Result, type RunMeta } from '../../src/model.js'
 import type { Selection } from '../../src/server/selection.js'
 import { applyDelta, buildSnapshot, deltaBaseOf, snapshotDelta, type Snapshot } from '../../src/server/snapshot.js'
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js'
@@ -23,8 +23,11 @@ function randomReports(seed: number): ReportBatch[] {
     name: `t${i}`,
     suite: i % 3 === 0 ? 'api' : 'unit',
     // Each test has its own character: stable, flaky, breaking at some point.
-    failRate: pick([0, 0, 0.05, 0.3, 0.6]),
-    breaksAt: rnd() < 0.2 ? Math.floor(rnd() * 30) : Infinity,
+    module: i === 1 || i === 4 ? 'a.test.ts' : pick(['a.test.ts', 'b.test.ts']),
+    failRate: i === 4 ? 0 : pick([0, 0, 0.05, 0.3, 0.6]),
+    breaksAt: i !== 4 && rnd() < 0.2 ? Math.floor(rnd() * 30) : Infinity,
+    polluter: i === 1,
+    victim: i === 4,
   }))
   const reports: ReportBatch[] = []
   const runs = 12 + Math.floor(rnd() * 20)
@@ -40,12 +43,19 @@ function randomReports(seed: number): ReportBatch[] {
       env: { os: pick(['linux', 'windows']) },
     })
     const results: Result[] = []
-    for (const t of tests) {
+    // Tests run in a shuffled order, and one test fails when it runs after its polluter: order hints can fire.
+    const order = tests.map((t) => ({ t, key: rnd() })).sort((a, b) => a.key - b.key)
+    let polluted = false
+    for (const [position, { t }] of order.entries()) {
       if (t.suite !== suite || rnd() < 0.1) continue
-      const fails = infra || r >= t.breaksAt || rnd() < t.failRate
-      if (rnd() < 0.05) results.push(result(t.name, 'skipped', {}, suite))
-      else if (fails && rnd() < 0.3) results.push(flakyResult(t.name, suite))
-      else results.push(result(t.name, fails ? pick(['failed', 'failed', 'error'] as const) : 'passed', {}, suite))
+      const fails = infra || r >= t.breaksAt || rnd() < t.failRate || (t.victim && polluted)
+      if (t.polluter) polluted = true
+      const module = t.module
+      const test = { testId: makeTestId(suite, module, t.name), suite, module, name: t.name, file: null }
+      const where = { position, test }
+      if (rnd() < 0.05) results.push(result(t.name, 'skipped', where, suite))
+      else if (fails && rnd() < 0.3) results.push({ ...flakyResult(t.name, suite), ...where })
+      else results.push(result(t.name, fails ? pick(['failed', 'failed', 'error'] as const) : 'passed', where, suite))
     }
     // Some jobs upload their results in two reports of one run.
     if (results.length > 2 && rnd() < 0.15) {
@@ -123,30 +133,37 @@ describe('incremental analysis', () => {
     expect(updates).toBeGreaterThan(fallbacks * 10)
   }, 120_000)
 
-  it('reads again only the tests the written run touched', async () => {
+  it('reads again only the tests the written run touched, and their files', async () => {
     const store = await openSqliteStore(':memory:')
     try {
+      // Fifty tests in ten files.
+      const inFile = (name: string, status: 'passed' | 'failed', module: string) => {
+        const test = { testId: makeTestId('unit', module, name), suite: 'unit', module, name, file: null }
+        return result(name, status, { test })
+      }
       const names = Array.from({ length: 50 }, (_, i) => `t${i}`)
       for (let r = 0; r < 5; r++) {
         const run = runMeta(`r${r}`, new Date(START + r * DAY).toISOString())
         await store.ingestReport(
           batch(
             run,
-            names.map((n) => result(n, 'passed')),
+            names.map((n, i) => inFile(n, 'passed', `m${i % 10}`)),
           ),
         )
       }
       const cfg0 = resolveAnalysisConfig()
       const snap = await buildSnapshot(store, { env: [] }, { cfg: cfg0 })
       const run = runMeta('r5', new Date(START + 5 * DAY).toISOString())
-      await store.ingestReport(batch(run, [result('t3', 'failed'), result('new', 'passed')]))
+      await store.ingestReport(batch(run, [inFile('t3', 'failed', 'm3'), inFile('new', 'passed', 'z')]))
       const delta = await snapshotDelta(store, { env: [] }, deltaBaseOf(snap), ['r5'], cfg0)
-      expect(delta!.touched.sort()).toEqual(['unit::mod::new', 'unit::mod::t3'])
+      // The written tests, and the other tests of their files (an order hint compares the tests of one file).
+      const m3 = ['t13', 't23', 't3', 't33', 't43'].map((n) => `unit::m3::${n}`)
+      expect(delta!.touched.sort()).toEqual([...m3, 'unit::z::new'])
       const after = applyDelta(snap, delta!)
       expect(after.tests).toHaveLength(51)
-      expect(after.byId.get('unit::mod::t3')!.heat).toBe('PPPPPF')
-      expect(after.byId.get('unit::mod::t7')!.heat).toBe('PPPPP.')
-      expect(after.byId.get('unit::mod::new')!.heat).toBe('.....P')
+      expect(after.byId.get('unit::m3::t3')!.heat).toBe('PPPPPF')
+      expect(after.byId.get('unit::m7::t7')!.heat).toBe('PPPPP.')
+      expect(after.byId.get('unit::z::new')!.heat).toBe('.....P')
     } finally {
       await store.close()
     }
