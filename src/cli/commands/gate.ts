@@ -11,7 +11,7 @@ import { formatJunit } from '../../quarantine/junit-out.js'
 import { suiteHints } from '../../quarantine/suite-hints.js'
 import { InputError } from '../../errors.js'
 import { emitJson, renderMarkdownTable, sanitizeCell, type Io } from '../output.js'
-import { runContextFromFlags, type RunFlags } from './ingest.js'
+import { repoRootFromFlags, runContextFromFlags, type RunFlags } from './ingest.js'
 import { appendAll } from '../../extent.js'
 
 export interface GateCommandOptions extends RunFlags {
@@ -40,12 +40,13 @@ export async function readJobResults(inputs: string[], opts: GateCommandOptions,
   const { files, missing } = await expandInputs(inputs)
   if (missing.length) throw new InputError(`no report matches ${missing.map((m) => `"${m}"`).join(', ')}`)
   const context = runContextFromFlags(opts, io.env)
+  const root = repoRootFromFlags(opts, io.env)
   const results: Result[] = []
   const scopes = new Map<Result, RunScope>()
   for (const file of files) {
     const parsed = await parseReport(sourceFromFile(file), { format: opts.format })
     const hash = await hashFile(file)
-    for (const run of buildReportBatch({ parsed, file, contentHash: hash, context }).runs) {
+    for (const run of buildReportBatch({ parsed, file, contentHash: hash, context, root }).runs) {
       const scope = { branch: run.run.branch, env: run.run.env }
       for (const r of run.results) {
         results.push(r)
