@@ -46,7 +46,11 @@ function runIdFor(baseRunId: string, key: string): string {
   return key ? `${baseRunId}[${key}]` : baseRunId
 }
 
-function toResult(c: ParsedCase, suite: string, root: string | null | undefined): Result {
+/**
+ * `index` is the case's place in the report: its execution order unless the parser knew better (start times), so
+ * that order-dependency hints work on every format that lists tests in the order they ran.
+ */
+function toResult(c: ParsedCase, suite: string, index: number, root: string | null | undefined): Result {
   // A report with absolute paths (Jest's JSON, CTRF) names the same file differently on each machine, and
   // differently from the formats that write relative paths: relative to the repository, the test has one id.
   const module = root ? relativeToRoot(c.module, root) : c.module
@@ -60,6 +64,7 @@ function toResult(c: ParsedCase, suite: string, root: string | null | undefined)
     message: c.message,
     healingOccurred: c.healingOccurred,
     attempts: c.attempts,
+    position: c.position ?? index,
   }
 }
 
@@ -87,12 +92,12 @@ export function buildReportBatch(input: BuildBatchInput): ReportBatch {
   const { parsed, context } = input
   const { merged, suite, baseRunId } = runBase(parsed.meta, context, input.contentHash)
   const groups = new Map<string, { env: EnvFacets | undefined; results: Result[] }>()
-  for (const c of parsed.cases) {
+  parsed.cases.forEach((c, index) => {
     const key = facetKey(c.env)
     let g = groups.get(key)
     if (!g) groups.set(key, (g = { env: c.env, results: [] }))
-    g.results.push(toResult(trustCase(c), suite, input.root))
-  }
+    g.results.push(toResult(trustCase(c), suite, index, input.root))
+  })
   if (groups.size === 0) groups.set('', { env: undefined, results: [] })
   const now = Date.now()
   const runs: RunBatch[] = []
@@ -154,6 +159,7 @@ export function buildReportStream(input: BuildStreamInput): { stream: ReportStre
   async function* chunks(): AsyncGenerator<RunBatch[], void, undefined> {
     let cases = 0
     for await (const chunk of parsed.cases) {
+      let index = cases
       cases += chunk.length
       if (cases > MAX_CASES_PER_REPORT) throw new ReportLimitError(file, 'test cases', MAX_CASES_PER_REPORT, undefined)
       const { suite } = baseNow()
@@ -177,7 +183,7 @@ export function buildReportStream(input: BuildStreamInput): { stream: ReportStre
           lastEnv = c.env
           lastResults = list
         }
-        lastResults.push(toResult(trustCase(c, warnings), suite, input.root))
+        lastResults.push(toResult(trustCase(c, warnings), suite, index++, input.root))
       }
       const batch: RunBatch[] = []
       for (const [g, results] of out) batch.push({ run: g.run, results })
