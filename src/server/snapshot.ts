@@ -512,7 +512,7 @@ export async function snapshotDelta(
     }
     const first = await store.testsInRuns([...changed])
     const mates = await fileMates(store, await read(first), new Set(first))
-    await read(mates)
+    if (mates.length) await read(mates)
     for (const id of first) touched.push(id)
     for (const id of mates) touched.push(id)
     addOrderHints(tests, order.hints())
