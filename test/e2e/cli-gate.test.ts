@@ -65,9 +65,11 @@ describe('flakewatch gate', () => {
     )
     expect(res.exitCode).toBe(0)
     const gated = readFileSync(join(dir, 'gated.xml'), 'utf8')
+    // The failure's message and body stay, under the quarantine's reason.
     expect(gated).toMatch(
-      /<testcase classname="m" name="q"[^>]*>\s*<skipped message="quarantined: flaky on slow runners \(owner: team-a\)"\/>/,
+      /<testcase classname="m" name="q"[^>]*>\s*<skipped message="quarantined: flaky on slow runners \(owner: team-a\); failure: x &lt; y &amp; z">x &lt; y &amp; z<\/skipped>/,
     )
+    expect(gated).toMatch(/<testcase classname="m" name="a" time="0.01"\/>/)
     expect(gated).not.toMatch(/<failure/)
     expect(readFileSync(summary, 'utf8')).toMatch(
       /flakewatch gate: ✅ pass[\s\S]*unit::m::q \|\s*\| flaky on slow runners/,

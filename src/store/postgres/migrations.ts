@@ -281,6 +281,20 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
       `)
     },
   },
+  {
+    // Root-cause hints (issue 19): each result's place in its run's execution order, for order dependency. The
+    // scan reads it, so the scan index carries it too and the scan stays index-only.
+    id: '0010-order',
+    async up(client) {
+      await client.query(`
+        ALTER TABLE results ADD COLUMN position integer;
+        DROP INDEX results_scan;
+        CREATE INDEX results_scan ON results (test, at, run)
+          INCLUDE (status, flaky, duration_ms, attempts, failed_attempts, failed_ms, error_type, message, healing,
+            position);
+      `)
+    },
+  },
 ]
 
 /**

@@ -246,6 +246,13 @@ export const SQLITE_MIGRATIONS: SqliteMigration[] = [
       `)
     },
   },
+  {
+    // Root-cause hints (issue 19): each result's place in its run's execution order, for order dependency.
+    id: '0010-order',
+    up(db) {
+      db.exec('ALTER TABLE results ADD COLUMN position INTEGER')
+    },
+  },
 ]
 
 /**
