@@ -70,6 +70,11 @@ export interface Result {
   message: string | null
   healingOccurred: boolean
   attempts: Attempt[]
+  /**
+   * Where the test ran in its run's execution order (0 first): from the report's start times where the format has
+   * them, else the order the report lists its tests in. Kept so that order-dependency hints can use it.
+   */
+  position?: number | null
 }
 
 /** Flakewatch's per-test conclusion. */
@@ -131,8 +136,8 @@ export interface HistoryEntry {
   message: string | null
   healingOccurred: boolean
   /**
-   * Where the test ran in its run's execution order (0 first), from the report's order or start times; null or
-   * absent when unknown. Order-dependency hints compare it between tests of the same file.
+   * Where the test ran in its run's execution order (0 first), as stored with the result; null or absent when
+   * unknown. Order-dependency hints compare it between tests of the same file.
    */
   position?: number | null
 }

@@ -43,7 +43,7 @@ export { scoreConfidence } from './score-confidence.js'
 export { isRelevantRun, successRate, successRateMap } from './success-rate.js'
 export { timeoutHint } from './timeouts.js'
 export { summarizeAnalyses, type AnalysisSummary } from './summarize-analyses.js'
-export { toAnalysisJson, type TestAnalysisJson } from './to-analysis-json.js'
+export { hintToJson, toAnalysisJson, type TestAnalysisJson } from './to-analysis-json.js'
 export type {
   AssociationHint,
   BurstHint,

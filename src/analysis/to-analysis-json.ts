@@ -104,7 +104,7 @@ export function toAnalysisJson(a: TestAnalysis): TestAnalysisJson {
       error_type: m.errorType,
       example: m.example,
     })),
-    hints: a.hints.map((h) => ({ kind: h.kind, message: h.message, ...hintFields(h) })),
+    hints: a.hints.map(hintToJson),
     contexts: a.contexts.map((x) => ({
       context: x.context,
       facets: { ...x.facets },
@@ -118,6 +118,14 @@ export function toAnalysisJson(a: TestAnalysis): TestAnalysisJson {
     first_run_at: a.firstRunAt === null ? null : iso(a.firstRunAt),
     last_run_at: a.lastRunAt === null ? null : iso(a.lastRunAt),
   }
+}
+
+/**
+ * One hint as `analyze --json` writes it: kind, message and its evidence fields.
+ * @example hintToJson(hint).p_value // 0.00047
+ */
+export function hintToJson(h: TestAnalysis['hints'][number]): TestAnalysisJson['hints'][number] {
+  return { kind: h.kind, message: h.message, ...hintFields(h) }
 }
 
 /**

@@ -59,10 +59,14 @@ export interface TableOptions {
 export function renderTable(headers: string[], rows: string[][], opts: TableOptions = {}): string {
   const max = opts.maxWidth ?? 60
   const cells = rows.map((r) => r.map((c) => truncate(sanitizeCell(c), max)))
+  // The header counts too: a column of short cells is still as wide as its name.
   const widths = headers.map((h, i) =>
-    maxOf(
-      cells.map((r) => (r[i] ?? '').length),
+    Math.max(
       h.length,
+      maxOf(
+        cells.map((r) => (r[i] ?? '').length),
+        0,
+      ),
     ),
   )
   const right = new Set(opts.right ?? [])

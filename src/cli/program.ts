@@ -11,6 +11,7 @@ import type { ImportCommandOptions } from './commands/import.js'
 import type { IngestCommandOptions } from './commands/ingest.js'
 import type { UploadCommandOptions } from './commands/upload.js'
 import type { ListCommandOptions } from './commands/list.js'
+import type { NotifyCommandOptions, NotifyLogOptions } from './commands/notify.js'
 import type { CommentCommandOptions } from './commands/comment.js'
 import type { PublishCommandOptions } from './commands/publish.js'
 import type { QuarantineCommandOptions, RuleCommandOptions } from './commands/quarantine.js'
@@ -611,6 +612,49 @@ Examples:
       const outcome = await comment(reports, opts, io)
       printComment(outcome, opts, io)
       if (!outcome.ok && opts.strict) throw new ExitError(2, 'comment not posted')
+    })
+
+  const notify = program
+    .command('notify')
+    .description('send webhooks for test state changes since the last look (never fails a build)')
+    .option('--db <path|url>', 'store (default: FLAKEWATCH_DB or .flakewatch.db)')
+    .option('--config <file>', 'config file (webhooks are in notifications.webhooks)')
+    .option('--as-of <date>', 'judge tests as of this date, like analyze --as-of (default: the newest run)')
+    .option('--wait <seconds>', 'how long to wait for retries falling due in this pass', '30')
+    .option('--dry-run', 'show the changes without recording or sending anything')
+    .option('--json', 'print JSON')
+    .option('-o, --output <file>', 'write the output to a file')
+    .addHelpText(
+      'after',
+      `
+Events: became_flaky, became_broken, fixed, quarantined, released, quarantine_expiring. The first look records
+the state of every test and announces nothing. Deliveries are signed (X-Flakewatch-Signature-256), retried with
+backoff, and kept in a log: flakewatch notify log. quarantine auto and serve look for changes too.
+
+Examples:
+  $ flakewatch notify
+  $ flakewatch notify --dry-run --json
+  $ flakewatch notify log --status failed`,
+    )
+    .action(async (opts: NotifyCommandOptions) => {
+      const { notify: run, printNotify } = await import('./commands/notify.js')
+      printNotify(await run(opts, io), opts, io)
+    })
+  notify
+    .command('log')
+    .description('the webhook delivery log, newest first')
+    .option('--db <path|url>', 'store (default: FLAKEWATCH_DB or .flakewatch.db)')
+    .option('--config <file>', 'config file')
+    .addOption(new Option('--status <status>', 'only these').choices(['pending', 'delivered', 'failed']))
+    .option('--webhook <name>', 'only this webhook')
+    .option('--limit <n>', 'at most this many (1–1000)', '50')
+    .option('--json', 'print JSON')
+    .option('-o, --output <file>', 'write the output to a file')
+    .action(async (_opts: NotifyLogOptions, cmd: Command) => {
+      // `notify` has --db, --config and --json too: commander hands them to whichever command it parses first.
+      const opts = cmd.optsWithGlobals<NotifyLogOptions>()
+      const { notifyLog, printNotifyLog } = await import('./commands/notify.js')
+      printNotifyLog(await notifyLog(opts, io), opts, io)
     })
 
   program

@@ -1,5 +1,6 @@
 import type { TestAnalysis } from '../analysis/types.js'
 import { isFailure, type Evidence, type Result, type TestHistory } from '../model.js'
+import type { Forgiver } from '../quarantine/gate.js'
 import type { QuarantineRecord } from '../store/store.js'
 
 export type FailureKind = 'new_failure' | 'known_flaky' | 'broken' | 'passed_on_retry'
@@ -10,18 +11,32 @@ export interface ClassifiedFailure {
   testId: string
   name: string
   message: string | null
-  /** For `known_flaky`: the quarantine in force, if any. */
-  quarantine: QuarantineRecord | null
+  /** The quarantine that forgives this failure, if any: the test's own, or a rule's (then `rule` names it). */
+  quarantine: QuarantineNote | null
   /** For `known_flaky` and `broken`: why flakewatch thinks so. */
   evidence: Evidence[]
   /** For `broken`: the first revision of the failure streak on the default branch. */
   brokenSince: string | null
 }
 
+/** What the comment says of a quarantine. */
+export interface QuarantineNote {
+  reason: string
+  owner: string | null
+  expiresAt: string | null
+  /** The rule that forgives the failure; null for a quarantine of the test itself. */
+  rule: string | null
+}
+
 export interface ClassifyInput {
   results: readonly Result[]
-  /** Quarantines in force, by test id. */
+  /** Quarantines in force, by test id (ignored when `forgiverOf` is given). */
   quarantines: ReadonlyMap<string, QuarantineRecord>
+  /**
+   * What forgives a result, as the gate decides it (`createForgiver`: single quarantines and rules). With it the
+   * comment calls quarantined exactly what the gate lets pass.
+   */
+  forgiverOf?: (result: Result) => Forgiver | undefined
   /** Stored analyses and histories of the run's tests, by test id (absent without a store). */
   known?: ReadonlyMap<string, { analysis: TestAnalysis; history: TestHistory }>
   defaultBranch: string
@@ -42,6 +57,15 @@ export function brokenSinceOnBranch(history: TestHistory, branch: string): { rev
   return since === undefined ? null : { revision: since }
 }
 
+function quarantineNote(r: Result, input: ClassifyInput): QuarantineNote | null {
+  if (input.forgiverOf) {
+    const f = input.forgiverOf(r)
+    return f ? { reason: f.reason, owner: f.owner, expiresAt: f.expires_at, rule: f.rule } : null
+  }
+  const q = input.quarantines.get(r.test.testId)
+  return q ? { reason: q.reason, owner: q.owner, expiresAt: q.expiresAt, rule: null } : null
+}
+
 /**
  * Sorts the run's failures: passed on retry; known flaky (quarantined, or flaky by verdict); broken since a
  * revision (failing on the default branch already, or broken by verdict); or new. Pure.
@@ -56,7 +80,7 @@ export function classifyFailures(input: ClassifyInput): ClassifiedFailure[] {
       testId: r.test.testId,
       name: r.test.name,
       message: r.message ?? r.attempts.find((a) => a.message)?.message ?? null,
-      quarantine: input.quarantines.get(r.test.testId) ?? null,
+      quarantine: quarantineNote(r, input),
       evidence: [] as Evidence[],
       brokenSince: null,
     }

@@ -75,7 +75,7 @@ function detail(f: ClassifiedFailure): string {
   if (f.quarantine) {
     const q = f.quarantine
     parts.push(
-      `quarantined: ${escapeMarkdown(q.reason, 120)}${q.owner ? `, owner ${escapeMarkdown(q.owner, 80)}` : ''}` +
+      `quarantined${q.rule ? ` by rule ${escapeMarkdown(q.rule, 64)}` : ''}: ${escapeMarkdown(q.reason, 120)}${q.owner ? `, owner ${escapeMarkdown(q.owner, 80)}` : ''}` +
         (q.expiresAt ? `, until ${q.expiresAt.slice(0, 10)}` : ''),
     )
   } else if (f.kind === 'known_flaky') parts.push('not quarantined')

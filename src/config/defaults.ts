@@ -1,3 +1,17 @@
+import type { NotificationEvent } from '../store/notifications.js'
+
+/** One webhook as the config file gives it (see `config/schema.ts`). */
+export interface WebhookConfig {
+  name: string
+  url?: string
+  urlEnv?: string
+  secret?: string
+  secretEnv?: string
+  format?: 'json' | 'slack'
+  events?: NotificationEvent[]
+  suites?: string[]
+}
+
 /** What every setting is when nothing sets it. The README's configuration table is written from this. */
 export const DEFAULTS = {
   db: '.flakewatch.db',
@@ -18,6 +32,15 @@ export const DEFAULTS = {
     owner: null as string | null,
   },
   codeowners: { file: null as string | null, dialect: 'auto' as 'auto' | 'github' | 'gitlab', enabled: true },
+  notifications: {
+    webhooks: [] as WebhookConfig[],
+    expiringWithinDays: 3,
+    serverUrl: null as string | null,
+    maxAttempts: 8,
+    backoffSeconds: 5,
+    timeoutSeconds: 10,
+    intervalSeconds: 60,
+  },
   server: {
     host: '127.0.0.1',
     port: 8080,
@@ -26,5 +49,9 @@ export const DEFAULTS = {
     writeTokens: {} as Record<string, string>,
     readToken: null as string | null,
     bodyLimitMb: 50,
+    /** Uploads accepted at once (receiving, waiting or being stored); one more is answered 503 with Retry-After. */
+    uploadQueue: 16,
+    /** Threads that parse and store uploads; null: 1 on SQLite (one writer at a time anyway), 2 on PostgreSQL. */
+    uploadWorkers: null as number | null,
   },
 }

@@ -17,6 +17,7 @@ export interface ResolvedConfig {
   quarantine: typeof DEFAULTS.quarantine
   server: typeof DEFAULTS.server
   codeowners: typeof DEFAULTS.codeowners
+  notifications: typeof DEFAULTS.notifications
   /** The file the config came from, if any. */
   file: string | null
 }
@@ -47,6 +48,7 @@ export function resolveConfig(raw: unknown, source = 'config'): Omit<ResolvedCon
     quarantine: { ...DEFAULTS.quarantine, ...c.quarantine },
     server: { ...DEFAULTS.server, ...c.server },
     codeowners: { ...DEFAULTS.codeowners, ...c.codeowners },
+    notifications: { ...DEFAULTS.notifications, ...c.notifications },
   }
 }
 

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { NOTIFICATION_EVENTS } from '../store/notifications.js'
 
 const num = z.number()
 const unit = z.number().min(0).max(1)
@@ -63,6 +64,58 @@ const AnalysisSchema = z
   .partial()
   .strict()
 
+const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'an environment variable name')
+const httpUrl = z
+  .string()
+  .url()
+  .refine((u) => /^https?:\/\//i.test(u), 'an http(s) URL')
+
+/** Webhooks a config may list: each one is a delivery per event, so the count stays small. */
+export const MAX_WEBHOOKS = 20
+
+const WebhookSchema = z
+  .object({
+    /** Names the webhook in the delivery log. */
+    name: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'webhook names are 1–64 letters, digits, _ . or -'),
+    /** The receiver. Slack's incoming-webhook URL is a secret: prefer `urlEnv` for it. */
+    url: httpUrl.optional(),
+    /** The environment variable that holds the URL. */
+    urlEnv: envName.optional(),
+    /** The HMAC-SHA256 key; better kept out of the file with `secretEnv`. */
+    secret: z.string().min(16).optional(),
+    secretEnv: envName.optional(),
+    /** `json` (flakewatch's own payload) or `slack` (an incoming-webhook message). */
+    format: z.enum(['json', 'slack']).optional(),
+    /** Only these events (default: all). */
+    events: z.array(z.enum(NOTIFICATION_EVENTS)).min(1).optional(),
+    /** Only tests of these suites (default: all). */
+    suites: z.array(z.string().min(1)).min(1).max(100).optional(),
+  })
+  .strict()
+  .refine((w) => (w.url === undefined) !== (w.urlEnv === undefined), 'give exactly one of url and urlEnv')
+  .refine((w) => !(w.secret !== undefined && w.secretEnv !== undefined), 'give at most one of secret and secretEnv')
+
+const NotificationsSchema = z
+  .object({
+    webhooks: z
+      .array(WebhookSchema)
+      .max(MAX_WEBHOOKS)
+      .refine((ws) => new Set(ws.map((w) => w.name)).size === ws.length, 'webhook names must be unique'),
+    /** Notify this many days before a quarantine expires. */
+    expiringWithinDays: z.number().gt(0).max(365),
+    /** The dashboard's URL, for links to test pages. */
+    serverUrl: httpUrl.nullable(),
+    /** Attempts per delivery before it is marked failed. */
+    maxAttempts: z.number().int().min(1).max(50),
+    /** The first retry's delay; it doubles on each retry, up to an hour. */
+    backoffSeconds: z.number().min(0).max(3600),
+    timeoutSeconds: z.number().gt(0).max(120),
+    /** How often `serve` looks for state changes and sends due deliveries (0: never). */
+    intervalSeconds: z.number().min(0).max(86_400),
+  })
+  .partial()
+  .strict()
+
 /**
  * The configuration file (`flakewatch.config.json`). Every key is optional; `defaults.ts` says what each one is
  * when absent. Unknown keys are errors, so that a typo does not silently do nothing.
@@ -117,6 +170,8 @@ export const ConfigSchema = z
       .partial()
       .strict()
       .optional(),
+    /** Webhooks on test state changes (docs/notifications.md). */
+    notifications: NotificationsSchema.optional(),
     server: z
       .object({
         host: z.string().min(1),
@@ -128,6 +183,8 @@ export const ConfigSchema = z
         ),
         readToken: z.string().min(8).nullable(),
         bodyLimitMb: z.number().gt(0).max(1024),
+        uploadQueue: z.number().int().min(1).max(1000),
+        uploadWorkers: z.number().int().min(1).max(16).nullable(),
       })
       .partial()
       .strict()

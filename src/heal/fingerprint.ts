@@ -5,8 +5,11 @@
  */
 import { InternalError } from '../errors.js'
 import {
+  addContentScore,
+  addPositionScore,
   addTreeScore,
   completeScore,
+  finalScore,
   contextSimilarity,
   identityScore,
   jaccard,
@@ -18,7 +21,7 @@ import {
   textSimilarity,
   toSignals,
 } from './similarity.js'
-import type { Breakdown, ElementFingerprint, RankedCandidate, Weights } from './similarity.js'
+import type { Breakdown, ElementFingerprint, ElementSignals, RankedCandidate, ScoreSum, Weights } from './similarity.js'
 
 /** How elements are described, shared by capture and ranking so that both sides see the same thing. */
 export interface DescribeOptions {
@@ -82,6 +85,9 @@ interface ScoringLib {
   addTreeScore: typeof addTreeScore
   scoreCeiling: typeof scoreCeiling
   completeScore: typeof completeScore
+  addContentScore: typeof addContentScore
+  addPositionScore: typeof addPositionScore
+  finalScore: typeof finalScore
 }
 
 /** What a successful action captures: the fingerprint and where the element was. */
@@ -538,35 +544,43 @@ export function captureElements(els: Element[], options: DescribeOptions, _lib: 
 }
 
 /**
- * In-page: describes and scores every element of the document against the fingerprint, in one pass, and reports
- * the best `limit` with their breakdown, visibility and a selector. Visibility is only computed for those: it
- * decides whether the winner may be used, not how elements rank.
+ * In-page: describes and scores every element of the document against the fingerprint and reports the best
+ * `limit` with their breakdown, visibility and a selector. Two passes, so that the costly steps run only for
+ * elements that can still make the list. The first scores every signal but position, each step stopping elements
+ * whose ceiling cannot beat the `limit`-th best floor so far (the score with the worst position). The second
+ * measures layout boxes, best ceiling first, and stops once no ceiling left can beat the list: on a page of many
+ * identical rows only the rows near the learned one are measured. Visibility is only computed for the winners:
+ * it decides whether one may be used, not how elements rank.
  */
 export function rankElements(arg: RankArgs, lib: HelperLib): RankResult {
   const started = performance.now()
   // Not destructured under the imports' own names: a loader may rewrite those even when shadowed.
   const scoring = lib as unknown as ScoringLib
   const skip = ['html', 'head', 'body', 'script', 'style', 'meta', 'link', 'title', 'base', 'noscript', 'template']
+  const w = arg.weights
   const fp = scoring.toSignals(arg.fingerprint)
+  // Position applies only when the learned element had a box; then it adds between 0 and its full weight.
+  const wp = fp.box ? w.position : 0
   const cache = new Map<Element, string[]>()
   const ctx: ContextCache = { items: new Map(), forms: new Map(), regions: new Map(), headings: null }
-  const top: Array<{ el: Element; score: number; breakdown: Breakdown; raw: ElementFingerprint }> = []
+  type Held = { el: Element; order: number; raw: ElementFingerprint; signals: ElementSignals; acc: ScoreSum }
+  const held: Array<Held & { ceiling: number }> = []
+  // The `limit` best floors so far, highest first: no element at or below the last can make the list.
+  const floors: number[] = []
+  let floor = -1
   let scanned = 0
   for (const el of document.querySelectorAll('*')) {
     if (skip.includes(el.localName)) continue
-    scanned++
-    // Cheapest first; each step stops elements that can no longer beat the candidates already held.
+    const order = scanned++
+    // Cheapest first.
     const raw = describeIdentity(el, arg.options)
     const signals = scoring.toSignals(raw)
-    const acc = scoring.identityScore(fp, signals, arg.weights)
-    const full = top.length === arg.limit
-    const floor = full ? top[top.length - 1]!.score : -1
-    if (full && scoring.scoreCeiling(fp, signals, arg.weights, acc, true) <= floor) continue
+    const acc = scoring.identityScore(fp, signals, w)
+    if (floor >= 0 && scoring.scoreCeiling(fp, signals, w, acc, true) <= floor) continue
     signals.path = ancestorPath(el, cache)
     signals.siblings = siblingTags(el, arg.options.siblingWindow)
-    scoring.addTreeScore(fp, signals, arg.weights, acc)
-    if (full && scoring.scoreCeiling(fp, signals, arg.weights, acc, false) <= floor) continue
-    signals.box = boxOf(el)
+    scoring.addTreeScore(fp, signals, w, acc)
+    if (floor >= 0 && scoring.scoreCeiling(fp, signals, w, acc, false) <= floor) continue
     raw.role = ariaRoleOf(el)
     raw.name = controlNameOf(el, raw.role, arg.options.textMax)
     raw.context = contextOf(el, ctx, arg.options.textMax)
@@ -578,14 +592,36 @@ export function rankElements(arg: RankArgs, lib: HelperLib): RankResult {
       region: c.region.toLowerCase(),
       heading: c.heading.toLowerCase(),
     }
-    const scored = scoring.completeScore(fp, signals, arg.weights, acc)
-    if (full && scored.score <= floor) continue
+    scoring.addContentScore(fp, signals, w, acc)
+    const total = acc.total + wp
+    const ceiling = total > 0 ? (acc.sum + wp) / total : 0
+    if (floor >= 0 && ceiling <= floor) continue
     raw.path = signals.path
     raw.siblings = signals.siblings
-    raw.box = signals.box
+    held.push({ el, order, raw, signals, acc, ceiling })
+    const low = total > 0 ? acc.sum / total : 0
+    let at = floors.length
+    while (at > 0 && floors[at - 1]! < low) at--
+    floors.splice(at, 0, low)
+    if (floors.length > arg.limit) floors.pop()
+    if (floors.length === arg.limit) floor = floors[floors.length - 1]!
+  }
+
+  held.sort((a, b) => b.ceiling - a.ceiling || a.order - b.order)
+  const top: Array<Held & { score: number; breakdown: Breakdown }> = []
+  for (const h of held) {
+    if (top.length === arg.limit && h.ceiling <= top[top.length - 1]!.score) break
+    h.signals.box = boxOf(h.el)
+    h.raw.box = h.signals.box
+    const scored = scoring.finalScore(scoring.addPositionScore(fp, h.signals, w, h.acc))
+    // Equal scores keep document order, as the list would have in one pass.
     let at = top.length
-    while (at > 0 && top[at - 1]!.score < scored.score) at--
-    top.splice(at, 0, { el, score: scored.score, breakdown: scored.breakdown, raw })
+    while (
+      at > 0 &&
+      (top[at - 1]!.score < scored.score || (top[at - 1]!.score === scored.score && top[at - 1]!.order > h.order))
+    )
+      at--
+    top.splice(at, 0, { ...h, score: scored.score, breakdown: scored.breakdown })
     if (top.length > arg.limit) top.pop()
   }
   const candidates = top.map((t) => ({
@@ -636,6 +672,9 @@ const SCORING_HELPERS = [
   addTreeScore,
   scoreCeiling,
   completeScore,
+  addContentScore,
+  addPositionScore,
+  finalScore,
 ]
 
 /** `captureElement` with its helpers, ready for `locator.evaluate`. */

@@ -376,10 +376,10 @@ export function scoreCeiling(
 }
 
 /**
- * Adds text, name, context and position to `acc` and gives the final score. Name applies when the learned element
- * had one (a candidate's name alone says nothing); context when both sides were described with it.
+ * Adds text, name and context to `acc`: every signal but position. Name applies when the learned element had one
+ * (a candidate's name alone says nothing); context when both sides were described with it.
  */
-export function completeScore(fp: ElementSignals, c: ElementSignals, w: Weights, acc: ScoreSum): Scored {
+export function addContentScore(fp: ElementSignals, c: ElementSignals, w: Weights, acc: ScoreSum): ScoreSum {
   const breakdown = acc.breakdown
   let sum = acc.sum
   let total = acc.total
@@ -399,13 +399,30 @@ export function completeScore(fp: ElementSignals, c: ElementSignals, w: Weights,
     sum += w.context * context
     total += w.context
   }
+  acc.sum = sum
+  acc.total = total
+  return acc
+}
+
+/** Adds position to `acc` when both boxes are known; else the signal drops out. */
+export function addPositionScore(fp: ElementSignals, c: ElementSignals, w: Weights, acc: ScoreSum): ScoreSum {
   const position = positionSimilarity(fp.box, c.box)
   if (position !== null) {
-    breakdown.position = position
-    sum += w.position * position
-    total += w.position
+    acc.breakdown.position = position
+    acc.sum += w.position * position
+    acc.total += w.position
   }
-  return { score: total > 0 ? sum / total : 0, breakdown }
+  return acc
+}
+
+/** The weighted mean `acc` holds. */
+export function finalScore(acc: ScoreSum): Scored {
+  return { score: acc.total > 0 ? acc.sum / acc.total : 0, breakdown: acc.breakdown }
+}
+
+/** Adds text, name, context and position to `acc` and gives the final score. */
+export function completeScore(fp: ElementSignals, c: ElementSignals, w: Weights, acc: ScoreSum): Scored {
+  return finalScore(addPositionScore(fp, c, w, addContentScore(fp, c, w, acc)))
 }
 
 /**

@@ -2,6 +2,7 @@ import { z } from 'zod'
 import type { Attempt, ResultStatus } from '../model.js'
 import { truncateText } from './bounded-text.js'
 import { repoRelativePath } from './ci-path.js'
+import { withPositions } from './execution-order.js'
 import { readJson } from './read-json.js'
 import { stripAnsi } from './strip-ansi.js'
 import { parseTimestamp } from './timestamps.js'
@@ -26,6 +27,8 @@ interface CtrfTest {
   name: string
   status: CtrfStatus
   duration?: number | null
+  /** When the test started, epoch ms (CTRF's `start`). */
+  start?: number | null
   message?: string | null
   trace?: string | null
   /** The runner's own status: Playwright's `timedOut`, `interrupted`. */
@@ -44,6 +47,8 @@ interface CtrfTestExtra {
   env?: Record<string, string> | null
   healingOccurred?: boolean | null
   errorType?: string | null
+  /** flakewatch's reporters: the test's place in the run's execution order, exact where start times tie. */
+  position?: number | null
 }
 
 interface CtrfRetryAttempt {
@@ -95,6 +100,7 @@ const schema: z.ZodType<CtrfReport> = z.object({
         name: z.string(),
         status,
         duration: z.number().nullish(),
+        start: z.number().nullish().catch(null),
         message: text,
         trace: text,
         rawStatus: text,
@@ -109,6 +115,7 @@ const schema: z.ZodType<CtrfReport> = z.object({
             env: z.record(z.string(), z.string()).nullish().catch(null),
             healingOccurred: z.boolean().nullish().catch(null),
             errorType: z.string().nullish().catch(null),
+            position: z.number().nullish().catch(null),
           })
           .nullish()
           .catch(null),
@@ -142,6 +149,12 @@ export async function parseCtrf(source: ReportSource, opts: ParseOptions = {}): 
   const { tool, summary, tests, environment: env } = report.results
   checkAttemptCounts(source.name, tests, resolveIngestLimits(opts.limits).maxAttemptsPerResult)
   const cases = tests.map((t) => toCase(t, tool.name))
+  // flakewatch's own sequence where every test has one, else start times; ranked, so the values stay small.
+  const ordered = tests.every((t) => typeof t.extra?.position === 'number')
+  withPositions(
+    cases,
+    tests.map((t) => (ordered ? t.extra?.position : t.start)),
+  )
   const meta: ReportRunMeta = {
     startedAt: parseTimestamp(summary?.start) ?? parseTimestamp(report.timestamp),
     finishedAt: parseTimestamp(summary?.stop),

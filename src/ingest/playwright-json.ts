@@ -2,6 +2,7 @@ import { z } from 'zod'
 import type { Attempt, ResultStatus } from '../model.js'
 import { truncateText } from './bounded-text.js'
 import { readJson } from './read-json.js'
+import { withPositions } from './execution-order.js'
 import { applyRunProperty } from './run-properties.js'
 import { stripAnsi } from './strip-ansi.js'
 import { parseTimestamp } from './timestamps.js'
@@ -53,6 +54,7 @@ interface PwError {
 
 interface PwResult {
   retry: number
+  startTime?: string | null
   annotations?: PwAnnotation[] | null
   status?: PwResultStatus | null
   duration?: number | null
@@ -96,6 +98,7 @@ const spec = z.object({
       results: z.array(
         z.object({
           retry: z.number().int().nonnegative(),
+          startTime: z.string().nullish(),
           annotations: z.array(annotation).nullish(),
           status: resultStatus.nullish(),
           duration: z.number().nullish(),
@@ -129,13 +132,18 @@ const schema: z.ZodType<PwReport> = z.object({
 export async function parsePlaywrightJson(source: ReportSource): Promise<ParsedReport> {
   const report = await readJson(source, schema, 'Playwright JSON')
   const cases: ParsedCase[] = []
+  // The first try's start orders the tests of a file (the JSON lists them in file order, not run order).
+  const starts: number[] = []
   // Depth-first, in file order, without recursion: suites nest as deep as describe blocks do.
   type Frame = { suite: PwSuite; file: string; titles: string[] }
   const stack: Frame[] = report.suites.map((s) => ({ suite: s, file: s.file ?? s.title, titles: [] })).reverse()
   for (let frame = stack.pop(); frame; frame = stack.pop()) {
     const { suite: s, file, titles } = frame
     for (const sp of s.specs ?? []) {
-      for (const t of sp.tests) cases.push(toCase(sp.file ?? file, [...titles, sp.title].join(' › '), t))
+      for (const t of sp.tests) {
+        cases.push(toCase(sp.file ?? file, [...titles, sp.title].join(' › '), t))
+        starts.push(firstStart(t))
+      }
     }
     const children = s.suites ?? []
     for (let k = children.length - 1; k >= 0; k--) {
@@ -154,7 +162,18 @@ export async function parsePlaywrightJson(source: ReportSource): Promise<ParsedR
   for (const [key, value] of Object.entries(report.config?.metadata ?? {})) {
     if (typeof value === 'string') applyRunProperty(meta, key, value)
   }
-  return { format: 'playwright-json', cases, meta }
+  return { format: 'playwright-json', cases: withPositions(cases, starts), meta }
+}
+
+/** When the test's first try started (epoch ms); NaN when unknown, so that the report's order is kept. */
+function firstStart(t: PwTest): number {
+  let first = Infinity
+  for (const r of t.results) {
+    const ms = r.startTime ? Date.parse(r.startTime) : NaN
+    if (Number.isNaN(ms)) return NaN
+    if (ms < first) first = ms
+  }
+  return t.results.length > 0 ? first : NaN
 }
 
 function toCase(file: string, name: string, t: PwTest): ParsedCase {

@@ -2,6 +2,7 @@ import { ReportParseError } from '../errors.js'
 import type { ResultStatus } from '../model.js'
 import { BoundedText, MAX_NAME, ownString, truncateText } from './bounded-text.js'
 import { parseTimestamp } from './timestamps.js'
+import { withPositions } from './execution-order.js'
 import type { ParsedCase, ParsedReport, ReportRunMeta, ReportSource } from './types.js'
 import { streamXml } from './xml-stream.js'
 
@@ -19,6 +20,8 @@ interface TrxResultAttributes {
   testName?: string
   outcome?: string
   duration?: string
+  /** The result's `startTime`, epoch ms; NaN when absent. */
+  start: number
   computerName?: string
 }
 
@@ -107,6 +110,7 @@ export async function parseTrx(source: ReportSource): Promise<ParsedReport> {
             testName: owned(a.testName),
             outcome,
             duration: a.duration,
+            start: a.startTime ? Date.parse(a.startTime) : NaN,
             computerName: owned(a.computerName),
           }
           current = { attrs, message: null, stack: null, line: ctx.line() }
@@ -138,7 +142,11 @@ export async function parseTrx(source: ReportSource): Promise<ParsedReport> {
     }
   })
 
-  const cases = drafts.map((d) => toCase(source.name, d, classes))
+  const cases = withPositions(
+    drafts.map((d) => toCase(source.name, d, classes)),
+    // vstest runs a class's tests in parallel or in any order; each result's start time says which came first.
+    drafts.map((d) => d.attrs.start),
+  )
   const host = drafts.find((d) => d.attrs.computerName)?.attrs.computerName
   meta.runnerId = host ? ownString(host) : null
   if (meta.startedAt && meta.finishedAt) meta.durationMs = Date.parse(meta.finishedAt) - Date.parse(meta.startedAt)

@@ -24,6 +24,11 @@ export interface ParsedCase {
    * Ingest splits a report whose cases carry different facets into one run per facet set.
    */
   env?: EnvFacets
+  /**
+   * The case's place in its run's execution order (0 first), when the format says more than the order it lists
+   * cases in: start times, or a reporter that saw tests start. Absent: the report's own order is taken.
+   */
+  position?: number | null
 }
 
 /** What a report says about its run (timestamps, host, CI ids). Ingest merges it under the CLI flags and CI env. */

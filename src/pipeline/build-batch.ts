@@ -43,7 +43,11 @@ function runIdFor(baseRunId: string, key: string): string {
   return key ? `${baseRunId}[${key}]` : baseRunId
 }
 
-function toResult(c: ParsedCase, suite: string): Result {
+/**
+ * `index` is the case's place in the report: its execution order unless the parser knew better (start times), so
+ * that order-dependency hints work on every format that lists tests in the order they ran.
+ */
+function toResult(c: ParsedCase, suite: string, index: number): Result {
   return {
     test: { testId: makeTestId(suite, c.module, c.name), suite, module: c.module, name: c.name, file: c.file },
     status: c.status,
@@ -53,6 +57,7 @@ function toResult(c: ParsedCase, suite: string): Result {
     message: c.message,
     healingOccurred: c.healingOccurred,
     attempts: c.attempts,
+    position: c.position ?? index,
   }
 }
 
@@ -80,12 +85,12 @@ export function buildReportBatch(input: BuildBatchInput): ReportBatch {
   const { parsed, context } = input
   const { merged, suite, baseRunId } = runBase(parsed.meta, context, input.contentHash)
   const groups = new Map<string, { env: EnvFacets | undefined; results: Result[] }>()
-  for (const c of parsed.cases) {
+  parsed.cases.forEach((c, index) => {
     const key = facetKey(c.env)
     let g = groups.get(key)
     if (!g) groups.set(key, (g = { env: c.env, results: [] }))
-    g.results.push(toResult(trustCase(c), suite))
-  }
+    g.results.push(toResult(trustCase(c), suite, index))
+  })
   if (groups.size === 0) groups.set('', { env: undefined, results: [] })
   const now = Date.now()
   const runs: RunBatch[] = []
@@ -145,6 +150,7 @@ export function buildReportStream(input: BuildStreamInput): { stream: ReportStre
   async function* chunks(): AsyncGenerator<RunBatch[], void, undefined> {
     let cases = 0
     for await (const chunk of parsed.cases) {
+      let index = cases
       cases += chunk.length
       if (cases > MAX_CASES_PER_REPORT) throw new ReportLimitError(file, 'test cases', MAX_CASES_PER_REPORT, undefined)
       const { suite } = baseNow()
@@ -168,7 +174,7 @@ export function buildReportStream(input: BuildStreamInput): { stream: ReportStre
           lastEnv = c.env
           lastResults = list
         }
-        lastResults.push(toResult(trustCase(c, warnings), suite))
+        lastResults.push(toResult(trustCase(c, warnings), suite, index++))
       }
       const batch: RunBatch[] = []
       for (const [g, results] of out) batch.push({ run: g.run, results })

@@ -47,6 +47,7 @@ export function playwrightRecord(test: TestCase, results: TestResult[], rootDir:
       retry: r.retry,
       status: r.status,
       duration: r.duration,
+      startTime: r.startTime,
       error: r.error ? plainError(r.error) : undefined,
       errors: r.errors.map(plainError),
       annotations: r.annotations.map((a) => ({ type: a.type, description: a.description })),

@@ -33,8 +33,17 @@ export async function policyTestsFromStore(
   store: Store,
   config: Pick<ResolvedConfig, 'analysis' | 'successRate' | 'defaultBranch' | 'quarantine'>,
   asOf?: number,
+  /** Sees every analysis, for a caller that needs more than the policy's view (notifications). */
+  onAnalysis?: (analysis: TestAnalysis) => void,
 ): Promise<PolicyTest[]> {
   const tests: PolicyTest[] = []
-  await analyzeStore(store, { config: analysisOptions(config), now: asOf, onTest: (_, a) => tests.push(policyTest(a)) })
+  await analyzeStore(store, {
+    config: analysisOptions(config),
+    now: asOf,
+    onTest: (_, a) => {
+      onAnalysis?.(a)
+      tests.push(policyTest(a))
+    },
+  })
   return tests
 }

@@ -31,6 +31,8 @@ export function formatCtrf(report: RecordedReport, context: RunContext, tool: { 
     if (c.healingOccurred) extra.healingOccurred = true
     if (c.annotations.length > 0) extra.annotations = c.annotations
     if (c.errorType) extra.errorType = c.errorType
+    // Where it ran in the run: start times alone tie for quick tests, and the list follows the source.
+    if (typeof c.position === 'number') extra.position = c.position
     return {
       name: c.name,
       status: CTRF_STATUS[c.status],

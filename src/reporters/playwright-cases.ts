@@ -22,6 +22,8 @@ export interface PlaywrightAttempt {
   retry: number
   status: PlaywrightAttemptStatus
   duration: number
+  /** When the attempt started: orders the tests of a file, which the report lists as they ended. */
+  startTime?: Date
   error?: PlaywrightError
   errors: PlaywrightError[]
   annotations: CaseAnnotation[]
@@ -72,6 +74,7 @@ export function toPlaywrightJson(records: PlaywrightTestRecord[], run: Playwrigh
             retry: a.retry,
             status: a.status,
             duration: a.duration,
+            ...(a.startTime ? { startTime: a.startTime.toISOString() } : {}),
             error: a.error ? plainError(a.error) : undefined,
             errors: a.errors.map(plainError),
           })),

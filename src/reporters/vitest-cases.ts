@@ -1,4 +1,5 @@
 import { truncateText } from '../ingest/bounded-text.js'
+import { rankByKey, withPositions } from '../ingest/execution-order.js'
 import { mergeRepeatedCases } from '../ingest/merge-attempts.js'
 import { stripAnsi } from '../ingest/strip-ansi.js'
 import type { Attempt, ResultStatus, RunStatus } from '../model.js'
@@ -21,6 +22,8 @@ export interface VitestTestResult {
 
 export interface VitestDiagnostic {
   duration: number
+  /** Epoch ms; whole milliseconds, so quick tests of one file often share it. */
+  startTime?: number
   retryCount: number
   flaky: boolean
 }
@@ -33,6 +36,7 @@ export interface VitestParent {
 
 export interface VitestTestCase {
   type: 'test'
+  id?: string
   name: string
   parent: VitestParent
   tags?: ReadonlyArray<string>
@@ -140,18 +144,32 @@ export function vitestCase(
  * Every finished test of a Vitest run as a report. A module that failed to load (no tests, errors) is one errored
  * case named after its file, the id Vitest's JUnit report gives it. Repeated identities fold into attempts, as in
  * ingest.
+ * Vitest lists a module's tests in the order they are written, not the order they ran (`sequence.shuffle`), so
+ * each case's position comes from `startOrder` (test id → the order the tests started in, which the reporter
+ * sees) or else from the test's start time.
  * @example vitestReport(testModules, { startTime, endTime: new Date(), status: 'complete' })
  */
 export function vitestReport(
   modules: ReadonlyArray<VitestTestModule>,
   run: { startTime: Date; endTime: Date; status: RunStatus },
+  startOrder: ReadonlyMap<string, number> = new Map(),
 ): RecordedReport {
   const cases: RecordedCase[] = []
+  const ran: RecordedCase[] = []
+  const sequence: (number | undefined)[] = []
+  const starts: (number | undefined)[] = []
   for (const m of modules) {
     let count = 0
     for (const t of m.children.allTests()) {
       const c = vitestCase(t, m)
-      if (c) cases.push(c)
+      if (c) {
+        cases.push(c)
+        ran.push(c)
+        // A skipped test never starts; it goes last, and the order analysis ignores it anyway.
+        const never = c.status === 'skipped' ? Number.MAX_VALUE : undefined
+        sequence.push((t.id === undefined ? undefined : startOrder.get(t.id)) ?? never)
+        starts.push(t.diagnostic()?.startTime ?? never)
+      }
       count++
     }
     const failure = m.errors()[0]
@@ -175,6 +193,7 @@ export function vitestReport(
       })
     }
   }
+  withPositions(ran, rankByKey(sequence) ? sequence : starts)
   return {
     format: 'vitest',
     // The fold keeps the first case's own fields, tags and annotations among them.

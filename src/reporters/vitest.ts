@@ -2,6 +2,7 @@
  * `flakewatch/vitest`: records every Vitest test with every attempt (`retry`) in the flakewatch store, or in a
  * CTRF file. Its default export is the reporter class, which Vitest instantiates with the options.
  */
+import { MAX_CASES_PER_REPORT } from '../limits.js'
 import { describeCases, prepareRecording } from './build-cases.js'
 import { reporterOptions, type QuarantineReporterOptions, type ResolvedReporterOptions } from './options.js'
 import { enforceQuarantine } from './quarantine.js'
@@ -23,6 +24,8 @@ export default class FlakewatchVitestReporter {
   private options: ResolvedReporterOptions | null = null
   private readonly io: ReporterIo = processIo()
   private startTime = new Date()
+  /** Test id → the order tests started in: Vitest's own lists follow the source, not a shuffled run. */
+  private readonly startOrder = new Map<string, number>()
   private version: string | undefined
 
   constructor(private readonly raw: QuarantineReporterOptions = {}) {}
@@ -34,6 +37,14 @@ export default class FlakewatchVitestReporter {
 
   onTestRunStart(): void {
     this.startTime = new Date()
+    this.startOrder.clear()
+  }
+
+  onTestCaseReady(test: { id: string }): void {
+    // Bounded like a report's cases; past the bound, start times order the tests instead.
+    if (this.startOrder.size < MAX_CASES_PER_REPORT && !this.startOrder.has(test.id)) {
+      this.startOrder.set(test.id, this.startOrder.size)
+    }
   }
 
   async onTestRunEnd(
@@ -43,11 +54,15 @@ export default class FlakewatchVitestReporter {
   ): Promise<void> {
     if (!this.options) return
     try {
-      const report = vitestReport(testModules, {
-        startTime: this.startTime,
-        endTime: new Date(),
-        status: reason === 'interrupted' ? 'interrupted' : 'complete',
-      })
+      const report = vitestReport(
+        testModules,
+        {
+          startTime: this.startTime,
+          endTime: new Date(),
+          status: reason === 'interrupted' ? 'interrupted' : 'complete',
+        },
+        this.startOrder,
+      )
       if (report.cases.length === 0) return say(this.io, 'no test ran; nothing recorded')
       const recording = prepareRecording(report, { suite: this.options.suite, env: this.io.env, source: VITEST_SOURCE })
       await writeRecording(recording, this.options.target, this.io, { name: 'vitest', version: this.version })

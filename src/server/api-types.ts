@@ -390,6 +390,8 @@ export interface FacetsResponse {
 export interface HealthResponse {
   status: 'ok'
   store: 'sqlite' | 'postgres'
+  /** The upload queue: uploads accepted and not yet answered, those being stored now, and the most accepted. */
+  uploads: { accepted: number; running: number; capacity: number; workers: number }
 }
 
 /** What an upload stored: the same JSON as `flakewatch ingest --json`. */

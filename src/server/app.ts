@@ -10,6 +10,7 @@ import type { ServerContext } from './context.js'
 import { ownerLookupFromConfig } from '../owners/read-codeowners.js'
 import { dashboardRoutes, findWebRoot } from './dashboard.js'
 import { handleError } from './error-handler.js'
+import { answerClientError, SECURITY_HEADERS } from './security-headers.js'
 import { bundleRoutes } from './routes/bundle.js'
 import { healthRoutes } from './routes/health.js'
 import { heatmapRoutes } from './routes/heatmap.js'
@@ -23,6 +24,7 @@ import { testRoutes } from './routes/tests.js'
 import { trendRoutes } from './routes/trends.js'
 import { createSnapshotBuilder } from './snapshot-builder.js'
 import { createSnapshotCache, type SnapshotCacheOptions } from './snapshot-cache.js'
+import { UploadPool } from './upload-pool.js'
 
 /** What `onRequestLog` is told about one request. */
 export interface RequestLogEntry {
@@ -49,6 +51,8 @@ export interface AppDeps {
   db?: string
   /** Build snapshots in a worker thread when `db` allows it. Default true. */
   analysisWorker?: boolean
+  /** Parse and store uploads in worker threads when `db` allows it. Default true. */
+  uploadWorkers?: boolean
   /** A second connection for long scans on this thread (the bundle, in-process builds). */
   scanStore?: Store
   /**
@@ -67,22 +71,9 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Where analysis snapshots are built: a worker thread, or this one. */
     flakewatchAnalysis: 'worker' | 'in-process'
+    /** Where uploads are parsed and stored: worker threads, or this one. */
+    flakewatchUploads: 'worker' | 'in-process'
   }
-}
-
-/**
- * Headers on every response, errors and static files included. The dashboard builds its DOM from text and loads
- * only its own files, so the policy can forbid everything else.
- */
-const SECURITY_HEADERS = {
-  'content-security-policy':
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
-    "font-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'",
-  'x-content-type-options': 'nosniff',
-  'x-frame-options': 'DENY',
-  'referrer-policy': 'no-referrer',
-  'cross-origin-opener-policy': 'same-origin',
-  'cross-origin-resource-policy': 'same-origin',
 }
 
 /**
@@ -100,6 +91,11 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
     bodyLimit,
     // Test ids are long and carry any character; the default 100-character parameter limit would cut them.
     routerOptions: { maxParamLength: 2000, ignoreTrailingSlash: true },
+    // Errors raised before routing (a malformed URL) skip the error handler and the hooks unless routed here.
+    frameworkErrors: (error, request, reply) => {
+      handleError(error, request, reply)
+    },
+    clientErrorHandler: answerClientError,
   })
   const now = deps.now ?? Date.now
   const analysis = resolveAnalysisConfig(analysisOptions(config))
@@ -110,7 +106,16 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
     db: deps.db,
     worker: deps.analysisWorker,
   })
+  const uploads = new UploadPool({
+    store,
+    db: deps.db,
+    capacity: config.server.uploadQueue,
+    workers: config.server.uploadWorkers,
+    worker: deps.uploadWorkers,
+  })
   app.addHook('onClose', () => builder.close())
+  // Every accepted upload is stored before the app reports closed.
+  app.addHook('onClose', () => uploads.close())
   const onRequestLog = deps.onRequestLog
   if (onRequestLog) {
     app.addHook('onResponse', (request, reply, done) => {
@@ -124,6 +129,7 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
     })
   }
   app.decorate('flakewatchAnalysis', builder.kind)
+  app.decorate('flakewatchUploads', uploads.kind)
   const ctx: ServerContext = {
     store,
     scanStore: deps.scanStore ?? store,
@@ -146,6 +152,7 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
     now,
     artifactExpiryDays: deps.artifactExpiryDays ?? 30,
     bodyLimit,
+    uploads,
     owners: ownerLookupFromConfig(config, process.cwd(), (m) => app.log.warn(m)),
   }
 

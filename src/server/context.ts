@@ -5,6 +5,7 @@ import type { Store } from '../store/store.js'
 import type { OwnerLookup } from '../owners/read-codeowners.js'
 import type { AuthTokens } from './auth.js'
 import type { SnapshotCache } from './snapshot-cache.js'
+import type { UploadPool } from './upload-pool.js'
 
 /** What every route module needs, built once by `createApp`. */
 export interface ServerContext {
@@ -21,6 +22,8 @@ export interface ServerContext {
   artifactExpiryDays: number
   /** Largest upload, in bytes. */
   bodyLimit: number
+  /** Where uploads wait and are stored, off the HTTP thread. */
+  uploads: UploadPool
   /** Tests' code owners, from the CODEOWNERS the config points at. */
   owners: OwnerLookup
 }

@@ -3,6 +3,7 @@ import { ZodError } from 'zod'
 import { FlakewatchError } from '../errors.js'
 import type { ErrorBody } from './api-types.js'
 import { HttpError } from './http-error.js'
+import { SECURITY_HEADERS } from './security-headers.js'
 
 /** The one mapping from error codes to HTTP statuses. */
 export const STATUS_BY_CODE: Record<string, number> = {
@@ -45,5 +46,7 @@ export function handleError(error: unknown, request: FastifyRequest, reply: Fast
   if (status >= 500) request.log.error({ err: error }, 'request failed')
   else request.log.info({ code: body.error.code, status }, body.error.message)
   if (status === 401) void reply.header('www-authenticate', 'Bearer')
+  // Also set by the app's onSend hook; set here too because framework errors (a malformed URL) bypass hooks.
+  void reply.headers(SECURITY_HEADERS).header('cache-control', 'no-store')
   return reply.status(status).type('application/json; charset=utf-8').send(body)
 }

@@ -1,9 +1,13 @@
 import {
   analyzeTest,
+  createOrderIndex,
+  hintToJson,
   infraRunIds,
   toAnalysisJson,
+  type OrderHint,
   type PassRateClass,
   type ResolvedAnalysisConfig,
+  type TestAnalysisJson,
 } from '../analysis/index.js'
 import { isFailure, type HistoryEntry, type ResultStatus, type Run, type VerdictKind } from '../model.js'
 import type { HistoryFilter, RunSummary, Store } from '../store/store.js'
@@ -244,6 +248,8 @@ export async function buildSnapshot(store: Store, selection: Selection, opts: Bu
   const suiteFailure = new Map<string, number>()
   const brokenMin = cfg.verdict.brokenMinConsecutive
   const tests: SnapshotTest[] = []
+  // Order dependency compares tests of one file, so it is found once the scan has seen them all.
+  const order = createOrderIndex(cfg.hints, { now, excludedRuns, lookbackDays: cfg.scoring.lookbackDays })
 
   if (runs.length) {
     for await (const h of scanStore.scanHistory(filter)) {
@@ -251,6 +257,7 @@ export async function buildSnapshot(store: Store, selection: Selection, opts: Bu
       if (entries.some((e) => !selected.has(e.run.runId))) entries = entries.filter((e) => selected.has(e.run.runId))
       if (entries.length === 0) continue
       const analysis = analyzeTest({ test: h.test, entries }, cfg, { now, excludedRuns })
+      order.add({ test: h.test, entries })
 
       const row = Buffer.from(blankRow)
       let streak = 0
@@ -301,6 +308,7 @@ export async function buildSnapshot(store: Store, selection: Selection, opts: Bu
       await maybePause()
     }
   }
+  addOrderHints(tests, order.hints())
   tests.sort(compareMostFlaky)
 
   for (const at of ats) {
@@ -333,6 +341,18 @@ export async function buildSnapshot(store: Store, selection: Selection, opts: Bu
     suites,
     newestRunAt,
     memo: new Map(),
+  }
+}
+
+/** The few tests with an order-dependency hint get it added to their serialised detail. */
+function addOrderHints(tests: SnapshotTest[], found: Map<string, OrderHint>): void {
+  if (found.size === 0) return
+  for (const t of tests) {
+    const hint = found.get(t.testId)
+    if (hint === undefined) continue
+    const detail = JSON.parse(t.detail) as TestAnalysisJson
+    detail.hints.push(hintToJson(hint))
+    t.detail = JSON.stringify(detail)
   }
 }
 

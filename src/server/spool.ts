@@ -16,6 +16,9 @@ export const MEMORY_SPOOL_BYTES = 8 * 1024 * 1024
 export interface SpooledUpload {
   hash: string
   bytes: number
+  /** The temporary file that holds it, or null when it is held in `content`. */
+  path: string | null
+  content: Buffer | null
   /** The content, called `name` in error messages. */
   source(name: string): ReportSource
   /** Removes the temporary file, if there is one. */
@@ -72,5 +75,5 @@ export async function spoolUpload(
   const path = dir ? join(dir, 'report') : null
   const content = path ? null : Buffer.concat(held)
   const source = (name: string) => (path ? sourceFromFile(path, name) : sourceFromBuffer(name, content!))
-  return { hash: hash.digest('hex'), bytes, source, dispose }
+  return { hash: hash.digest('hex'), bytes, path, content, source, dispose }
 }

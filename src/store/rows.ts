@@ -84,6 +84,15 @@ export function runInfoFromRow(r: RunRow): RunInfo {
   }
 }
 
+/**
+ * The execution position to store: a non-negative integer or null. Parsers give ranks, but a library caller's
+ * `Result` may carry anything, and the column is an integer on both backends.
+ */
+export function storedPosition(result: Result): number | null {
+  const p = result.position
+  return typeof p === 'number' && Number.isSafeInteger(p) && p >= 0 && p <= 0x7fffffff ? p : null
+}
+
 /** The per-result attempt summary the analysis reads without loading attempt rows. */
 export function attemptSummary(result: Result): { attempts: number; failed: number; failedMs: number } {
   if (result.attempts.length === 0) {

@@ -1,4 +1,5 @@
 import type { ChainedAuditEntry } from './audit-chain.js'
+import type { NotificationStore } from './notifications.js'
 import type { Attempt, Result, Run, RunMeta, TestHistory, TestRef } from '../model.js'
 
 /** The results of one run that one report file contributes. */
@@ -281,6 +282,9 @@ export interface Store {
    * concurrent writers are not blocked for long. Quarantines, audit lines, fingerprints and heals are kept.
    */
   prune(before: number, opts?: { batchSize?: number }): Promise<{ runs: number; results: number }>
+
+  /** Notification state and the webhook outbox (see `notify/`). */
+  notifications(): NotificationStore
 
   close(): Promise<void>
 }

@@ -45,7 +45,9 @@ test.describe('checkout', () => {
   test('pays', async ({ page }) => {
     page.setDefaultTimeout(3000)
     await page.goto(process.env.FW_URL)
-    // A web-first assertion through @playwright/test's own expect: it learns, and heals, like an action.
+    // Web-first assertions through @playwright/test's own expect: they learn, and heal, like an action. In the
+    // second run the id is gone, so toBeVisible is the first use of the broken locator and must heal by itself.
+    await expect(page.locator('#pay')).toBeVisible()
     await expect(page.locator('#pay')).toHaveText('Place order')
     await page.locator('#pay').click()
     await expect(page.locator('body')).toHaveAttribute('data-clicked', 'pay')

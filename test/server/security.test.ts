@@ -183,7 +183,11 @@ describe('/healthz', () => {
     const s = await openSqliteStore(join(tmp.dir, 'h.db'))
     const a = await createApp({ store: s, config: config(), webRoot: null })
     try {
-      expect((await a.inject({ method: 'GET', url: '/healthz' })).json()).toEqual({ status: 'ok', store: 'sqlite' })
+      expect((await a.inject({ method: 'GET', url: '/healthz' })).json()).toEqual({
+        status: 'ok',
+        store: 'sqlite',
+        uploads: { accepted: 0, running: 0, capacity: 16, workers: 1 },
+      })
       await s.close()
       const res = await a.inject({ method: 'GET', url: '/healthz' })
       expect(res.statusCode).toBe(503)

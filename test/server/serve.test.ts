@@ -29,7 +29,7 @@ describe('flakewatch serve', () => {
     await expect.poll(() => url, { timeout: 10_000 }).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/)
     expect(out()).toBe(`${url}\n`)
     const health = (await (await fetch(`${url}healthz`)).json()) as HealthResponse
-    expect(health).toEqual({ status: 'ok', store: 'sqlite' })
+    expect(health).toMatchObject({ status: 'ok', store: 'sqlite', uploads: { accepted: 0, running: 0 } })
     const page = await fetch(`${url}api/v1/leaderboard`)
     expect(page.headers.get('content-security-policy')).toContain("frame-ancestors 'none'")
     stop.abort()

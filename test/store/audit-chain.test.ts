@@ -193,6 +193,43 @@ describe.skipIf(pg.skip)(`audit trail on PostgreSQL${pg.skip ? ` (skipped: ${pg.
       [app, schema],
     )
     expect(grants.map((g) => g.privilege_type)).toEqual(['INSERT', 'SELECT'])
+    // Every table the migrations make append-only by trigger is append-only by grant too.
+    const { APPEND_ONLY_TABLES } = await import('../../src/store/postgres/roles.js')
+    const guarded = await sql<{ table: string }>(
+      as(app),
+      `SELECT DISTINCT c.relname AS table FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+       JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_proc p ON p.oid = t.tgfoid
+       WHERE n.nspname = $1 AND p.proname = 'fw_append_only' ORDER BY 1`,
+      [schema],
+    )
+    expect(guarded.map((g) => g.table)).toEqual([...APPEND_ONLY_TABLES].sort())
+    const appendOnlyGrants = await sql<{ table_name: string; privileges: string }>(
+      as(app),
+      `SELECT table_name, string_agg(privilege_type, ',' ORDER BY privilege_type) AS privileges
+       FROM information_schema.role_table_grants WHERE grantee = $1 AND table_schema = $2 AND table_name = ANY($3)
+       GROUP BY table_name ORDER BY table_name`,
+      [app, schema, [...APPEND_ONLY_TABLES]],
+    )
+    expect(appendOnlyGrants).toEqual(
+      [...APPEND_ONLY_TABLES].sort().map((table_name) => ({ table_name, privileges: 'INSERT,SELECT' })),
+    )
+    await store.putQuarantineRule(
+      {
+        id: 'timeouts',
+        match: { message: 'timeout' },
+        reason: 'r',
+        owner: null,
+        issueUrl: null,
+        createdAt: '2026-03-01T00:00:00.000Z',
+        createdBy: 'ci',
+        expiresAt: null,
+      },
+      { action: 'quarantine', actor: 'ci', at: '2026-03-01T00:00:00.000Z', reason: 'r' },
+    )
+    await expect(sql(as(app), `UPDATE quarantine_rule_audit SET actor = 'mallory'`)).rejects.toThrow(
+      /permission denied/,
+    )
+    await expect(sql(as(app), `DELETE FROM quarantine_rule_audit`)).rejects.toThrow(/permission denied/)
     await store.close()
     await sql(pg.url!, `DROP SCHEMA ${schema} CASCADE; REVOKE ALL ON DATABASE test FROM ${migrator}`)
     await sql(pg.url!, `DROP OWNED BY ${app}; DROP OWNED BY ${migrator}`)

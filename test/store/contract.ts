@@ -262,6 +262,40 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       expect((await store.stats()).results).toBe(3)
     })
 
+    it('keeps each result’s execution position through folds and merges, and nothing that is not one', async () => {
+      const run = runMeta('r1', '2026-01-01T00:00:00Z')
+      const at = (name: string, position: number | null | undefined, status: 'passed' | 'failed' = 'passed') =>
+        result(name, status, { position })
+      // a repeats within its chunk and again in a later one: it keeps the place where it first ran.
+      const chunks = [
+        [at('a', 2, 'failed'), at('b', 0), at('a', 5, 'failed')],
+        [at('c', 1), at('a', 7), at('bad-negative', -1), at('bad-fraction', 1.5), at('bad-huge', 1e300)],
+        [at('unknown', undefined)],
+      ]
+      async function* gen() {
+        for (const results of chunks) yield await Promise.resolve([{ run, results }])
+      }
+      await store.ingestStream({ file: 'f', contentHash: 'h', chunks: gen(), runs: () => [run] })
+      // A second report of the same run (another shard) is merged into it with its own positions.
+      await store.ingestReport(batch(run, [at('d', 3)], 'h-second'))
+      const positions = Object.fromEntries(
+        (await collect(store)).map((h) => [h.test.name, h.entries.map((e) => e.position)]),
+      )
+      expect(positions).toEqual({
+        a: [2],
+        b: [0],
+        c: [1],
+        d: [3],
+        'bad-negative': [null],
+        'bad-fraction': [null],
+        'bad-huge': [null],
+        unknown: [null],
+      })
+      const a = (await collect(store)).find((h) => h.test.name === 'a')!
+      expect(a.entries[0]).toMatchObject({ status: 'passed', attempts: 3, failedAttempts: 2 })
+      expect((await store.getTestHistory('unit::mod::c'))!.entries[0]!.position).toBe(1)
+    })
+
     it('moves a new run and its results when the stream learns the start only after its first chunk', async () => {
       const unknown = { ...runMeta('late', '2026-01-01T00:00:00Z'), startedAt: null }
       const known = runMeta('late', '2026-02-03T04:05:06Z')

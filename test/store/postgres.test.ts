@@ -69,6 +69,7 @@ if (pg.skip !== undefined) {
         'fingerprints',
         'heal_log',
         'messages',
+        'notification_state',
         'quarantine',
         'quarantine_audit',
         'quarantine_rule_audit',
@@ -78,6 +79,7 @@ if (pg.skip !== undefined) {
         'runs',
         'schema_meta',
         'tests',
+        'webhook_deliveries',
       ])
       expect(store.location).toBe(url)
     })

@@ -194,6 +194,9 @@ export interface ShowResult {
   trailingPasses: number
 }
 
+/** Other tests of the shown test's file read for its order-dependency hint: a file rarely has more. */
+const SHOW_FILE_PEERS = 2000
+
 export async function show(testId: string, opts: AnalyzeCommandOptions, io: Io): Promise<ShowResult> {
   const asOf = parseAsOf(opts.asOf)
   return withStore(
@@ -204,11 +207,18 @@ export async function show(testId: string, opts: AnalyzeCommandOptions, io: Io):
       // The as-of time is the newest run of the whole store (or --as-of), not of this one test, so that `show`
       // gives the verdict `analyze` lists.
       const now = asOf ?? asOfTime(await store.runSummaries({}), undefined, Date.now())
+      // Order dependency compares the test with the others of its file: they are scanned too, only it is shown.
+      const ref = await store.getTest(testId)
+      const peers = ref
+        ? await store.listTests({ search: `${ref.suite}::${ref.module}::`, limit: SHOW_FILE_PEERS })
+        : []
+      const testIds = [testId, ...peers.map((p) => p.testId).filter((id) => id !== testId)]
       await analyzeStore(store, {
         config: analysisOptions(config),
         now,
-        filter: { testIds: [testId] },
+        filter: { testIds },
         onTest: (history, analysis) => {
+          if (history.test.testId !== testId) return
           found = {
             analysis,
             owners: [],
@@ -258,6 +268,7 @@ export function printShow(r: ShowResult, opts: AnalyzeCommandOptions, io: Io): v
           status: e.status,
           flaky_on_retry: e.flakyOnRetry,
           attempts: e.attempts,
+          position: e.position ?? null,
           revision: e.run.revision,
           branch: e.run.branch,
           runner_id: e.run.runnerId,

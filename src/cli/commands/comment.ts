@@ -6,8 +6,8 @@ import { InputError } from '../../errors.js'
 import { classifyFailures, type ClassifiedFailure } from '../../comment/classify.js'
 import { upsertComment, type CommentTarget, type PostCommentResult } from '../../comment/providers.js'
 import { renderComment } from '../../comment/render.js'
-import { isActive } from '../../quarantine/gate.js'
-import type { QuarantineRecord } from '../../store/store.js'
+import { createForgiver, isActive, type RunScope } from '../../quarantine/gate.js'
+import type { QuarantineRecord, QuarantineRule } from '../../store/store.js'
 import { emitJson, type Io } from '../output.js'
 import type { GateCommandOptions } from './gate.js'
 
@@ -88,15 +88,24 @@ export function resolveCommentTarget(opts: CommentOptions, env: NodeJS.ProcessEn
   return { provider, apiUrl, project, iid, token }
 }
 
-/** Classifies the run's failures against the quarantines and the stored history of those tests. */
-async function classify(results: Result[], opts: CommentCommandOptions, io: Io): Promise<ClassifiedFailure[]> {
+/**
+ * Classifies the run's failures against the quarantines and rules (forgiven exactly as the gate forgives them)
+ * and the stored history of those tests.
+ */
+async function classify(
+  results: Result[],
+  scopes: ReadonlyMap<Result, RunScope> | undefined,
+  opts: CommentCommandOptions,
+  io: Io,
+): Promise<ClassifiedFailure[]> {
   const config = loadConfig({ file: opts.config, env: io.env })
   const interesting = results.filter((r) => r.status === 'failed' || r.status === 'error' || r.flakyOnRetry)
   let quarantines: QuarantineRecord[] = []
+  let rules: QuarantineRule[] = []
   const known = new Map<string, { analysis: TestAnalysis; history: TestHistory }>()
-  if (opts.quarantineFile) {
+  if (opts.quarantineFile && existsSync(opts.quarantineFile)) {
     const { readQuarantineFile } = await import('../../quarantine/file.js')
-    quarantines = readQuarantineFile(opts.quarantineFile).records
+    ;({ records: quarantines, rules } = readQuarantineFile(opts.quarantineFile))
   }
   const db = opts.db ?? config.db
   if (interesting.length && (opts.db || !opts.quarantineFile) && (/^postgres/.test(db) || existsSync(db))) {
@@ -104,7 +113,10 @@ async function classify(results: Result[], opts: CommentCommandOptions, io: Io):
     const { analyzeStore } = await import('../../pipeline/analyze-store.js')
     const store = await openStore({ db, env: {} })
     try {
-      if (!opts.quarantineFile) quarantines = await store.listQuarantines()
+      if (!opts.quarantineFile) {
+        quarantines = await store.listQuarantines()
+        rules = await store.listQuarantineRules()
+      }
       await analyzeStore(store, {
         config: analysisOptions(config),
         filter: { testIds: interesting.map((r) => r.test.testId) },
@@ -116,7 +128,15 @@ async function classify(results: Result[], opts: CommentCommandOptions, io: Io):
   }
   const now = Date.now()
   const active = new Map(quarantines.filter((q) => isActive(q, now)).map((q) => [q.testId, q]))
-  return classifyFailures({ results: interesting, quarantines: active, known, defaultBranch: config.defaultBranch })
+  const noScope: RunScope = { branch: opts.branch ?? null, env: {} }
+  const forgiverOf = createForgiver(active, { now, rules, runOf: (r) => scopes?.get(r) ?? noScope })
+  return classifyFailures({
+    results: interesting,
+    quarantines: active,
+    forgiverOf,
+    known,
+    defaultBranch: config.defaultBranch,
+  })
 }
 
 /**
@@ -127,8 +147,10 @@ export async function commentOnResults(
   results: Result[],
   opts: CommentCommandOptions,
   io: Io,
+  /** The run of each result, for rules on branch and facets (from `readJobResults`). */
+  scopes?: ReadonlyMap<Result, RunScope>,
 ): Promise<CommentOutcome> {
-  const failures = await classify(results, opts, io)
+  const failures = await classify(results, scopes, opts, io)
   const body = renderComment(failures, {
     key: opts.key,
     serverUrl: opts.serverUrl ?? io.env.FLAKEWATCH_SERVER_URL,
@@ -163,7 +185,8 @@ function ciJobUrl(env: NodeJS.ProcessEnv): string | null {
 /** `flakewatch comment <reports…>`. */
 export async function comment(reports: string[], opts: CommentCommandOptions, io: Io): Promise<CommentOutcome> {
   const { readJobResults } = await import('./gate.js')
-  return commentOnResults((await readJobResults(reports, opts, io)).results, opts, io)
+  const job = await readJobResults(reports, opts, io)
+  return commentOnResults(job.results, opts, io, job.scopes)
 }
 
 export function printComment(outcome: CommentOutcome, opts: CommentCommandOptions & { json?: boolean }, io: Io): void {
@@ -176,6 +199,7 @@ export function printComment(outcome: CommentOutcome, opts: CommentCommandOption
         test_id: f.testId,
         broken_since: f.brokenSince,
         quarantined: f.quarantine !== null,
+        rule: f.quarantine?.rule ?? null,
         evidence: f.evidence.map((e) => e.kind),
       })),
     })

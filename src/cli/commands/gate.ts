@@ -141,7 +141,7 @@ export async function runGate(inputs: string[], opts: GateCommandOptions, io: Io
     printIngest(summary, { json: false }, { ...io, stdout: io.stderr })
   }
   if (io.env.GITHUB_STEP_SUMMARY) appendFileSync(io.env.GITHUB_STEP_SUMMARY, gateMarkdown(result))
-  if (opts.comment) await postGateComment(results, opts, io)
+  if (opts.comment) await postGateComment(results, scopes, opts, io)
   return { result, results }
 }
 
@@ -230,10 +230,15 @@ export function gateMarkdown(result: GateResult): string {
   return `${parts.join('\n')}\n`
 }
 
-async function postGateComment(results: Result[], opts: GateCommandOptions, io: Io): Promise<void> {
+async function postGateComment(
+  results: Result[],
+  scopes: ReadonlyMap<Result, RunScope>,
+  opts: GateCommandOptions,
+  io: Io,
+): Promise<void> {
   try {
     const { commentOnResults, printComment } = await import('./comment.js')
-    printComment(await commentOnResults(results, opts, io), {}, io)
+    printComment(await commentOnResults(results, opts, io, scopes), {}, io)
   } catch (error) {
     io.stderr.write(`flakewatch comment: not posted: ${(error as Error).message}\n`)
   }

@@ -1,3 +1,4 @@
+import type { TestAnalysis } from '../../analysis/types.js'
 import { loadConfig } from '../../config/load.js'
 import { InputError } from '../../errors.js'
 import { importQuarantineFile, readQuarantineFile, writeQuarantineFile } from '../../quarantine/file.js'
@@ -283,8 +284,12 @@ export async function quarantineAuto(opts: QuarantineCommandOptions, io: Io): Pr
       const { parseAsOf } = await import('./analyze.js')
       // The same as-of time as `analyze` (the newest run, or --as-of), so that it acts on the verdicts analyze prints.
       const asOf = parseAsOf(opts.asOf)
-      const m = manager(store, config, () => policyTestsFromStore(store, config, asOf))
-      return m.autoUpdate({ actor: 'flakewatch', dryRun: opts.dryRun })
+      const analyses: TestAnalysis[] = []
+      const m = manager(store, config, () => policyTestsFromStore(store, config, asOf, (a) => analyses.push(a)))
+      const result = await m.autoUpdate({ actor: 'flakewatch', dryRun: opts.dryRun })
+      // After the changes, so that this run's quarantines and releases are announced with the verdicts.
+      if (!opts.dryRun) await (await import('./notify.js')).notifyQuietly(store, config, analyses, io)
+      return result
     },
     // It writes (unless a dry run), but only from a history: without a database there is nothing to decide from.
     opts.dryRun ? 'read' : 'existing',

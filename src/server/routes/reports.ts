@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import multipart from '@fastify/multipart'
 import { z } from 'zod'
 import { InputError } from '../../errors.js'
@@ -9,7 +9,9 @@ import { writeHook } from '../auth.js'
 import type { ServerContext } from '../context.js'
 import { parseInput } from '../selection.js'
 import { spoolUpload, tooLarge, type SpooledUpload } from '../spool.js'
-import { appendAll } from '../../extent.js'
+import { FORMATS, type Format } from '../../ingest/formats.js'
+import { HttpError } from '../http-error.js'
+import type { UploadSlot } from '../upload-pool.js'
 
 /** Raw-body uploads: the report is the body, the run metadata are query parameters. */
 const RAW_TYPES = ['application/xml', 'text/xml', 'application/json', 'application/octet-stream']
@@ -76,9 +78,18 @@ function defaultName(contentType: string | undefined): string {
   return 'upload'
 }
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The upload queue slot this request holds, taken before its body is read. */
+    flakewatchUploadSlot: UploadSlot | null
+  }
+}
+
 /**
  * `POST /reports`: stores one report (raw body) or several (multipart files), exactly as `flakewatch ingest` does,
- * duplicates included. Auth is checked before the body is read.
+ * duplicates included. Auth is checked before the body is read, and so is room in the upload queue: a full queue
+ * answers 503 with Retry-After before a byte of the body is spooled. This thread only receives, hashes and spools
+ * the bytes; a worker parses and stores them (see `UploadPool`).
  */
 export async function reportRoutes(scope: FastifyInstance, ctx: ServerContext): Promise<void> {
   // Only this scope takes raw bodies. They are spooled as they arrive (to a temporary file past a few MB), never
@@ -92,7 +103,35 @@ export async function reportRoutes(scope: FastifyInstance, ctx: ServerContext): 
     limits: { fileSize: ctx.bodyLimit, files: 50, fields: 100, fieldSize: 8192, parts: 200 },
   })
 
-  scope.post('/reports', { bodyLimit: ctx.bodyLimit, onRequest: writeHook(ctx.tokens) }, async (request, reply) => {
+  scope.decorateRequest('flakewatchUploadSlot', null)
+  const giveBack = (request: FastifyRequest) => {
+    if (request.flakewatchUploadSlot) ctx.uploads.release(request.flakewatchUploadSlot)
+  }
+  // A request that ends before its upload was queued (refused body, bad query, client gone) gives its slot back;
+  // a queued upload keeps it until stored, whatever happens to its request.
+  scope.addHook('onResponse', (request, _reply, done) => {
+    giveBack(request)
+    done()
+  })
+  scope.addHook('onRequestAbort', (request, done) => {
+    giveBack(request)
+    done()
+  })
+
+  const reserve = async (request: FastifyRequest, reply: FastifyReply) => {
+    const slot = ctx.uploads.reserve()
+    if (!slot) {
+      const seconds = ctx.uploads.retryAfterSeconds()
+      void reply.header('retry-after', String(seconds))
+      const { capacity } = ctx.uploads.stats()
+      const message = `the server is storing ${capacity} uploads already; retry in ${seconds} s`
+      throw new HttpError(503, { code: 'FW_BUSY', message })
+    }
+    request.flakewatchUploadSlot = slot
+  }
+
+  const route = { bodyLimit: ctx.bodyLimit, onRequest: writeHook(ctx.tokens), preParsing: reserve }
+  scope.post('/reports', route, async (request, reply) => {
     const files: { name: string; upload: SpooledUpload }[] = []
     let answer: { status: number; body: unknown }
     try {
@@ -132,28 +171,19 @@ export async function reportRoutes(scope: FastifyInstance, ctx: ServerContext): 
       throw new InputError('no report in the request: send it as the body or as multipart files')
     }
 
-    const [{ FORMATS }, { ingestSource }] = await Promise.all([
-      import('../../ingest/index.js'),
-      import('../../pipeline/ingest-files.js'),
-    ])
     const format = meta.format
     if (format !== undefined && !(FORMATS as readonly string[]).includes(format)) {
       throw new InputError(`query.format: expected one of ${FORMATS.join(', ')}, got "${format}"`)
     }
-    const context = contextOf(meta)
-    const summary: UploadResponse = { ingested: [], duplicates: [], failed: [] }
-    for (const file of files) {
-      if (file.upload.bytes === 0) continue
-      const one = await ingestSource(file.upload.source(file.name), file.upload.hash, {
-        store: ctx.store,
-        context,
-        format: format as (typeof FORMATS)[number] | undefined,
-        replace: meta.replace,
-      })
-      appendAll(summary.ingested, one.ingested)
-      appendAll(summary.duplicates, one.duplicates)
-      appendAll(summary.failed, one.failed)
+    const job = {
+      files: files
+        .filter((f) => f.upload.bytes > 0)
+        .map((f) => ({ name: f.name, hash: f.upload.hash, path: f.upload.path, content: f.upload.content })),
+      context: contextOf(meta),
+      format: format as Format | undefined,
+      replace: meta.replace,
     }
+    const summary: UploadResponse = await ctx.uploads.run(request.flakewatchUploadSlot!, job)
     if (summary.ingested.length) ctx.cache.invalidate()
     request.log.info(
       { ingested: summary.ingested.length, duplicates: summary.duplicates.length, failed: summary.failed.length },

@@ -248,6 +248,53 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
       `)
     },
   },
+  {
+    // Notifications (issue 17): what was last said of each test, and the webhook outbox with its delivery log.
+    id: '0009-beyond',
+    async up(client) {
+      await client.query(`
+        CREATE TABLE notification_state (
+          test_id text PRIMARY KEY,
+          verdict text NOT NULL,
+          quarantined boolean NOT NULL,
+          expiry_warned_for text,
+          updated_at text NOT NULL
+        );
+        CREATE TABLE webhook_deliveries (
+          id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+          event_id text NOT NULL,
+          webhook text NOT NULL,
+          event text NOT NULL,
+          test_id text NOT NULL,
+          body text NOT NULL,
+          status text NOT NULL,
+          attempts integer NOT NULL,
+          created_at text NOT NULL,
+          next_attempt_at bigint NOT NULL,
+          last_attempt_at text,
+          last_status integer,
+          last_error text,
+          delivered_at text,
+          UNIQUE (webhook, event_id)
+        );
+        CREATE INDEX webhook_deliveries_due ON webhook_deliveries (status, next_attempt_at);
+      `)
+    },
+  },
+  {
+    // Root-cause hints (issue 19): each result's place in its run's execution order, for order dependency. The
+    // scan reads it, so the scan index carries it too and the scan stays index-only.
+    id: '0010-order',
+    async up(client) {
+      await client.query(`
+        ALTER TABLE results ADD COLUMN position integer;
+        DROP INDEX results_scan;
+        CREATE INDEX results_scan ON results (test, at, run)
+          INCLUDE (status, flaky, duration_ms, attempts, failed_attempts, failed_ms, error_type, message, healing,
+            position);
+      `)
+    },
+  },
 ]
 
 /**

@@ -1,4 +1,6 @@
 import { Readable } from 'node:stream'
+import type { NotificationStore } from '../notifications.js'
+import { PostgresNotificationStore } from './notifications.js'
 import { pipeline } from 'node:stream/promises'
 import { FlakewatchError, InternalError, StoreError } from '../../errors.js'
 import type { Attempt, HistoryEntry, Run, RunInfo, RunMeta, TestHistory, TestRef } from '../../model.js'
@@ -184,25 +186,26 @@ type ResultRow = [
   failedMs: number,
   errorType: string | null,
   message: number | null,
+  position: number | null,
 ]
 
 /** In table order: what COPY and INSERT write. */
 const RESULT_INSERT_COLUMNS =
-  'at, duration_ms, failed_ms, test, run, attempts, failed_attempts, message, status, flaky, healing, error_type'
+  'at, duration_ms, failed_ms, test, run, attempts, failed_attempts, message, status, flaky, healing, error_type, position'
 const ATTEMPT_COLUMNS = 'run, test, retry, status, duration_ms, message, stack'
 /**
  * What reads return, as `ResultRow`. Decoding fields dominates the client's side of the scan, so the row carries
  * no `at` (its run has it) and status, flaky and healing travel as one small integer of bit flags.
  */
 const RESULT_COLUMNS = `test, run, status | (flaky::integer << 2) | (healing::integer << 3), duration_ms, attempts,
-  failed_attempts, failed_ms, error_type, message`
+  failed_attempts, failed_ms, error_type, message, position`
 const FLAKY = 4
 const HEALING = 8
 const RUN_COLUMNS = `run_id, suite, branch, revision, pipeline_id, pipeline_url, job_id, job_url, artifacts_url,
   job_status, pipeline_status, runner_id, env, started_at, finished_at, duration_ms, status, uploaded_at, at`
 const STAGE_RESULTS = `CREATE TEMP TABLE fw_stage_results (at bigint, duration_ms double precision,
   failed_ms double precision, test integer, run integer, attempts integer, failed_attempts integer, message integer,
-  status smallint, flaky boolean, healing boolean, error_type text) ON COMMIT DELETE ROWS`
+  status smallint, flaky boolean, healing boolean, error_type text, position integer) ON COMMIT DELETE ROWS`
 const STAGE_ATTEMPTS = `CREATE TEMP TABLE fw_stage_attempts (run integer, test integer, retry integer, status smallint,
   duration_ms double precision, message integer, stack integer) ON COMMIT DELETE ROWS`
 
@@ -229,6 +232,7 @@ export class PostgresStore implements Store {
 
   /** The pool, with its errors turned into StoreErrors that name the database, as every other failure here is. */
   private readonly db: PgQueryable
+  private notificationStore: PostgresNotificationStore | null = null
 
   constructor(
     private readonly driver: PgDriver,
@@ -246,6 +250,16 @@ export class PostgresStore implements Store {
         }
       },
     }
+  }
+
+  notifications(): NotificationStore {
+    return (this.notificationStore ??= new PostgresNotificationStore(this.db, async (fn) => {
+      try {
+        return await this.transaction((client) => fn(client))
+      } catch (error) {
+        throw this.wrap('notifications', error)
+      }
+    }))
   }
 
   // ---------------------------------------------------------------------------------------------------- ingest
@@ -667,6 +681,7 @@ export class PostgresStore implements Store {
       errorType: row[7],
       message: row[8] === null ? null : (messages.get(row[8]) ?? ''),
       healingOccurred: (row[2] & HEALING) !== 0,
+      position: row[9],
     }
   }
 

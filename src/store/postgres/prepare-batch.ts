@@ -1,6 +1,6 @@
 import type { Result, RunMeta, TestRef } from '../../model.js'
 import { clip, messageKey, STATUS_CODE, statusCode } from '../codes.js'
-import { attemptsToStore, attemptSummary } from '../rows.js'
+import { attemptsToStore, attemptSummary, storedPosition } from '../rows.js'
 import { copyField, copyRow } from './copy-text.js'
 
 /** An attempt row to store; `result`, `message` and `stack` index into the run's results and the batch's messages. */
@@ -162,7 +162,8 @@ export function* resultCopyRows(
     const head = `${at}\t${r.durationMs ?? '\\N'}\t${sum.failedMs}\t${testKeys[test[i]!]}\t${runKey}`
     const counts = `${sum.attempts}\t${sum.failed}\t${m < 0 ? '\\N' : messageIds[m]}\t${STATUS_CODE[r.status]}`
     const flags = `${r.flakyOnRetry ? 't' : 'f'}\t${r.healingOccurred ? 't' : 'f'}`
-    yield `${head}\t${counts}\t${flags}\t${copyField(r.errorType)}\n`
+    const position = storedPosition(r)
+    yield `${head}\t${counts}\t${flags}\t${copyField(r.errorType)}\t${position ?? '\\N'}\n`
   }
 }
 

@@ -3,7 +3,7 @@ import { foldAttempts, type Repeatable } from '../../fold-attempts.js'
 import type { Attempt, Result, RunMeta } from '../../model.js'
 import { clip, isoToMs, messageKey, statusCode, statusFromCode } from '../codes.js'
 import { attemptLimit, checkAttempts, Seen, SeenTests, type RunState } from '../report-state.js'
-import { attemptsToStore, attemptSummary } from '../rows.js'
+import { attemptsToStore, attemptSummary, storedPosition } from '../rows.js'
 import type { IngestOptions, ReportStream, RunBatch, RunOutcome } from '../store.js'
 import type { ActiveRun, PostgresStore } from './postgres-store.js'
 import { prepareBatch, type PreparedRun } from './prepare-batch.js'
@@ -153,7 +153,7 @@ export class PgReportWriter {
       else {
         const folded = foldAttempts(g)
         checkAttempts(this.stream.file, g[0]!.test.testId, folded.attempts.length, this.maxAttempts)
-        out.push({ ...folded, test: g[0]!.test })
+        out.push({ ...folded, test: g[0]!.test, position: g[0]!.position })
       }
     }
     return out
@@ -164,15 +164,16 @@ export class PgReportWriter {
     const { client } = this.parts
     const earlier = await this.readBack(state, test)
     const folded = foldAttempts([earlier, r])
+    // The test's place in the run is where it first ran.
     checkAttempts(this.stream.file, r.test.testId, folded.attempts.length, this.maxAttempts)
     await client.query('DELETE FROM results WHERE run = $1 AND test = $2', [state.key, test])
     await client.query('DELETE FROM attempts WHERE run = $1 AND test = $2', [state.key, test])
-    const result: Result = { ...folded, test: r.test }
+    const result: Result = { ...folded, test: r.test, position: earlier.position }
     const sum = attemptSummary(result)
     const [message] = await this.messageIds([result.message])
     await client.query(
       `INSERT INTO results (at, duration_ms, failed_ms, test, run, attempts, failed_attempts, message, status, flaky,
-        healing, error_type) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+        healing, error_type, position) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
       [
         state.at,
         result.durationMs,
@@ -186,6 +187,7 @@ export class PgReportWriter {
         result.flakyOnRetry,
         result.healingOccurred,
         result.errorType,
+        storedPosition(result),
       ],
     )
     for (const a of attemptsToStore(result)) {
@@ -213,7 +215,7 @@ export class PgReportWriter {
     return out
   }
 
-  private async readBack(state: PgRunState, test: number): Promise<Repeatable> {
+  private async readBack(state: PgRunState, test: number): Promise<Repeatable & { position: number | null }> {
     const { client } = this.parts
     const { rows } = await client.query<{
       status: number
@@ -222,8 +224,9 @@ export class PgReportWriter {
       error_type: string | null
       message: string | null
       healing: boolean
+      position: number | null
     }>(
-      `SELECT r.status, r.flaky, r.duration_ms, r.error_type, m.text AS message, r.healing FROM results r
+      `SELECT r.status, r.flaky, r.duration_ms, r.error_type, m.text AS message, r.healing, r.position FROM results r
        LEFT JOIN messages m ON m.id = r.message WHERE r.run = $1 AND r.test = $2`,
       [state.key, test],
     )
@@ -251,6 +254,7 @@ export class PgReportWriter {
       stack: a.stack,
     }))
     return {
+      position: row.position,
       status,
       flakyOnRetry: row.flaky,
       durationMs,

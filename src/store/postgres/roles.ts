@@ -8,16 +8,23 @@ export interface RoleGrantsOptions {
 }
 
 /**
+ * Every table a trigger keeps append-only (`fw_append_only`). The grants must name each one: a trigger alone is
+ * not enough, since a role allowed UPDATE could still try, and the test compares this list with the triggers the
+ * migrations actually create, so that a new audit table cannot be forgotten here.
+ */
+export const APPEND_ONLY_TABLES = ['quarantine_audit', 'quarantine_rule_audit', 'heal_log'] as const
+
+/**
  * The grants that give the application role what flakewatch needs at run time and nothing more, to be run by the
  * migration role (the owner of every table) after each migration. The application role reads and writes data,
- * but on the audit log and the heal log it may only read and append; it owns nothing, so it can neither disable
+ * but on the audit logs and the heal log it may only read and append; it owns nothing, so it can neither disable
  * nor drop the triggers that keep those tables append-only, nor change the schema.
  * @example for (const stmt of postgresRoleGrants({ schema: 'flakewatch', appRole: 'flakewatch_app' })) console.log(`${stmt};`)
  */
 export function postgresRoleGrants(opts: RoleGrantsOptions): string[] {
   const schema = quoteIdent(opts.schema ?? 'public')
   const app = quoteIdent(opts.appRole)
-  const appendOnly = ['quarantine_audit', 'heal_log'].map((t) => `${schema}.${t}`).join(', ')
+  const appendOnly = APPEND_ONLY_TABLES.map((t) => `${schema}.${t}`).join(', ')
   return [
     `GRANT USAGE ON SCHEMA ${schema} TO ${app}`,
     `GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${schema} TO ${app}`,

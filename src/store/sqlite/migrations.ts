@@ -213,6 +213,46 @@ export const SQLITE_MIGRATIONS: SqliteMigration[] = [
       `)
     },
   },
+  {
+    // Notifications (issue 17): what was last said of each test, and the webhook outbox with its delivery log.
+    id: '0009-beyond',
+    up(db) {
+      db.exec(`
+        CREATE TABLE notification_state (
+          test_id TEXT PRIMARY KEY,
+          verdict TEXT NOT NULL,
+          quarantined INTEGER NOT NULL,
+          expiry_warned_for TEXT,
+          updated_at TEXT NOT NULL
+        );
+        CREATE TABLE webhook_deliveries (
+          id INTEGER PRIMARY KEY AUTOINCREMENT,
+          event_id TEXT NOT NULL,
+          webhook TEXT NOT NULL,
+          event TEXT NOT NULL,
+          test_id TEXT NOT NULL,
+          body TEXT NOT NULL,
+          status TEXT NOT NULL,
+          attempts INTEGER NOT NULL,
+          created_at TEXT NOT NULL,
+          next_attempt_at INTEGER NOT NULL,
+          last_attempt_at TEXT,
+          last_status INTEGER,
+          last_error TEXT,
+          delivered_at TEXT,
+          UNIQUE (webhook, event_id)
+        );
+        CREATE INDEX webhook_deliveries_due ON webhook_deliveries (status, next_attempt_at);
+      `)
+    },
+  },
+  {
+    // Root-cause hints (issue 19): each result's place in its run's execution order, for order dependency.
+    id: '0010-order',
+    up(db) {
+      db.exec('ALTER TABLE results ADD COLUMN position INTEGER')
+    },
+  },
 ]
 
 /**

@@ -2,7 +2,7 @@ import { foldAttempts, type Repeatable } from '../../fold-attempts.js'
 import type { Attempt, Result, RunMeta } from '../../model.js'
 import { isoToMs, statusCode, statusFromCode } from '../codes.js'
 import { attemptLimit, checkAttempts, Seen, SeenTests, type RunState } from '../report-state.js'
-import { attemptsToStore, attemptSummary } from '../rows.js'
+import { attemptsToStore, attemptSummary, storedPosition } from '../rows.js'
 import type { IngestOptions, ReportStream, RunBatch, RunOutcome } from '../store.js'
 import type { SqliteStore } from './sqlite-store.js'
 
@@ -15,6 +15,7 @@ interface StoredResult {
   error_type: string | null
   message: number | null
   healing: number
+  position: number | null
 }
 
 interface StoredAttempt {
@@ -129,6 +130,7 @@ export class SqliteReportWriter {
       r.errorType,
       messageId(r.message),
       r.healingOccurred ? 1 : 0,
+      storedPosition(r),
     ).changes
     if (!inserted) return false
     state.attempts += sum.attempts
@@ -159,14 +161,16 @@ export class SqliteReportWriter {
     stmts.deleteResult.run(test, state.at, state.key)
     stmts.deleteAttempts.run(state.key, test)
     state.attempts -= earlier.attempts.length
-    this.insert(state, test, { ...folded, test: r.test })
+    // The test's place in the run is where it first ran.
+    this.insert(state, test, { ...folded, test: r.test, position: earlier.position })
   }
 
-  private readBack(state: RunState, test: number): Repeatable {
+  private readBack(state: RunState, test: number): Repeatable & { position: number | null } {
     const { stmts, messageText } = this.parts
     const row = stmts.resultByKey.get(test, state.at, state.key) as StoredResult
     const rows = stmts.attemptsByKey.all(state.key, test) as StoredAttempt[]
-    const result: Repeatable = {
+    const result: Repeatable & { position: number | null } = {
+      position: row.position,
       status: statusFromCode(row.status),
       flakyOnRetry: row.flaky === 1,
       durationMs: row.duration_ms,

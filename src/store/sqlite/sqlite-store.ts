@@ -1,4 +1,6 @@
 import { existsSync, mkdirSync } from 'node:fs'
+import type { NotificationStore } from '../notifications.js'
+import { SqliteNotificationStore } from './notifications.js'
 import { dirname, resolve } from 'node:path'
 import { FlakewatchError, StoreError } from '../../errors.js'
 import type { Attempt, HistoryEntry, Run, RunInfo, RunMeta, TestHistory, TestRef } from '../../model.js'
@@ -72,6 +74,7 @@ type ResultRow = [
   failedMs: number,
   errorType: string | null,
   message: number | null,
+  position: number | null,
 ]
 
 /**
@@ -80,7 +83,7 @@ type ResultRow = [
  */
 const RESULT_COLUMNS = `test, at, run,
   status | (flaky << 2) | (healing << 3) | (min(attempts, 255) << 4) | (min(failed_attempts, 255) << 12),
-  duration_ms, failed_ms, error_type, message`
+  duration_ms, failed_ms, error_type, message, position`
 
 /**
  * Opens (creating if needed) a SQLite store. WAL lets readers run beside one writer; the busy timeout makes
@@ -158,6 +161,7 @@ export class SqliteStore implements Store {
   private readonly testIds = new Map<string, number>()
   private readonly stmts: ReturnType<SqliteStore['prepareAll']>
   private writing: Promise<unknown> = Promise.resolve()
+  private notificationStore: SqliteNotificationStore | null = null
 
   constructor(
     private readonly db: SqliteDb,
@@ -210,13 +214,13 @@ export class SqliteStore implements Store {
       insertResult: db.prepare(
         // ON CONFLICT, not OR IGNORE: only a duplicate key is skipped; NOT NULL and CHECK violations still abort.
         `INSERT INTO results (test, at, run, status, flaky, duration_ms, attempts, failed_attempts, failed_ms,
-          error_type, message, healing) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+          error_type, message, healing, position) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
       ),
       deleteResult: db.prepare('DELETE FROM results WHERE test = ? AND at = ? AND run = ?'),
       deleteAttempts: db.prepare('DELETE FROM attempts WHERE run = ? AND test = ?'),
       // A repeat of a test already written by this report is folded into it: read back what was written.
       resultByKey: db.prepare(
-        `SELECT status, flaky, duration_ms, error_type, message, healing FROM results
+        `SELECT status, flaky, duration_ms, error_type, message, healing, position FROM results
          WHERE test = ? AND at = ? AND run = ?`,
       ),
       attemptsByKey: db.prepare(
@@ -278,6 +282,10 @@ export class SqliteStore implements Store {
     const next = this.writing.then(fn, fn)
     this.writing = next.catch(() => undefined)
     return next
+  }
+
+  notifications(): NotificationStore {
+    return (this.notificationStore ??= new SqliteNotificationStore(this.db, (fn) => this.serial(fn)))
   }
 
   ingestReport(batch: ReportBatch, opts: IngestOptions = {}): Promise<RunOutcome[]> {
@@ -399,6 +407,7 @@ export class SqliteStore implements Store {
       errorType: row[6],
       message: this.messageById(row[7]),
       healingOccurred: (row[3] & 8) !== 0,
+      position: row[8],
     }
   }
 

@@ -1,0 +1,198 @@
+import type { TestAnalysis } from '../../analysis/types.js'
+import { analysisOptions, type ResolvedConfig } from '../../config/load.js'
+import { InputError } from '../../errors.js'
+import { notifyStateChanges, type NotifyOutcome } from '../../notify/notify.js'
+import { ownerLookupFromConfig } from '../../owners/read-codeowners.js'
+import { analyzeStore } from '../../pipeline/analyze-store.js'
+import { MAX_DELIVERY_LOG_PAGE, type Delivery, type DeliveryStatus } from '../../store/notifications.js'
+import type { Store } from '../../store/store.js'
+import { emitJson, renderTable, type Io } from '../output.js'
+import { parseAsOf } from './analyze.js'
+import { withReadStore, withStore } from './quarantine.js'
+
+export interface NotifyCommandOptions {
+  db?: string
+  config?: string
+  asOf?: string
+  wait?: string
+  dryRun?: boolean
+  json?: boolean
+  output?: string
+}
+
+export interface NotifyLogOptions {
+  db?: string
+  config?: string
+  status?: DeliveryStatus
+  webhook?: string
+  limit?: string
+  json?: boolean
+  output?: string
+}
+
+function parseSeconds(value: string | undefined, flag: string, fallback: number, max: number): number {
+  if (value === undefined) return fallback
+  const n = Number(value)
+  if (!/^\d+(\.\d+)?$/.test(value) || n > max)
+    throw new InputError(`${flag}: expected 0 to ${max} seconds, got "${value}"`)
+  return n
+}
+
+/**
+ * Runs one look for state changes and a delivery pass, for a caller that already has the analysis. Every failure
+ * becomes a warning: a notification never changes a command's exit code.
+ */
+export async function notifyQuietly(
+  store: Store,
+  config: ResolvedConfig,
+  analyses: TestAnalysis[],
+  io: Io,
+): Promise<NotifyOutcome | null> {
+  if (config.notifications.webhooks.length === 0) return null
+  try {
+    const outcome = await notifyStateChanges({
+      store,
+      settings: config.notifications,
+      analyses,
+      env: io.env,
+      ownersOf: ownerLookupFromConfig(config, process.cwd()),
+    })
+    for (const w of outcome.warnings) io.stderr.write(`flakewatch: warning: ${w}\n`)
+    for (const e of outcome.delivery?.errors ?? []) io.stderr.write(`flakewatch: warning: ${e}\n`)
+    if (outcome.changes.length || outcome.delivery?.attempts) io.stderr.write(`${summaryLine(outcome)}\n`)
+    return outcome
+  } catch (error) {
+    io.stderr.write(`flakewatch: warning: notifications not sent: ${(error as Error).message}\n`)
+    return null
+  }
+}
+
+function summaryLine(o: NotifyOutcome): string {
+  if (o.baseline) return `notifications: first look, recorded the state of the tests; changes from now on are announced`
+  const d = o.delivery
+  const sent = d ? `, ${d.delivered} delivered, ${d.pending} to retry, ${d.failed} failed` : ''
+  return `notifications: ${o.changes.length} change(s), ${o.enqueued} queued${sent}`
+}
+
+/** `flakewatch notify`: look for state changes now, queue their messages and send what is due. */
+export async function notify(opts: NotifyCommandOptions, io: Io): Promise<NotifyOutcome> {
+  const asOf = parseAsOf(opts.asOf)
+  const maxWaitMs = parseSeconds(opts.wait, '--wait', 30, 3600) * 1000
+  return withStore(
+    opts,
+    io,
+    async (store, config) => {
+      if (config.notifications.webhooks.length === 0) {
+        throw new InputError(
+          `no webhooks are configured (notifications.webhooks in ${config.file ?? 'flakewatch.config.json'})`,
+        )
+      }
+      const analyses = await analyzeStore(store, { config: analysisOptions(config), now: asOf })
+      return notifyStateChanges({
+        store,
+        settings: config.notifications,
+        analyses,
+        env: io.env,
+        ownersOf: ownerLookupFromConfig(config, process.cwd()),
+        dryRun: opts.dryRun,
+        maxWaitMs,
+      })
+    },
+    opts.dryRun ? 'read' : 'existing',
+  )
+}
+
+export function printNotify(o: NotifyOutcome, opts: NotifyCommandOptions, io: Io): void {
+  for (const w of o.warnings) io.stderr.write(`flakewatch: warning: ${w}\n`)
+  for (const e of o.delivery?.errors ?? []) io.stderr.write(`flakewatch: warning: ${e}\n`)
+  if (opts.json) {
+    return emitJson(
+      io,
+      {
+        ...(opts.dryRun && { dry_run: true }),
+        baseline: o.baseline,
+        changes: o.changes.map((c) => ({
+          id: c.id,
+          event: c.event,
+          test_id: c.testId,
+          previous: c.previous,
+          current: c.current,
+        })),
+        enqueued: o.enqueued,
+        unannounced: o.unannounced,
+        delivery: o.delivery && {
+          attempts: o.delivery.attempts,
+          delivered: o.delivery.delivered,
+          pending: o.delivery.pending,
+          failed: o.delivery.failed,
+        },
+      },
+      opts.output,
+    )
+  }
+  if (opts.dryRun) io.stderr.write('dry run: nothing was recorded or sent\n')
+  if (o.changes.length) {
+    io.stdout.write(
+      `${renderTable(
+        ['event', 'test'],
+        o.changes.map((c) => [c.event, c.testId]),
+      )}\n`,
+    )
+  }
+  io.stderr.write(`${summaryLine(o)}\n`)
+}
+
+/** `flakewatch notify log`: the delivery log, newest first. */
+export async function notifyLog(opts: NotifyLogOptions, io: Io): Promise<Delivery[]> {
+  const limit = opts.limit === undefined ? 50 : Number(opts.limit)
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_DELIVERY_LOG_PAGE) {
+    throw new InputError(`--limit: expected a whole number from 1 to ${MAX_DELIVERY_LOG_PAGE}, got "${opts.limit}"`)
+  }
+  return withReadStore(opts, io, (store) =>
+    store.notifications().listDeliveries({ status: opts.status, webhook: opts.webhook, limit }),
+  )
+}
+
+export function printNotifyLog(rows: Delivery[], opts: NotifyLogOptions, io: Io): void {
+  if (opts.json) {
+    return emitJson(
+      io,
+      rows.map((d) => ({
+        id: d.id,
+        event_id: d.eventId,
+        webhook: d.webhook,
+        event: d.event,
+        test_id: d.testId,
+        status: d.status,
+        attempts: d.attempts,
+        created_at: d.createdAt,
+        last_attempt_at: d.lastAttemptAt,
+        last_status: d.lastStatus,
+        last_error: d.lastError,
+        delivered_at: d.deliveredAt,
+        next_attempt_at: d.status === 'pending' ? new Date(d.nextAttemptAt).toISOString() : null,
+      })),
+      opts.output,
+    )
+  }
+  if (rows.length === 0) {
+    io.stderr.write('no deliveries\n')
+    return
+  }
+  io.stdout.write(
+    `${renderTable(
+      ['id', 'created', 'webhook', 'event', 'test', 'status', 'attempts', 'last'],
+      rows.map((d) => [
+        String(d.id),
+        d.createdAt.slice(0, 19).replace('T', ' '),
+        d.webhook,
+        d.event,
+        d.testId,
+        d.status,
+        String(d.attempts),
+        d.lastError ?? (d.lastStatus === null ? '–' : `HTTP ${d.lastStatus}`),
+      ]),
+      { right: [0, 6] },
+    )}\n`,
+  )
+}

@@ -1,0 +1,121 @@
+import { createHmac } from 'node:crypto'
+import type { TestAnalysis } from '../analysis/types.js'
+import type { TestRef } from '../model.js'
+import type { NotificationEvent } from '../store/notifications.js'
+import type { QuarantineRecord } from '../store/store.js'
+import type { StateChange } from './detect.js'
+
+/** Everything a message says about one change. */
+export interface ChangeContext {
+  change: StateChange
+  at: string
+  test: TestRef | null
+  owners: string[]
+  analysis: TestAnalysis | null
+  quarantine: QuarantineRecord | null
+  /** Why a quarantine ended, from the audit trail (released events only). */
+  releaseReason: string | null
+  serverUrl: string | null
+}
+
+const SUMMARY: Record<NotificationEvent, string> = {
+  became_flaky: 'became flaky',
+  became_broken: 'became broken',
+  fixed: 'is fixed',
+  quarantined: 'was quarantined',
+  released: 'was released from quarantine',
+  quarantine_expiring: 'has a quarantine about to expire',
+}
+
+export function testUrl(serverUrl: string | null, testId: string): string | null {
+  return serverUrl ? `${serverUrl.replace(/\/+$/, '')}/tests/${encodeURIComponent(testId)}` : null
+}
+
+/** flakewatch's own payload, version 1 (docs/notifications.md lists every field). */
+export function genericPayload(c: ChangeContext): Record<string, unknown> {
+  const a = c.analysis
+  const q = c.quarantine
+  return {
+    version: 1,
+    id: c.change.id,
+    event: c.change.event,
+    at: c.at,
+    summary: `${c.change.testId} ${SUMMARY[c.change.event]}`,
+    test: {
+      id: c.change.testId,
+      suite: c.test?.suite ?? null,
+      module: c.test?.module ?? null,
+      name: c.test?.name ?? null,
+      file: c.test?.file ?? null,
+      owners: c.owners,
+    },
+    previous: c.change.previous,
+    current: c.change.current,
+    analysis: a && {
+      verdict: a.verdict,
+      reason: a.reason,
+      score: a.score,
+      pass_rate: a.passRate,
+      flip_rate: a.flipRate,
+      runs: a.runs,
+      failures: a.failures,
+      time_lost_ms: a.timeLostMs,
+    },
+    quarantine: q && {
+      reason: q.reason,
+      owner: q.owner,
+      issue_url: q.issueUrl,
+      created_by: q.createdBy,
+      expires_at: q.expiresAt,
+      source: q.source,
+    },
+    release_reason: c.releaseReason,
+    url: testUrl(c.serverUrl, c.change.testId),
+  }
+}
+
+/** Slack's mrkdwn treats these three as markup; test names are untrusted text. */
+export function slackEscape(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
+}
+
+/** An incoming-webhook message (`text` for notifications, `blocks` for the channel). */
+export function slackPayload(c: ChangeContext): Record<string, unknown> {
+  const url = testUrl(c.serverUrl, c.change.testId)
+  const name = slackEscape(c.change.testId)
+  const title = `${url ? `<${url}|${name}>` : `\`${name}\``} ${SUMMARY[c.change.event]}`
+  const details: string[] = []
+  if (c.analysis) {
+    const pass = c.analysis.passRate == null ? '–' : `${(c.analysis.passRate * 100).toFixed(1)}%`
+    details.push(`verdict *${c.analysis.verdict}* · pass rate ${pass} · ${slackEscape(c.analysis.reason)}`)
+  }
+  if (c.quarantine) {
+    const until = c.quarantine.expiresAt ? ` until ${c.quarantine.expiresAt.slice(0, 10)}` : ''
+    details.push(`quarantined${until}: ${slackEscape(c.quarantine.reason)}`)
+  }
+  if (c.releaseReason) details.push(`released: ${slackEscape(c.releaseReason)}`)
+  if (c.owners.length) details.push(`owners: ${slackEscape(c.owners.join(' '))}`)
+  return {
+    text: `flakewatch: ${name} ${SUMMARY[c.change.event]}`,
+    blocks: [
+      { type: 'section', text: { type: 'mrkdwn', text: `*flakewatch*: ${title}` } },
+      ...(details.length ? [{ type: 'context', elements: [{ type: 'mrkdwn', text: details.join('\n') }] }] : []),
+    ],
+  }
+}
+
+export function renderBody(format: 'json' | 'slack', c: ChangeContext): string {
+  return JSON.stringify(format === 'slack' ? slackPayload(c) : genericPayload(c))
+}
+
+export const SIGNATURE_HEADER = 'x-flakewatch-signature-256'
+export const TIMESTAMP_HEADER = 'x-flakewatch-timestamp'
+
+/**
+ * `sha256=` and the hex HMAC-SHA256 of `<timestamp>.<body>` under the webhook's secret. The timestamp is signed
+ * too, so that a receiver can refuse an old message replayed.
+ * @example signBody('a-long-shared-secret', '1767225600', '{"event":"fixed"}')
+ */
+export function signBody(secret: string, timestamp: string, body: string): string {
+  return `sha256=${createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex')}`
+}

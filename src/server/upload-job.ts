@@ -1,0 +1,38 @@
+import { appendAll } from '../extent.js'
+import type { Format } from '../ingest/formats.js'
+import { sourceFromBuffer, sourceFromFile } from '../ingest/source.js'
+import { emptySummary, ingestSource, type IngestSummary } from '../pipeline/ingest-files.js'
+import type { RunContext } from '../pipeline/run-context.js'
+import type { Store } from '../store/store.js'
+
+/**
+ * One upload: its report files, each spooled by the HTTP thread (in memory, or in a temporary file when large) and
+ * hashed on arrival, and what the request said about the run. Plain data, to cross to a worker.
+ */
+export interface UploadJob {
+  files: { name: string; hash: string; path: string | null; content: Uint8Array | null }[]
+  context: RunContext
+  format: Format | undefined
+  replace: boolean
+}
+
+/** Stores each file of an upload as `flakewatch ingest` would: one transaction per report, failures listed. */
+export async function ingestUpload(store: Store, job: UploadJob): Promise<IngestSummary> {
+  const summary = emptySummary()
+  for (const file of job.files) {
+    const source = file.path
+      ? sourceFromFile(file.path, file.name)
+      : // A view, not a copy: a message gives the worker a plain Uint8Array.
+        sourceFromBuffer(file.name, Buffer.from(file.content!.buffer, file.content!.byteOffset, file.content!.byteLength))
+    const one = await ingestSource(source, file.hash, {
+      store,
+      context: job.context,
+      format: job.format,
+      replace: job.replace,
+    })
+    appendAll(summary.ingested, one.ingested)
+    appendAll(summary.duplicates, one.duplicates)
+    appendAll(summary.failed, one.failed)
+  }
+  return summary
+}

@@ -1,0 +1,202 @@
+import { existsSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { Worker } from 'node:worker_threads'
+import { StoreError } from '../errors.js'
+import type { IngestSummary } from '../pipeline/ingest-files.js'
+import type { Store } from '../store/store.js'
+import { ingestUpload, type UploadJob } from './upload-job.js'
+
+export type UploadRequest = { id: number; job: UploadJob }
+export type UploadReply = { id: number; summary: IngestSummary } | { id: number; error: string }
+
+/** What the upload worker is started with. */
+export interface UploadWorkerData {
+  db: string
+}
+
+/** A place in the queue, taken before the body is read and given back once the upload is stored (or refused). */
+export interface UploadSlot {
+  state: 'reserved' | 'running' | 'done'
+}
+
+export interface UploadPoolStats {
+  /** Uploads accepted and not yet answered: receiving their body, waiting for a worker, or being stored. */
+  accepted: number
+  /** Being parsed and stored right now. */
+  running: number
+  capacity: number
+  workers: number
+}
+
+/** A worker that died mid-upload (out of memory, a native crash) gets the upload again, this many times in all. */
+const MAX_ATTEMPTS = 3
+
+const WORKER_URL = new URL('./upload-worker.js', import.meta.url)
+
+interface Queued {
+  job: UploadJob
+  attempts: number
+  resolve: (summary: IngestSummary) => void
+  reject: (error: Error) => void
+}
+
+interface Thread {
+  worker: Worker
+  busy: Queued | null
+}
+
+export interface UploadPoolOptions {
+  store: Store
+  /** The store's location: with it (and a compiled worker), uploads are parsed and stored in worker threads. */
+  db?: string
+  /** Uploads accepted at once; one more is refused (503). */
+  capacity: number
+  /** Worker threads; default 1 on SQLite, 2 on PostgreSQL. */
+  workers?: number | null
+  /** Set false to parse and store on this thread even when workers are possible. */
+  worker?: boolean
+}
+
+/**
+ * Uploads are parsed and stored off the HTTP thread, in worker threads with store connections of their own, fed by
+ * a bounded FIFO queue. A request takes a slot before its body is read, so a full queue is refused at once (503)
+ * instead of buffering bodies it cannot store soon; an accepted upload is always stored, even when its client went
+ * away, and `close()` waits for every accepted one. Without a file or URL to open a second connection (`:memory:`)
+ * or a compiled worker (running from TypeScript sources), uploads run on this thread, one at a time.
+ */
+export class UploadPool {
+  readonly kind: 'worker' | 'in-process'
+  private readonly threads: Thread[] = []
+  private readonly waiting: Queued[] = []
+  private accepted = 0
+  private running = 0
+  private readonly size: number
+  private closed = false
+  private drained: (() => void) | null = null
+  /** Recent upload durations, to tell a refused client when to come back. */
+  private meanMs = 1000
+  private seq = 0
+
+  constructor(private readonly opts: UploadPoolOptions) {
+    const db = opts.db
+    const canWork = opts.worker !== false && db !== undefined && db !== ':memory:'
+    this.kind = canWork && existsSync(fileURLToPath(WORKER_URL)) ? 'worker' : 'in-process'
+    this.size = this.kind === 'in-process' ? 1 : (opts.workers ?? (opts.store.kind === 'postgres' ? 2 : 1))
+  }
+
+  stats(): UploadPoolStats {
+    return { accepted: this.accepted, running: this.running, capacity: this.opts.capacity, workers: this.size }
+  }
+
+  /** A slot for one more upload, or null when the queue is full (or the server is closing). */
+  reserve(): UploadSlot | null {
+    if (this.closed || this.accepted >= this.opts.capacity) return null
+    this.accepted++
+    return { state: 'reserved' }
+  }
+
+  /** Gives back a slot whose request ended before its upload was queued (a bad request, an aborted body). */
+  release(slot: UploadSlot): void {
+    if (slot.state !== 'reserved') return
+    slot.state = 'done'
+    this.finish()
+  }
+
+  /** Seconds a refused client should wait: the queue ahead of it, at the recent pace, over the workers. */
+  retryAfterSeconds(): number {
+    const seconds = Math.ceil((this.accepted * this.meanMs) / this.size / 1000)
+    return Math.min(60, Math.max(1, seconds))
+  }
+
+  /** Parses and stores an upload that holds `slot`; resolves once it is committed (or refused by its content). */
+  run(slot: UploadSlot, job: UploadJob): Promise<IngestSummary> {
+    if (slot.state !== 'reserved') return Promise.reject(new Error('upload slot already used'))
+    slot.state = 'running'
+    const started = performance.now()
+    return new Promise<IngestSummary>((resolve, reject) => {
+      this.waiting.push({ job, attempts: 0, resolve, reject })
+      this.pump()
+    }).finally(() => {
+      this.meanMs = this.meanMs * 0.8 + (performance.now() - started) * 0.2
+      slot.state = 'done'
+      this.finish()
+    })
+  }
+
+  /** Refuses new uploads, waits for every accepted one to be stored, then stops the workers. */
+  async close(): Promise<void> {
+    this.closed = true
+    if (this.accepted > 0) await new Promise<void>((resolve) => (this.drained = resolve))
+    await Promise.all(this.threads.map((t) => t.worker.terminate()))
+    this.threads.length = 0
+  }
+
+  private finish(): void {
+    this.accepted--
+    if (this.accepted === 0) this.drained?.()
+  }
+
+  private pump(): void {
+    while (this.waiting.length > 0 && this.running < this.size) {
+      const next = this.waiting.shift()!
+      this.running++
+      if (this.kind === 'in-process') void this.runHere(next)
+      else this.dispatch(next)
+    }
+  }
+
+  private async runHere(q: Queued): Promise<void> {
+    try {
+      q.resolve(await ingestUpload(this.opts.store, q.job))
+    } catch (error) {
+      q.reject(error as Error)
+    } finally {
+      this.running--
+      this.pump()
+    }
+  }
+
+  private dispatch(q: Queued): void {
+    const thread = this.threads.find((t) => t.busy === null) ?? this.spawn()
+    thread.busy = q
+    q.attempts++
+    // Copied, not transferred: if the worker dies mid-upload, the bytes are still here to give to another one.
+    thread.worker.postMessage({ id: ++this.seq, job: q.job } satisfies UploadRequest)
+  }
+
+  private spawn(): Thread {
+    const worker = new Worker(WORKER_URL, { workerData: { db: this.opts.db! } satisfies UploadWorkerData })
+    // A worker must never keep a process alive that is otherwise done (a test that forgot to close the app).
+    worker.unref()
+    const thread: Thread = { worker, busy: null }
+    this.threads.push(thread)
+    const done = () => {
+      thread.busy = null
+      this.running--
+      this.pump()
+    }
+    worker.on('message', (reply: UploadReply) => {
+      const q = thread.busy
+      if (!q) return
+      done()
+      if ('error' in reply) q.reject(new StoreError(reply.error))
+      else q.resolve(reply.summary)
+    })
+    worker.on('error', () => undefined)
+    worker.on('exit', (code) => {
+      const at = this.threads.indexOf(thread)
+      if (at >= 0) this.threads.splice(at, 1)
+      const q = thread.busy
+      if (!q) return
+      // The worker's transaction died with it, so the report is not half stored: give it to another worker.
+      done()
+      if (q.attempts >= MAX_ATTEMPTS || this.closed) {
+        q.reject(new StoreError(`the upload worker stopped (exit code ${code}) ${q.attempts} times on this upload`))
+      } else {
+        this.waiting.unshift(q)
+        this.pump()
+      }
+    })
+    return thread
+  }
+}
