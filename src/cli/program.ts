@@ -36,6 +36,10 @@ export function addRunFlags(cmd: Command): Command {
     .option('--artifacts-url <url>', 'URL of this run’s CI artifacts')
     .addOption(new Option('--run-status <status>', 'run status').choices(['complete', 'interrupted', 'unknown']))
     .option('--env <key=value>', 'environment facet (repeatable)', collect, [])
+    .option(
+      '--root <dir>',
+      "repository root that absolute test paths are made relative to (default: FLAKEWATCH_ROOT, the config's root, else the git repository)",
+    )
 }
 
 /** The flags that say where a pull-request comment goes; `comment`, `gate --comment` and `run --comment` share them. */

@@ -11,6 +11,8 @@ export interface ResolvedConfig {
   db: string
   suite: string
   defaultBranch: string
+  /** `root` as written (see `resolveRepoRoot`); null when unset. */
+  root: string | null
   /** Analysis overrides, passed to the analysis engine's own resolver. */
   analysis: NonNullable<FlakewatchConfigInput['analysis']>
   successRate: typeof DEFAULTS.successRate
@@ -43,6 +45,7 @@ export function resolveConfig(raw: unknown, source = 'config'): Omit<ResolvedCon
     db: c.db ?? DEFAULTS.db,
     suite: c.suite ?? DEFAULTS.suite,
     defaultBranch: c.defaultBranch ?? DEFAULTS.defaultBranch,
+    root: c.root ?? null,
     analysis: c.analysis ?? {},
     successRate: { ...DEFAULTS.successRate, ...c.successRate },
     quarantine: { ...DEFAULTS.quarantine, ...c.quarantine },

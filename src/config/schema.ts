@@ -125,6 +125,11 @@ export const ConfigSchema = z
     $schema: z.string().optional(),
     /** SQLite file or postgres:// URL. */
     db: z.string().min(1).optional(),
+    /**
+     * The repository root test paths are made relative to, relative to the working directory. Default: the git
+     * repository around it.
+     */
+    root: z.string().min(1).optional(),
     /** Suite name used when neither --suite nor FLAKEWATCH_SUITE is given. */
     suite: z.string().min(1).optional(),
     /** The branch whose runs always count for success rates. */
