@@ -87,7 +87,8 @@ describe('flakewatch gate', () => {
   })
 })
 
-describe('flakewatch run with a real test runner (vitest from npm)', () => {
+// Each case starts real Vitest runs, several on a loaded machine; the default 30 s is too short there.
+describe('flakewatch run with a real test runner (vitest from npm)', { timeout: 180_000 }, () => {
   const project = {
     'vitest.config.mjs': "export default { test: { include: ['*.test.mjs'] } }\n",
     'a.test.mjs': "import { test, expect } from 'vitest'\ntest('adds', () => expect(1 + 1).toBe(2))\n",

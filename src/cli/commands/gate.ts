@@ -1,6 +1,7 @@
 import { appendFileSync, existsSync, writeFileSync } from 'node:fs'
 import type { Format } from '../../ingest/formats.js'
 import { parseReport } from '../../ingest/parse-report.js'
+import { relativeToRoot } from '../../ingest/repo-root.js'
 import { sourceFromFile } from '../../ingest/source.js'
 import { isFailure, makeTestId, type Result } from '../../model.js'
 import { buildReportBatch } from '../../pipeline/build-batch.js'
@@ -12,7 +13,7 @@ import { rewriteJunit, type JunitInput } from '../../quarantine/junit-rewrite.js
 import { suiteHints } from '../../quarantine/suite-hints.js'
 import { InputError } from '../../errors.js'
 import { emitJson, renderMarkdownTable, sanitizeCell, type Io } from '../output.js'
-import { runContextFromFlags, type RunFlags } from './ingest.js'
+import { repoRootFromFlags, runContextFromFlags, type RunFlags } from './ingest.js'
 import { appendAll } from '../../extent.js'
 
 export interface GateCommandOptions extends RunFlags {
@@ -43,13 +44,14 @@ export async function readJobResults(inputs: string[], opts: GateCommandOptions,
   const { files, missing } = await expandInputs(inputs)
   if (missing.length) throw new InputError(`no report matches ${missing.map((m) => `"${m}"`).join(', ')}`)
   const context = runContextFromFlags(opts, io.env)
+  const root = repoRootFromFlags(opts, io.env)
   const results: Result[] = []
   const scopes = new Map<Result, RunScope>()
   let junit: JunitInput[] | null = []
   for (const file of files) {
     const parsed = await parseReport(sourceFromFile(file), { format: opts.format })
     const hash = await hashFile(file)
-    const runs = buildReportBatch({ parsed, file, contentHash: hash, context }).runs
+    const runs = buildReportBatch({ parsed, file, contentHash: hash, context, root }).runs
     for (const run of runs) {
       const scope = { branch: run.run.branch, env: run.run.env }
       for (const r of run.results) {
@@ -60,7 +62,7 @@ export async function readJobResults(inputs: string[], opts: GateCommandOptions,
     // The JUnit parser reads one case per <testcase>, in order: what the gated copy needs to find them again.
     if (parsed.format === 'junit' && junit) {
       const suite = runs[0]?.run.suite ?? ''
-      junit.push({ file, caseIds: parsed.cases.map((c) => makeTestId(suite, c.module, c.name)) })
+      junit.push({ file, caseIds: parsed.cases.map((c) => makeTestId(suite, relativeToRoot(c.module, root), c.name)) })
     } else junit = null
   }
   return { results, scopes, junit }
