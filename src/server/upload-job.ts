@@ -23,7 +23,10 @@ export async function ingestUpload(store: Store, job: UploadJob): Promise<Ingest
     const source = file.path
       ? sourceFromFile(file.path, file.name)
       : // A view, not a copy: a message gives the worker a plain Uint8Array.
-        sourceFromBuffer(file.name, Buffer.from(file.content!.buffer, file.content!.byteOffset, file.content!.byteLength))
+        sourceFromBuffer(
+          file.name,
+          Buffer.from(file.content!.buffer, file.content!.byteOffset, file.content!.byteLength),
+        )
     const one = await ingestSource(source, file.hash, {
       store,
       context: job.context,
