@@ -106,6 +106,10 @@ Examples:
       .argument('<inputs...>', 'report files, directories or globs')
       .option('--url <url>', 'the server (default: FLAKEWATCH_URL)')
       .option('--token <token>', 'a write token (default: FLAKEWATCH_WRITE_TOKEN)')
+      .option(
+        '--project <key>',
+        'the project on a multi-project server (default: FLAKEWATCH_PROJECT or the CI repository slug)',
+      )
       .addOption(new Option('--format <format>', 'report format (default: detected by the server)').choices(FORMATS))
       .option('--replace', 'overwrite a run that is already stored')
       .option('--retries <n>', 'retries of a 5xx, 429 or network error, with backoff (default 3)')

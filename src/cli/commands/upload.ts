@@ -3,6 +3,7 @@ import { extname } from 'node:path'
 import { InputError } from '../../errors.js'
 import { retryingFetch } from '../../http/retrying-fetch.js'
 import { expandInputs } from '../../pipeline/ingest-files.js'
+import { projectKey } from '../../pipeline/project-key.js'
 import type { RunContext } from '../../pipeline/run-context.js'
 import { emitJson, type Io } from '../output.js'
 import { repoRootFromFlags, runContextFromFlags, type RunFlags } from './ingest.js'
@@ -10,6 +11,7 @@ import { repoRootFromFlags, runContextFromFlags, type RunFlags } from './ingest.
 export interface UploadCommandOptions extends RunFlags {
   url?: string
   token?: string
+  project?: string
   format?: string
   replace?: boolean
   strict?: boolean
@@ -80,6 +82,8 @@ export async function upload(inputs: string[], opts: UploadCommandOptions, io: I
   const context = runContextFromFlags(opts, io.env)
   // The server cannot know this checkout: it is told the root, so that ids match `flakewatch ingest` here.
   const root = repoRootFromFlags(opts, io.env)
+  // Sent as a header, which a single-project server ignores: the same job works against either kind.
+  const project = projectKey(opts.project, io.env)
   const endpoint = `${base.replace(/\/+$/, '')}/api/v1/reports`
   const entries: UploadEntry[] = []
   for (const file of files) {
@@ -92,6 +96,7 @@ export async function upload(inputs: string[], opts: UploadCommandOptions, io: I
         headers: {
           'content-type': contentTypeFor(file),
           ...(token ? { authorization: `Bearer ${token}` } : {}),
+          ...(project ? { 'x-flakewatch-project': project } : {}),
         },
         body,
       },
