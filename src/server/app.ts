@@ -64,7 +64,7 @@ export interface AppDeps {
   webRoot?: string | null
   /** Runs older than this have probably lost their CI artifacts; the heatmap dims them. Default 30. */
   artifactExpiryDays?: number
-  cache?: Pick<SnapshotCacheOptions, 'ttlMs' | 'maxAgeMs' | 'maxEntries'>
+  cache?: Pick<SnapshotCacheOptions, 'ttlMs' | 'maxAgeMs' | 'maxEntries' | 'clock'>
 }
 
 declare module 'fastify' {

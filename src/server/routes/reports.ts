@@ -196,7 +196,8 @@ export async function reportRoutes(scope: FastifyInstance, ctx: ServerContext): 
       root: meta.root ?? null,
     }
     const summary: UploadResponse = await ctx.uploads.run(request.flakewatchUploadSlot!, job)
-    if (summary.ingested.length) ctx.cache.invalidate()
+    // Before the answer: the uploader's next read sees its report. Only the tests it touched are re-analysed.
+    if (summary.ingested.length) await ctx.cache.applyWrite(summary.ingested.map((i) => i.run_id))
     request.log.info(
       { ingested: summary.ingested.length, duplicates: summary.duplicates.length, failed: summary.failed.length },
       'upload',

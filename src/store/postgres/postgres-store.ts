@@ -747,6 +747,19 @@ export class PostgresStore implements Store {
     }
   }
 
+  async testsInRuns(runIds: string[]): Promise<string[]> {
+    try {
+      const { rows } = await this.db.query<{ test_id: string }>(
+        `SELECT DISTINCT t.test_id FROM runs r JOIN results s ON s.run = r.id JOIN tests t ON t.id = s.test
+         WHERE r.run_id = ANY($1::text[])`,
+        [[...new Set(runIds)]],
+      )
+      return rows.map((r) => r.test_id)
+    } catch (error) {
+      throw this.wrap('tests of runs', error)
+    }
+  }
+
   async getTestHistory(testId: string, opts: { limit?: number } = {}): Promise<TestHistory | null> {
     const t = await this.db.query<{ id: number; test_id: string } & Omit<TestRef, 'testId'>>(
       'SELECT id, test_id, suite, module, name, file FROM tests WHERE test_id = $1',
