@@ -36,6 +36,10 @@ export function addRunFlags(cmd: Command): Command {
     .option('--artifacts-url <url>', 'URL of this run’s CI artifacts')
     .addOption(new Option('--run-status <status>', 'run status').choices(['complete', 'interrupted', 'unknown']))
     .option('--env <key=value>', 'environment facet (repeatable)', collect, [])
+    .option(
+      '--root <dir>',
+      "repository root that absolute test paths are made relative to (default: FLAKEWATCH_ROOT, the config's root, else the git repository)",
+    )
 }
 
 /** The flags that say where a pull-request comment goes; `comment`, `gate --comment` and `run --comment` share them. */
@@ -102,6 +106,10 @@ Examples:
       .argument('<inputs...>', 'report files, directories or globs')
       .option('--url <url>', 'the server (default: FLAKEWATCH_URL)')
       .option('--token <token>', 'a write token (default: FLAKEWATCH_WRITE_TOKEN)')
+      .option(
+        '--project <key>',
+        'the project on a multi-project server (default: FLAKEWATCH_PROJECT or the CI repository slug)',
+      )
       .addOption(new Option('--format <format>', 'report format (default: detected by the server)').choices(FORMATS))
       .option('--replace', 'overwrite a run that is already stored')
       .option('--retries <n>', 'retries of a 5xx, 429 or network error, with backoff (default 3)')

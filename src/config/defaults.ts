@@ -1,5 +1,12 @@
 import type { NotificationEvent } from '../store/notifications.js'
 
+/** One project of a multi-project server. */
+export interface ProjectConfig {
+  db: string
+  writeTokens?: Record<string, string>
+  readToken: string
+}
+
 /** One webhook as the config file gives it (see `config/schema.ts`). */
 export interface WebhookConfig {
   name: string
@@ -32,6 +39,8 @@ export const DEFAULTS = {
     owner: null as string | null,
   },
   codeowners: { file: null as string | null, dialect: 'auto' as 'auto' | 'github' | 'gitlab', enabled: true },
+  /** Many repositories on one server: project key → store and tokens. Empty: one project, as before. */
+  projects: {} as Record<string, ProjectConfig>,
   notifications: {
     webhooks: [] as WebhookConfig[],
     expiringWithinDays: 3,
@@ -48,6 +57,8 @@ export const DEFAULTS = {
     /** Named write tokens, name → token: the name is the audit trail's actor. */
     writeTokens: {} as Record<string, string>,
     readToken: null as string | null,
+    defaultProject: null as string | null,
+    orgToken: null as string | null,
     bodyLimitMb: 50,
     /** Uploads accepted at once (receiving, waiting or being stored); one more is answered 503 with Retry-After. */
     uploadQueue: 16,

@@ -11,6 +11,8 @@ export interface ResolvedConfig {
   db: string
   suite: string
   defaultBranch: string
+  /** `root` as written (see `resolveRepoRoot`); null when unset. */
+  root: string | null
   /** Analysis overrides, passed to the analysis engine's own resolver. */
   analysis: NonNullable<FlakewatchConfigInput['analysis']>
   successRate: typeof DEFAULTS.successRate
@@ -18,6 +20,7 @@ export interface ResolvedConfig {
   server: typeof DEFAULTS.server
   codeowners: typeof DEFAULTS.codeowners
   notifications: typeof DEFAULTS.notifications
+  projects: typeof DEFAULTS.projects
   /** The file the config came from, if any. */
   file: string | null
 }
@@ -43,12 +46,14 @@ export function resolveConfig(raw: unknown, source = 'config'): Omit<ResolvedCon
     db: c.db ?? DEFAULTS.db,
     suite: c.suite ?? DEFAULTS.suite,
     defaultBranch: c.defaultBranch ?? DEFAULTS.defaultBranch,
+    root: c.root ?? null,
     analysis: c.analysis ?? {},
     successRate: { ...DEFAULTS.successRate, ...c.successRate },
     quarantine: { ...DEFAULTS.quarantine, ...c.quarantine },
     server: { ...DEFAULTS.server, ...c.server },
     codeowners: { ...DEFAULTS.codeowners, ...c.codeowners },
     notifications: { ...DEFAULTS.notifications, ...c.notifications },
+    projects: c.projects ?? {},
   }
 }
 
@@ -110,6 +115,13 @@ export function loadConfig(opts: LoadConfigOptions = {}): ResolvedConfig {
   if (env.FLAKEWATCH_DEFAULT_BRANCH) config.defaultBranch = env.FLAKEWATCH_DEFAULT_BRANCH
   if (env.FLAKEWATCH_WRITE_TOKEN) config.server.writeToken = env.FLAKEWATCH_WRITE_TOKEN
   if (env.FLAKEWATCH_READ_TOKEN) config.server.readToken = env.FLAKEWATCH_READ_TOKEN
+  if (env.FLAKEWATCH_ORG_TOKEN) config.server.orgToken = env.FLAKEWATCH_ORG_TOKEN
+  // A project's SQLite file is relative to the config file, as `db` is.
+  if (file) {
+    for (const p of Object.values(config.projects)) {
+      if (!/^postgres(ql)?:/.test(p.db) && p.db !== ':memory:' && !isAbsolute(p.db)) p.db = resolve(dirname(file), p.db)
+    }
+  }
   if (env.FLAKEWATCH_WRITE_TOKENS) {
     config.server.writeTokens = { ...config.server.writeTokens, ...parseNamedTokens(env.FLAKEWATCH_WRITE_TOKENS) }
   }

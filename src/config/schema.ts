@@ -95,6 +95,29 @@ const WebhookSchema = z
   .refine((w) => (w.url === undefined) !== (w.urlEnv === undefined), 'give exactly one of url and urlEnv')
   .refine((w) => !(w.secret !== undefined && w.secretEnv !== undefined), 'give at most one of secret and secretEnv')
 
+/** Projects one server may hold: each has its own store, tokens and analysis worker. */
+export const MAX_PROJECTS = 500
+
+/** A repository slug (`acme/shop`, `group/sub/repo`): letters, digits, `_ . - /`. */
+export const PROJECT_KEY = /^[A-Za-z0-9][A-Za-z0-9_./-]{0,199}$/
+
+const tokenName = z.string().regex(/^[A-Za-z0-9_.@-]{1,64}$/, 'token names are 1–64 letters, digits, _ . @ or -')
+
+const ProjectSchema = z
+  .object({
+    /** The project's own store: a SQLite file, or a PostgreSQL URL (one `?schema=` per project). */
+    db: z.string().min(1),
+    /** Write tokens of this project only, name → token. */
+    writeTokens: z.record(tokenName, z.string().min(8)).optional(),
+    /** Reads of this project; required, so that one project's data is never open to another's users. */
+    readToken: z.string().min(8),
+  })
+  .strict()
+
+const ProjectsSchema = z
+  .record(z.string().regex(PROJECT_KEY, 'project keys are repository slugs: letters, digits, _ . - /'), ProjectSchema)
+  .refine((p) => Object.keys(p).length <= MAX_PROJECTS, `at most ${MAX_PROJECTS} projects`)
+
 const NotificationsSchema = z
   .object({
     webhooks: z
@@ -125,6 +148,11 @@ export const ConfigSchema = z
     $schema: z.string().optional(),
     /** SQLite file or postgres:// URL. */
     db: z.string().min(1).optional(),
+    /**
+     * The repository root test paths are made relative to, relative to the working directory. Default: the git
+     * repository around it.
+     */
+    root: z.string().min(1).optional(),
     /** Suite name used when neither --suite nor FLAKEWATCH_SUITE is given. */
     suite: z.string().min(1).optional(),
     /** The branch whose runs always count for success rates. */
@@ -170,6 +198,8 @@ export const ConfigSchema = z
       .partial()
       .strict()
       .optional(),
+    /** Many repositories on one server (docs/projects.md): project key → its store and tokens. */
+    projects: ProjectsSchema.optional(),
     /** Webhooks on test state changes (docs/notifications.md). */
     notifications: NotificationsSchema.optional(),
     server: z
@@ -182,6 +212,10 @@ export const ConfigSchema = z
           z.string().min(8),
         ),
         readToken: z.string().min(8).nullable(),
+        /** With `projects`: the project of a request that names none. */
+        defaultProject: z.string().regex(PROJECT_KEY).nullable(),
+        /** With `projects`: reads the organisation overview and the project list. */
+        orgToken: z.string().min(8).nullable(),
         bodyLimitMb: z.number().gt(0).max(1024),
         uploadQueue: z.number().int().min(1).max(1000),
         uploadWorkers: z.number().int().min(1).max(16).nullable(),

@@ -45,6 +45,8 @@ interface JestAssertion {
   invocations?: number | null
   /** Failure messages of the tries before the last (jest.retryTimes). */
   retryReasons?: string[] | null
+  /** Written by Vitest's `json` reporter (never by Jest): tells the two dialects apart. */
+  meta?: unknown
 }
 
 const STATUS: Record<JestStatus, ResultStatus> = {
@@ -57,6 +59,9 @@ const STATUS: Record<JestStatus, ResultStatus> = {
   disabled: 'skipped',
 }
 
+/** How Vitest joins describe titles and the test title in its JUnit report and its own full names. */
+const VITEST_SEPARATOR = ' > '
+
 /** jest-junit's name for a file that failed before any test ran; used too, so both formats give one id. */
 const SUITE_FAILED = 'Test suite failed to run'
 
@@ -68,6 +73,7 @@ const assertion = z.object({
   failureMessages: z.array(z.string()).nullish(),
   invocations: z.number().int().nonnegative().nullish(),
   retryReasons: z.array(z.string()).nullish(),
+  meta: z.unknown().optional(),
 })
 const schema: z.ZodType<JestReport> = z.object({
   startTime: z.number().nullish(),
@@ -146,7 +152,9 @@ function checkAttemptCount(file: string, where: string, a: JestAssertion, max: n
 
 function toCase(module: string, a: JestAssertion): ParsedCase {
   const status = STATUS[a.status]
-  const name = [...(a.ancestorTitles ?? []), a.title].join(' › ')
+  // Each runner's own joiner, as its JUnit report and flakewatch's reporter for it write the name: Vitest's ` > `,
+  // Jest's ` › `. One test then has one id whichever of its reports is ingested.
+  const name = [...(a.ancestorTitles ?? []), a.title].join(a.meta !== undefined ? VITEST_SEPARATOR : ' › ')
   const failure = splitFailure(stripAnsi((a.failureMessages ?? []).join('\n\n')))
   const reasons = a.retryReasons ?? []
   const earlier = Math.max(reasons.length, (a.invocations ?? 1) - 1)

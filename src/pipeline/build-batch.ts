@@ -1,4 +1,5 @@
 import { ReportLimitError } from '../errors.js'
+import { relativeToRoot } from '../ingest/repo-root.js'
 import { trustCase, trustRun } from '../ingest/trust.js'
 import type { ParsedCase, ParsedReport, ParsedStream } from '../ingest/types.js'
 import { IngestWarnings } from '../ingest/warnings.js'
@@ -24,6 +25,8 @@ export interface BuildBatchInput {
   contentHash: string
   /** CLI flags and CI variables; they win over what the report says. */
   context: RunContext
+  /** Absolute test paths inside this directory become relative to it (see `resolveRepoRoot`). */
+  root?: string | null
 }
 
 function facetKey(env: EnvFacets | undefined): string {
@@ -47,9 +50,13 @@ function runIdFor(baseRunId: string, key: string): string {
  * `index` is the case's place in the report: its execution order unless the parser knew better (start times), so
  * that order-dependency hints work on every format that lists tests in the order they ran.
  */
-function toResult(c: ParsedCase, suite: string, index: number): Result {
+function toResult(c: ParsedCase, suite: string, index: number, root: string | null | undefined): Result {
+  // A report with absolute paths (Jest's JSON, CTRF) names the same file differently on each machine, and
+  // differently from the formats that write relative paths: relative to the repository, the test has one id.
+  const module = root ? relativeToRoot(c.module, root) : c.module
+  const file = root && c.file !== null ? relativeToRoot(c.file, root) : c.file
   return {
-    test: { testId: makeTestId(suite, c.module, c.name), suite, module: c.module, name: c.name, file: c.file },
+    test: { testId: makeTestId(suite, module, c.name), suite, module, name: c.name, file },
     status: c.status,
     flakyOnRetry: c.flakyOnRetry,
     durationMs: c.durationMs,
@@ -89,7 +96,7 @@ export function buildReportBatch(input: BuildBatchInput): ReportBatch {
     const key = facetKey(c.env)
     let g = groups.get(key)
     if (!g) groups.set(key, (g = { env: c.env, results: [] }))
-    g.results.push(toResult(trustCase(c), suite, index))
+    g.results.push(toResult(trustCase(c), suite, index, input.root))
   })
   if (groups.size === 0) groups.set('', { env: undefined, results: [] })
   const now = Date.now()
@@ -108,6 +115,8 @@ export interface BuildStreamInput {
   limits?: Partial<IngestLimits>
   /** The moment of ingest (epoch ms): untrusted run times are replaced by it. */
   now?: number
+  /** Absolute test paths inside this directory become relative to it (see `resolveRepoRoot`). */
+  root?: string | null
 }
 
 interface RunGroup {
@@ -174,7 +183,7 @@ export function buildReportStream(input: BuildStreamInput): { stream: ReportStre
           lastEnv = c.env
           lastResults = list
         }
-        lastResults.push(toResult(trustCase(c, warnings), suite, index++))
+        lastResults.push(toResult(trustCase(c, warnings), suite, index++, input.root))
       }
       const batch: RunBatch[] = []
       for (const [g, results] of out) batch.push({ run: g.run, results })

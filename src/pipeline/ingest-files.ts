@@ -41,6 +41,8 @@ export interface IngestSourceOptions {
   replace?: boolean
   /** Limits on counts from the report (attempts per result); defaults in `src/limits.ts`. */
   limits?: Partial<IngestLimits>
+  /** Absolute test paths inside this directory become relative to it (see `resolveRepoRoot`). */
+  root?: string | null
 }
 
 export interface IngestFilesOptions extends IngestSourceOptions {
@@ -112,6 +114,7 @@ export async function ingestSource(
       contentHash,
       context: opts.context,
       limits,
+      root: opts.root,
     })
     const outcomes = await opts.store.ingestStream(stream, {
       replace: opts.replace,

@@ -11,6 +11,11 @@ export function escapeXml(text: string): string {
   return text.replace(INVALID_XML, '').replace(/[&<>"']/g, (c) => XML_ESCAPES[c]!)
 }
 
+/** What a quarantined failure's `<skipped message>` says: the quarantine or rule, its reason and owner. */
+export function skipMessage(q: Forgiver): string {
+  return `quarantined${q.rule ? ` by rule ${q.rule}` : ''}: ${q.reason}${q.owner ? ` (owner: ${q.owner})` : ''}`
+}
+
 /**
  * A JUnit copy of the job's results in which quarantined failures are `<skipped>` with the quarantine reason, so
  * that CI UIs show them without failing. Expired quarantines forgive nothing here either. Other results keep their status and message.
@@ -34,9 +39,7 @@ export function formatJunit(results: Result[], forgiverOf: (r: Result) => Forgiv
       const open = `    <testcase classname="${escapeXml(module)}" name="${escapeXml(r.test.name)}" time="${time}"`
       if (isFailure(r.status) && q) {
         skipped++
-        cases.push(
-          `${open}>\n      <skipped message="${escapeXml(`quarantined${q.rule ? ` by rule ${q.rule}` : ''}: ${q.reason}${q.owner ? ` (owner: ${q.owner})` : ''}`)}"/>\n    </testcase>`,
-        )
+        cases.push(`${open}>\n      <skipped message="${escapeXml(skipMessage(q))}"/>\n    </testcase>`)
       } else if (isFailure(r.status)) {
         const tag = r.status === 'error' ? 'error' : 'failure'
         if (tag === 'error') errors++

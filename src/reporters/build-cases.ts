@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import type { ParsedCase, ParsedReport } from '../ingest/types.js'
 import { isFailure } from '../model.js'
+import { resolveRepoRoot } from '../ingest/repo-root.js'
 import { buildReportBatch } from '../pipeline/build-batch.js'
 import { envRunContext, mergeContexts, type RunContext } from '../pipeline/run-context.js'
 import type { ReportBatch } from '../store/store.js'
@@ -44,12 +45,14 @@ type Env = Record<string, string | undefined>
  */
 export function prepareRecording(
   report: RecordedReport,
-  opts: { suite: string | undefined; env: Env; source: string },
+  opts: { suite: string | undefined; env: Env; source: string; cwd?: string },
 ): Recording {
   const context = mergeContexts(envRunContext(opts.env), { suite: opts.suite })
   // The hash names a local run (no CI run id) and recognises a second write of the very same content.
   const contentHash = createHash('sha256').update(JSON.stringify(report)).digest('hex')
-  const batch = buildReportBatch({ parsed: report, file: opts.source, contentHash, context })
+  // The same root as `flakewatch ingest` run in the project: the runners give absolute file paths.
+  const root = resolveRepoRoot(opts.env.FLAKEWATCH_ROOT, null, opts.cwd ?? process.cwd())
+  const batch = buildReportBatch({ parsed: report, file: opts.source, contentHash, context, root })
   return { report, context, batch }
 }
 

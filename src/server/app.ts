@@ -64,7 +64,7 @@ export interface AppDeps {
   webRoot?: string | null
   /** Runs older than this have probably lost their CI artifacts; the heatmap dims them. Default 30. */
   artifactExpiryDays?: number
-  cache?: Pick<SnapshotCacheOptions, 'ttlMs' | 'maxAgeMs' | 'maxEntries'>
+  cache?: Pick<SnapshotCacheOptions, 'ttlMs' | 'maxAgeMs' | 'maxEntries' | 'clock'>
 }
 
 declare module 'fastify' {
@@ -158,8 +158,15 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
 
   app.decorateRequest('flakewatchActor', null)
   app.setErrorHandler(handleError)
-  app.setNotFoundHandler((request) => {
-    throw new NotFoundError(`no route ${request.method} ${request.url.split('?')[0]}`)
+  const webRoot = deps.webRoot === undefined ? findWebRoot() : deps.webRoot
+  app.setNotFoundHandler((request, reply) => {
+    // A person who mistypes a dashboard address gets the dashboard's own "no such page", with a 404 status;
+    // API clients and everything that does not ask for HTML keep the JSON error.
+    const path = request.url.split('?')[0]!
+    if (webRoot && request.method === 'GET' && !path.startsWith(API_PREFIX) && acceptsHtml(request.headers.accept)) {
+      return reply.code(404).header('cache-control', 'no-cache').sendFile('index.html')
+    }
+    throw new NotFoundError(`no route ${request.method} ${path}`)
   })
   app.addHook('onSend', async (request, reply, payload) => {
     void reply.headers(SECURITY_HEADERS)
@@ -186,6 +193,11 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
     },
     { prefix: API_PREFIX },
   )
-  await dashboardRoutes(app, deps.webRoot === undefined ? findWebRoot() : deps.webRoot)
+  await dashboardRoutes(app, webRoot)
   return app
+}
+
+/** Whether a request's Accept header asks for an HTML page, as a browser's navigation does. */
+function acceptsHtml(accept: string | undefined): boolean {
+  return accept !== undefined && /(^|,)\s*text\/html\s*(;|,|$)/.test(accept)
 }

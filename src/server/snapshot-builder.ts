@@ -5,13 +5,15 @@ import type { ResolvedAnalysisConfig } from '../analysis/index.js'
 import { InputError, NotFoundError, StoreError } from '../errors.js'
 import type { Store } from '../store/store.js'
 import type { Selection } from './selection.js'
-import { buildSnapshot, type Snapshot } from './snapshot.js'
+import { buildSnapshot, snapshotDelta, type DeltaBase, type Snapshot, type SnapshotDelta } from './snapshot.js'
 
 /** Builds analysis snapshots, in a worker thread or in this one. */
 export interface SnapshotBuilder {
   readonly kind: 'worker' | 'in-process'
   /** `now` ends the analysis windows; undefined ends them at the newest selected run. */
   build(selection: Selection, now: number | undefined): Promise<Snapshot>
+  /** What writes to `changedRuns` changed in a snapshot (see `snapshotDelta`); null: build in full instead. */
+  delta(selection: Selection, base: DeltaBase, changedRuns: string[]): Promise<SnapshotDelta | null>
   close(): Promise<void>
 }
 
@@ -21,9 +23,13 @@ export interface SnapshotWorkerData {
   cfg: ResolvedAnalysisConfig
 }
 
-export type SnapshotRequest = { id: number; selection: Selection; now: number | undefined }
+type SnapshotAsk =
+  { selection: Selection; now: number | undefined } | { selection: Selection; base: DeltaBase; changedRuns: string[] }
+export type SnapshotRequest = SnapshotAsk & { id: number }
 export type SnapshotReply =
-  { id: number; snapshot: Snapshot } | { id: number; error: { code: string | null; message: string } }
+  | { id: number; snapshot: Snapshot }
+  | { id: number; delta: SnapshotDelta | null }
+  | { id: number; error: { code: string | null; message: string } }
 
 const WORKER_URL = new URL('./snapshot-worker.js', import.meta.url)
 
@@ -49,7 +55,7 @@ function revive(error: { code: string | null; message: string }): Error {
 class WorkerBuilder implements SnapshotBuilder {
   readonly kind = 'worker' as const
   private worker: Worker | null = null
-  private readonly pending = new Map<number, { resolve: (s: Snapshot) => void; reject: (e: Error) => void }>()
+  private readonly pending = new Map<number, { resolve: (reply: SnapshotReply) => void; reject: (e: Error) => void }>()
   private seq = 0
 
   constructor(private readonly data: SnapshotWorkerData) {}
@@ -63,7 +69,7 @@ class WorkerBuilder implements SnapshotBuilder {
       if (!waiting) return
       this.pending.delete(reply.id)
       if ('error' in reply) waiting.reject(revive(reply.error))
-      else waiting.resolve({ ...reply.snapshot, memo: new Map() })
+      else waiting.resolve(reply)
     })
     const fail = (error: Error) => {
       if (this.worker === worker) this.worker = null
@@ -75,14 +81,23 @@ class WorkerBuilder implements SnapshotBuilder {
     return worker
   }
 
-  build(selection: Selection, now: number | undefined): Promise<Snapshot> {
+  private ask(request: SnapshotAsk): Promise<SnapshotReply> {
     this.worker ??= this.spawn()
     const id = ++this.seq
     const worker = this.worker
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject })
-      worker.postMessage({ id, selection, now } satisfies SnapshotRequest)
+      worker.postMessage({ id, ...request } satisfies SnapshotRequest)
     })
+  }
+
+  async build(selection: Selection, now: number | undefined): Promise<Snapshot> {
+    const reply = (await this.ask({ selection, now })) as { snapshot: Snapshot }
+    return { ...reply.snapshot, memo: new Map() }
+  }
+
+  async delta(selection: Selection, base: DeltaBase, changedRuns: string[]): Promise<SnapshotDelta | null> {
+    return ((await this.ask({ selection, base, changedRuns })) as { delta: SnapshotDelta | null }).delta
   }
 
   async close(): Promise<void> {
@@ -115,6 +130,7 @@ export function createSnapshotBuilder(opts: SnapshotBuilderOptions): SnapshotBui
   return {
     kind: 'in-process',
     build: (selection, now) => buildSnapshot(opts.store, selection, { cfg: opts.cfg, now, scanStore: opts.scanStore }),
+    delta: (selection, base, changedRuns) => snapshotDelta(opts.store, selection, base, changedRuns, opts.cfg),
     close: () => Promise.resolve(),
   }
 }

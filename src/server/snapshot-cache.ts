@@ -1,7 +1,7 @@
 import type { Run } from '../model.js'
 import type { RunSummary, Store } from '../store/store.js'
 import { selectionKey, type Selection } from './selection.js'
-import type { Snapshot } from './snapshot.js'
+import { applyDelta, deltaBaseOf, type Snapshot } from './snapshot.js'
 import type { SnapshotBuilder } from './snapshot-builder.js'
 
 export interface SnapshotCacheOptions {
@@ -16,11 +16,15 @@ export interface SnapshotCacheOptions {
   maxAgeMs?: number
   /** Selections kept. Default 8. */
   maxEntries?: number
+  /** The clock for `ttlMs` and `maxAgeMs` (not the analysis clock). Default `Date.now`. */
+  clock?: () => number
   onError?: (error: unknown) => void
 }
 
 interface Built {
   snapshot: Snapshot
+  /** When its last full scan finished, by the cache's clock: incremental updates keep it. */
+  fullAt: number
   /** This process's write counter when the build started. */
   writes: number
   /** The store's fingerprint when the build started. */
@@ -31,6 +35,10 @@ interface Entry {
   selection: Selection
   value?: Built
   pending?: { writes: number; promise: Promise<Snapshot> }
+  /** Runs written through this process since `value` was made, not yet applied to it. */
+  dirty?: Set<string>
+  /** An incremental update waiting its turn: runs written meanwhile join it. */
+  queued?: Promise<Snapshot>
 }
 
 /**
@@ -49,12 +57,15 @@ async function storeFingerprint(store: Store): Promise<string> {
  * Analysis snapshots per run selection, so that the read endpoints answer from memory instead of scanning a
  * million results per request.
  *
- * - A write through this process (`invalidate()`) makes every snapshot unusable: the next read waits for a
- *   fresh one (read-your-writes for the uploader and the dashboard user).
- * - Other instances' writes are found by a cheap probe of the store at most every `ttlMs`; a changed store, or a
- *   snapshot older than `maxAgeMs`, is rebuilt in the background while the old one keeps answering.
- * - Builds run one at a time, in a worker thread when the store allows it (else in this thread, yielding to the
- *   event loop between slices), so a rebuild does not stall other requests.
+ * - A write through this process (`applyWrite(runIds)`) is applied incrementally: only the tests those runs
+ *   touch are re-analysed, from their own history read by index, at the snapshot's analysis clock (see
+ *   `snapshotDelta`). Readers keep the current snapshot until the update is in; the writer can await it.
+ * - The analysis windows move with time (and with the newest run) only at a full rebuild: in the background once
+ *   a snapshot's full scan is `maxAgeMs` old, never on every write.
+ * - Other instances' writes are found by a cheap probe of the store at most every `ttlMs`; a changed store is
+ *   rebuilt in full in the background while the old snapshot keeps answering.
+ * - Builds and updates run one at a time, in a worker thread when the store allows it (else in this thread,
+ *   yielding to the event loop between slices), so that they never stall other requests.
  *
  * No other state changes answers, so any number of stateless instances can serve one store.
  */
@@ -70,17 +81,40 @@ export class SnapshotCache {
   private readonly maxAgeMs: number
   private readonly maxEntries: number
   private readonly now: (() => number) | undefined
+  private readonly clock: () => number
 
   constructor(private readonly opts: SnapshotCacheOptions) {
     this.ttlMs = opts.ttlMs ?? 5000
     this.maxAgeMs = opts.maxAgeMs ?? 60_000
     this.maxEntries = opts.maxEntries ?? 8
     this.now = opts.now
+    this.clock = opts.clock ?? Date.now
   }
 
-  /** A write went through this process: the next read must see it. */
+  /** Something changed that no incremental update covers: the next read waits for a full build. */
   invalidate(): void {
     this.writes++
+    for (const entry of this.entries.values()) {
+      entry.value = undefined
+      entry.dirty = undefined
+    }
+  }
+
+  /**
+   * Runs were written through this process: every snapshot is updated for them, incrementally. Resolves once
+   * every snapshot known now has them, so that the writer's next read sees its write; failures only log, since the
+   * write itself is done (the next full rebuild repairs the snapshot).
+   */
+  applyWrite(runIds: string[]): Promise<void> {
+    this.writes++
+    const updates: Promise<unknown>[] = []
+    for (const [key, entry] of this.entries) {
+      if (!entry.value && !entry.pending) continue
+      entry.dirty ??= new Set()
+      for (const id of runIds) entry.dirty.add(id)
+      updates.push(this.update(key, entry).catch((e) => this.opts.onError?.(e)))
+    }
+    return Promise.all(updates).then(() => undefined)
   }
 
   /** The snapshot of a selection, fresh for this process's writes and at most a probe behind other instances'. */
@@ -100,6 +134,11 @@ export class SnapshotCache {
       this.revalidate(key, entry, value)
       return Promise.resolve(value.snapshot)
     }
+    if (value) {
+      // A write is being applied: answer from the snapshot before it rather than wait.
+      if (!entry.queued) this.update(key, entry).catch((e) => this.opts.onError?.(e))
+      return Promise.resolve(value.snapshot)
+    }
     return this.build(key, entry)
   }
 
@@ -109,10 +148,10 @@ export class SnapshotCache {
    */
   value<T>(key: string, compute: () => Promise<T>): Promise<T> {
     const hit = this.values.get(key)
-    if (hit && hit.writes === this.writes && Date.now() - hit.at < this.ttlMs) return hit.promise as Promise<T>
+    if (hit && hit.writes === this.writes && this.clock() - hit.at < this.ttlMs) return hit.promise as Promise<T>
     const promise = compute()
     promise.catch(() => this.values.delete(key))
-    this.values.set(key, { writes: this.writes, at: Date.now(), promise })
+    this.values.set(key, { writes: this.writes, at: this.clock(), promise })
     return promise
   }
 
@@ -122,15 +161,15 @@ export class SnapshotCache {
   }
 
   private revalidate(key: string, entry: Entry, value: Built): void {
-    if (Date.now() - this.probedAt >= this.ttlMs) this.probe().catch((e) => this.opts.onError?.(e))
+    if (this.clock() - this.probedAt >= this.ttlMs) this.probe().catch((e) => this.opts.onError?.(e))
     const changed = this.fingerprint !== null && value.fingerprint !== this.fingerprint
-    const old = Date.now() - value.snapshot.computedAt >= this.maxAgeMs
+    const old = this.clock() - value.fullAt >= this.maxAgeMs
     if ((changed || old) && !entry.pending) this.build(key, entry).catch((e) => this.opts.onError?.(e))
   }
 
   private probe(): Promise<string> {
     if (!this.probing) {
-      this.probedAt = Date.now()
+      this.probedAt = this.clock()
       this.probing = storeFingerprint(this.opts.store)
         .then((fp) => (this.fingerprint = fp))
         .finally(() => (this.probing = null))
@@ -146,7 +185,7 @@ export class SnapshotCache {
       promise: this.serial(async () => {
         const fingerprint = await this.probe()
         const snapshot = await this.opts.builder.build(entry.selection, this.now?.())
-        return { snapshot, writes, fingerprint }
+        return { snapshot, writes, fingerprint, fullAt: this.clock() }
       }).then(
         (built) => {
           if (!entry.value || entry.value.writes <= built.writes) entry.value = built
@@ -161,6 +200,42 @@ export class SnapshotCache {
     }
     entry.pending = pending
     return pending.promise
+  }
+
+  /**
+   * Applies the entry's written runs to its snapshot, after whatever build or update is running: a delta computed
+   * where builds run, merged here. A delta that would not be exact or cheap becomes a full build.
+   */
+  private update(key: string, entry: Entry): Promise<Snapshot> {
+    if (entry.queued) return entry.queued
+    const queued = this.serial(async () => {
+      entry.queued = undefined
+      const runs = [...(entry.dirty ?? [])]
+      entry.dirty = undefined
+      const writes = this.writes
+      const value = entry.value
+      // Probed now, after the write: our own write must not look like another instance's.
+      const fingerprint = await storeFingerprint(this.opts.store)
+      this.fingerprint = fingerprint
+      const delta =
+        value && runs.length ? await this.opts.builder.delta(entry.selection, deltaBaseOf(value.snapshot), runs) : null
+      let snapshot: Snapshot
+      let fullAt: number
+      if (value && (delta || runs.length === 0)) {
+        snapshot = delta ? applyDelta(value.snapshot, delta) : value.snapshot
+        fullAt = value.fullAt
+      } else {
+        snapshot = await this.opts.builder.build(entry.selection, this.now?.())
+        fullAt = this.clock()
+      }
+      if (!entry.value || entry.value.writes <= writes) entry.value = { snapshot, writes, fingerprint, fullAt }
+      return snapshot
+    })
+    entry.queued = queued
+    queued.catch(() => {
+      if (entry.queued === queued) entry.queued = undefined
+    })
+    return queued
   }
 
   /** One build at a time: each is a full scan, and two at once would only share the same two cores. */

@@ -1,7 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads'
 import { FlakewatchError } from '../errors.js'
 import { openStore } from '../store/open.js'
-import { buildSnapshot } from './snapshot.js'
+import { buildSnapshot, snapshotDelta } from './snapshot.js'
 import type { SnapshotReply, SnapshotRequest, SnapshotWorkerData } from './snapshot-builder.js'
 
 /** The analysis worker: its own store connection, one build at a time, answers by message. */
@@ -10,9 +10,19 @@ const port = parentPort!
 // Analysis only reads: it must never wait behind an upload's write lock.
 const store = await openStore({ db, env: {}, readOnly: true })
 
+async function answer(request: SnapshotRequest): Promise<SnapshotReply> {
+  if ('base' in request) {
+    return {
+      id: request.id,
+      delta: await snapshotDelta(store, request.selection, request.base, request.changedRuns, cfg),
+    }
+  }
+  return { id: request.id, snapshot: await buildSnapshot(store, request.selection, { cfg, now: request.now }) }
+}
+
 port.on('message', (request: SnapshotRequest) => {
-  buildSnapshot(store, request.selection, { cfg, now: request.now }).then(
-    (snapshot) => port.postMessage({ id: request.id, snapshot } satisfies SnapshotReply),
+  answer(request).then(
+    (reply) => port.postMessage(reply),
     (error: unknown) => {
       const code = error instanceof FlakewatchError ? error.code : null
       const message = error instanceof Error ? error.message : String(error)

@@ -9,7 +9,15 @@ import {
   type ResolvedAnalysisConfig,
   type TestAnalysisJson,
 } from '../analysis/index.js'
-import { isFailure, type HistoryEntry, type ResultStatus, type Run, type VerdictKind } from '../model.js'
+import {
+  isFailure,
+  type HistoryEntry,
+  type ResultStatus,
+  type Run,
+  type TestHistory,
+  type TestRef,
+  type VerdictKind,
+} from '../model.js'
 import type { HistoryFilter, RunSummary, Store } from '../store/store.js'
 import type { HeatCell, TrendDay } from './api-types.js'
 import { runTime, selectRuns, type Selection } from './selection.js'
@@ -54,6 +62,13 @@ export interface SnapshotTest {
   /** Failures in a row at the end of the countable history, and when that streak began. */
   streak: number
   streakSince: number | null
+  /** When it last failed (countable results only), for its suite's health. */
+  lastFailure: number | null
+  /**
+   * Its share of the trends, flat: `[day, flaky, broken, day, flaky, broken, …]` (flaky and broken are 0 or 1), so
+   * that an incremental update can take a re-analysed test's old share out before adding its new one.
+   */
+  days: number[]
 }
 
 export interface SuiteHealth {
@@ -154,7 +169,8 @@ interface DayCount {
  * failed on one revision: the two proofs the verdict also treats as proven flakiness. It counts as **broken** on a
  * day without any pass whose results end a streak of at least `verdict.brokenMinConsecutive` failures in a row.
  */
-function countDays(entries: HistoryEntry[], excluded: Set<string>, brokenMin: number, days: Map<number, DayCount>) {
+function countDays(entries: HistoryEntry[], excluded: Set<string>, brokenMin: number): number[] {
+  const share: number[] = []
   let day = -1
   let passed = false
   let retry = false
@@ -163,11 +179,8 @@ function countDays(entries: HistoryEntry[], excluded: Set<string>, brokenMin: nu
   let revisions: Map<string, number> | null = null
   const close = () => {
     if (day < 0) return
-    let d = days.get(day)
-    if (!d) days.set(day, (d = { flaky: 0, broken: 0, tests: 0, runs: 0 }))
-    d.tests++
-    if (retry || mixed) d.flaky++
-    else if (!passed && streak >= brokenMin) d.broken++
+    const flaky = retry || mixed
+    share.push(day, flaky ? 1 : 0, !flaky && !passed && streak >= brokenMin ? 1 : 0)
   }
   for (const e of entries) {
     if (e.status === 'skipped' || excluded.has(e.run.runId)) continue
@@ -193,6 +206,19 @@ function countDays(entries: HistoryEntry[], excluded: Set<string>, brokenMin: nu
     }
   }
   close()
+  return share
+}
+
+/** Adds (`sign` 1) or takes out (`sign` -1) one test's share of the trends. */
+function addDays(days: Map<number, DayCount>, share: number[], sign: 1 | -1): void {
+  for (let i = 0; i < share.length; i += 3) {
+    const day = share[i]!
+    let d = days.get(day)
+    if (!d) days.set(day, (d = { flaky: 0, broken: 0, tests: 0, runs: 0 }))
+    d.tests += sign
+    d.flaky += sign * share[i + 1]!
+    d.broken += sign * share[i + 2]!
+  }
 }
 
 export const TREND_DEFINITION = {
@@ -208,23 +234,38 @@ function dayString(day: number): string {
   return new Date(day * DAY_MS).toISOString().slice(0, 10)
 }
 
+/** What a snapshot knows of its runs: which are selected, their counts, and the analysis clock. */
+interface RunState {
+  now: number
+  runs: Run[]
+  selected: Set<string>
+  runCounts: Map<string, RunSummary>
+  excludedRuns: Set<string>
+  /** Each selected run's stored time. */
+  runAt: Map<string, number>
+  newestRunAt: number | null
+  heatRuns: Run[]
+  /** The history scan's bounds: only an optimisation, entries are matched by run id. */
+  filter: HistoryFilter
+}
+
 /**
- * Builds the snapshot of one selection: the runs it names, their result counts (for the infrastructure-failure
- * guard), then one scan of the store that analyses each test and fills its heatmap row, trend signals and kiosk
- * facts on the way. Yields to the event loop between slices so that the server keeps answering meanwhile.
+ * The runs a selection names and their per-run counts (the store keeps them, so this reads runs, not results): the
+ * infrastructure-failure guard's input and each run's exact stored time. `now` fixes the analysis clock; without
+ * it the windows end just after the newest selected run.
  */
-export async function buildSnapshot(store: Store, selection: Selection, opts: BuildSnapshotOptions): Promise<Snapshot> {
-  const { cfg } = opts
-  const scanStore = opts.scanStore ?? store
-  const maybePause = slicer()
-  const runs = await selectRuns(store, selection, { now: opts.now, lookbackDays: cfg.scoring.lookbackDays })
+async function runState(
+  store: Store,
+  selection: Selection,
+  cfg: ResolvedAnalysisConfig,
+  now?: number,
+): Promise<RunState> {
+  const runs = await selectRuns(store, selection, { now, lookbackDays: cfg.scoring.lookbackDays })
   const selected = new Set(runs.map((r) => r.runId))
   const base: HistoryFilter = { suite: selection.suite, branch: selection.branch }
-
-  // Per-run counts (the store keeps them, so this reads runs, not results) give the infrastructure-failure guard
-  // its input and each run's exact stored time. Run metadata only approximates that time, hence the margin.
   const runCounts = new Map<string, RunSummary>()
   if (runs.length) {
+    // Run metadata only approximates the stored time, hence the margin.
     const times = runs.map(runTime)
     const near = { ...base, since: minOf(times) - DAY_MS, until: maxOf(times) + DAY_MS }
     for (const s of await store.runSummaries(near)) if (selected.has(s.runId)) runCounts.set(s.runId, s)
@@ -237,111 +278,305 @@ export async function buildSnapshot(store: Store, selection: Selection, opts: Bu
   for (const r of runs) runAt.set(r.runId, runCounts.get(r.runId)?.at ?? runTime(r))
   const ats = [...runAt.values()]
   const newestRunAt = ats.length ? maxOf(ats) : null
-  const now = opts.now ?? (newestRunAt === null ? Date.now() : newestRunAt + 1)
-  // Bounds are only an optimisation: entries are matched by run id below.
-  const filter: HistoryFilter = ats.length ? { ...base, since: minOf(ats), until: newestRunAt! } : base
+  return {
+    now: now ?? (newestRunAt === null ? Date.now() : newestRunAt + 1),
+    runs,
+    selected,
+    runCounts,
+    excludedRuns,
+    runAt,
+    newestRunAt,
+    heatRuns: runs.slice(0, HEATMAP_MAX_RUNS).reverse(),
+    filter: ats.length ? { ...base, since: minOf(ats), until: newestRunAt! } : base,
+  }
+}
 
-  const heatRuns = runs.slice(0, HEATMAP_MAX_RUNS).reverse()
-  const heatCol = new Map(heatRuns.map((r, i) => [r.runId, i]))
-  const blankRow = Buffer.alloc(heatRuns.length, '.')
-  const days = new Map<number, DayCount>()
-  const suiteFailure = new Map<string, number>()
-  const brokenMin = cfg.verdict.brokenMinConsecutive
-  const tests: SnapshotTest[] = []
-  // Order dependency compares tests of one file, so it is found once the scan has seen them all.
-  const order = createOrderIndex(cfg.hints, { now, excludedRuns, lookbackDays: cfg.scoring.lookbackDays })
+/** A test's history cut to the selected runs; null when none of it is selected. */
+function selectedHistory(h: TestHistory, selected: Set<string>): TestHistory | null {
+  let entries = h.entries
+  if (entries.some((e) => !selected.has(e.run.runId))) entries = entries.filter((e) => selected.has(e.run.runId))
+  return entries.length ? { test: h.test, entries } : null
+}
 
-  if (runs.length) {
-    for await (const h of scanStore.scanHistory(filter)) {
-      let entries = h.entries
-      if (entries.some((e) => !selected.has(e.run.runId))) entries = entries.filter((e) => selected.has(e.run.runId))
-      if (entries.length === 0) continue
-      const analysis = analyzeTest({ test: h.test, entries }, cfg, { now, excludedRuns })
-      order.add({ test: h.test, entries })
+/** One test as a snapshot keeps it, from its selected history (without order hints: see `addOrderHints`). */
+function snapshotTestOf(
+  h: TestHistory,
+  state: RunState,
+  heatCol: Map<string, number>,
+  cfg: ResolvedAnalysisConfig,
+): SnapshotTest {
+  const { excludedRuns, now } = state
+  const entries = h.entries
+  const analysis = analyzeTest({ test: h.test, entries }, cfg, { now, excludedRuns })
 
-      const row = Buffer.from(blankRow)
-      let streak = 0
-      let streakSince: number | null = null
-      let lastFailure = -Infinity
-      for (const e of entries) {
-        const col = heatCol.get(e.run.runId)
-        if (col !== undefined) row[col] = cellOf(e).charCodeAt(0)
-        if (e.status === 'skipped' || excludedRuns.has(e.run.runId)) continue
-        if (isFailure(e.status)) {
-          if (streak++ === 0) streakSince = e.run.at
-          if (e.run.at > lastFailure) lastFailure = e.run.at
-        } else {
-          streak = 0
-          streakSince = null
-        }
-      }
-      if (lastFailure > -Infinity) {
-        const suite = h.test.suite
-        suiteFailure.set(suite, Math.max(suiteFailure.get(suite) ?? -Infinity, lastFailure))
-      }
-      countDays(entries, excludedRuns, brokenMin, days)
-      const last5 = entries
-        .slice(-5)
-        .map((e) => cellOf(e))
-        .join('')
-      tests.push({
-        testId: analysis.testId,
-        name: analysis.test.name,
-        module: analysis.test.module,
-        suite: analysis.test.suite,
-        verdict: analysis.verdict,
-        score: analysis.score,
-        confidence: analysis.confidence,
-        failures: analysis.failures,
-        flipRate: analysis.flipRate,
-        runs: analysis.runs,
-        passRate: analysis.passRate,
-        lastStatus: analysis.lastStatus,
-        passRateClass: analysis.passRateClass,
-        row: JSON.stringify(leaderboardRowBase(analysis)),
-        detail: JSON.stringify(toAnalysisJson(analysis)),
-        heat: row.toString('latin1'),
-        last5,
-        streak,
-        streakSince,
-      })
-      await maybePause()
+  const row = Buffer.alloc(state.heatRuns.length, '.')
+  let streak = 0
+  let streakSince: number | null = null
+  let lastFailure = -Infinity
+  for (const e of entries) {
+    const col = heatCol.get(e.run.runId)
+    if (col !== undefined) row[col] = cellOf(e).charCodeAt(0)
+    if (e.status === 'skipped' || excludedRuns.has(e.run.runId)) continue
+    if (isFailure(e.status)) {
+      if (streak++ === 0) streakSince = e.run.at
+      if (e.run.at > lastFailure) lastFailure = e.run.at
+    } else {
+      streak = 0
+      streakSince = null
     }
   }
-  addOrderHints(tests, order.hints())
-  tests.sort(compareMostFlaky)
+  return {
+    testId: analysis.testId,
+    name: analysis.test.name,
+    module: analysis.test.module,
+    suite: analysis.test.suite,
+    verdict: analysis.verdict,
+    score: analysis.score,
+    confidence: analysis.confidence,
+    failures: analysis.failures,
+    flipRate: analysis.flipRate,
+    runs: analysis.runs,
+    passRate: analysis.passRate,
+    lastStatus: analysis.lastStatus,
+    passRateClass: analysis.passRateClass,
+    row: JSON.stringify(leaderboardRowBase(analysis)),
+    detail: JSON.stringify(toAnalysisJson(analysis)),
+    heat: row.toString('latin1'),
+    last5: entries
+      .slice(-5)
+      .map((e) => cellOf(e))
+      .join(''),
+    streak,
+    streakSince,
+    lastFailure: lastFailure > -Infinity ? lastFailure : null,
+    days: countDays(entries, excludedRuns, cfg.verdict.brokenMinConsecutive),
+  }
+}
 
-  for (const at of ats) {
+function heatColumns(state: RunState): Map<string, number> {
+  return new Map(state.heatRuns.map((r, i) => [r.runId, i]))
+}
+
+/** The parts derived from all tests and runs: order, trends and suite health. */
+function assemble(
+  selection: Selection,
+  state: Omit<RunState, 'selected' | 'filter'>,
+  tests: SnapshotTest[],
+  days: Map<number, DayCount>,
+): Snapshot {
+  tests.sort(compareMostFlaky)
+  for (const d of days.values()) d.runs = 0
+  for (const at of state.runAt.values()) {
     const d = Math.floor(at / DAY_MS)
     let c = days.get(d)
     if (!c) days.set(d, (c = { flaky: 0, broken: 0, tests: 0, runs: 0 }))
     c.runs++
   }
-  const trends = [...days.entries()].sort((a, b) => a[0] - b[0]).map(([d, c]) => ({ day: dayString(d), ...c }))
+  const trends = [...days.entries()]
+    .filter(([, c]) => c.tests > 0 || c.runs > 0)
+    .sort((a, b) => a[0] - b[0])
+    .map(([d, c]) => ({ day: dayString(d), ...c }))
 
+  const suiteFailure = new Map<string, number>()
+  for (const t of tests) {
+    if (t.lastFailure !== null)
+      suiteFailure.set(t.suite, Math.max(suiteFailure.get(t.suite) ?? -Infinity, t.lastFailure))
+  }
   const suiteRun = new Map<string, number>()
-  for (const r of runs) suiteRun.set(r.suite, Math.max(suiteRun.get(r.suite) ?? -Infinity, runAt.get(r.runId)!))
+  for (const r of state.runs) {
+    suiteRun.set(r.suite, Math.max(suiteRun.get(r.suite) ?? -Infinity, state.runAt.get(r.runId)!))
+  }
   const suites = [...new Set([...suiteRun.keys(), ...suiteFailure.keys()])].sort().map((suite) => ({
     suite,
     lastFailureAt: suiteFailure.get(suite) ?? null,
     lastRunAt: suiteRun.get(suite) ?? null,
   }))
-
+  const computedAt = Date.now()
   return {
     selection,
-    computedAt: Date.now(),
-    now,
-    runs,
-    heatRuns,
+    computedAt,
+    now: state.now,
+    runs: state.runs,
+    heatRuns: state.heatRuns,
     tests,
     byId: new Map(tests.map((t) => [t.testId, t])),
-    runCounts,
-    excludedRuns,
+    runCounts: state.runCounts,
+    excludedRuns: state.excludedRuns,
     trends,
     suites,
-    newestRunAt,
+    newestRunAt: state.newestRunAt,
     memo: new Map(),
   }
+}
+
+/**
+ * Builds the snapshot of one selection: the runs it names, their result counts (for the infrastructure-failure
+ * guard), then one scan of the store that analyses each test and fills its heatmap row, trend signals and kiosk
+ * facts on the way. Yields to the event loop between slices so that the server keeps answering meanwhile.
+ */
+export async function buildSnapshot(store: Store, selection: Selection, opts: BuildSnapshotOptions): Promise<Snapshot> {
+  const { cfg } = opts
+  const scanStore = opts.scanStore ?? store
+  const maybePause = slicer()
+  const state = await runState(store, selection, cfg, opts.now)
+  const heatCol = heatColumns(state)
+  const days = new Map<number, DayCount>()
+  const tests: SnapshotTest[] = []
+  // Order dependency compares tests of one file, so it is found once the scan has seen them all.
+  const order = orderIndex(state, cfg)
+  if (state.runs.length) {
+    for await (const h of scanStore.scanHistory(state.filter)) {
+      const selected = selectedHistory(h, state.selected)
+      if (selected === null) continue
+      order.add(selected)
+      const t = snapshotTestOf(selected, state, heatCol, cfg)
+      addDays(days, t.days, 1)
+      tests.push(t)
+      await maybePause()
+    }
+  }
+  addOrderHints(tests, order.hints())
+  return assemble(selection, state, tests, days)
+}
+
+/** Most runs one incremental update may touch; more (a large prune, a replaced history) is a full rebuild. */
+export const DELTA_MAX_RUNS = 64
+
+/** What an incremental update needs to know of the snapshot it updates: its clock and its runs. */
+export interface DeltaBase {
+  now: number
+  runIds: string[]
+  heatRunIds: string[]
+}
+
+/** A snapshot's changes after writes to some runs: every run-level fact anew, and the tests those runs touch. */
+export interface SnapshotDelta {
+  runs: Run[]
+  heatRuns: Run[]
+  runCounts: Map<string, RunSummary>
+  excludedRuns: Set<string>
+  runAt: Map<string, number>
+  newestRunAt: number | null
+  now: number
+  /** Every test re-analysed, including those now outside the selection (absent from `tests`). */
+  touched: string[]
+  tests: SnapshotTest[]
+}
+
+export function deltaBaseOf(snapshot: Snapshot): DeltaBase {
+  return {
+    now: snapshot.now,
+    runIds: snapshot.runs.map((r) => r.runId),
+    heatRunIds: snapshot.heatRuns.map((r) => r.runId),
+  }
+}
+
+/**
+ * Re-analyses only what writes to `changedRuns` can have changed, at the snapshot's own clock: the tests with a
+ * result in a written run, or in a run that entered or left the selection, each from its own history read by
+ * index. The result, applied with {@link applyDelta}, equals a full build at that clock. Null when an update
+ * would not be cheap or could not be exact (too many runs changed, or an old run came into the heatmap), so that
+ * the caller builds in full instead.
+ */
+export async function snapshotDelta(
+  store: Store,
+  selection: Selection,
+  base: DeltaBase,
+  changedRuns: string[],
+  cfg: ResolvedAnalysisConfig,
+): Promise<SnapshotDelta | null> {
+  const state = await runState(store, selection, cfg, base.now)
+  const before = new Set(base.runIds)
+  const changed = new Set(changedRuns.filter((id) => state.selected.has(id) || before.has(id)))
+  for (const id of state.selected) if (!before.has(id)) changed.add(id)
+  for (const id of before) if (!state.selected.has(id)) changed.add(id)
+  if (changed.size > DELTA_MAX_RUNS) return null
+  // Untouched tests' heat rows are re-aligned, not re-read: every column must be one they had or a changed run.
+  const heatBefore = new Set(base.heatRunIds)
+  if (state.heatRuns.some((r) => !heatBefore.has(r.runId) && !changed.has(r.runId))) return null
+  const tests: SnapshotTest[] = []
+  const touched: string[] = []
+  if (changed.size && state.runs.length) {
+    const heatCol = heatColumns(state)
+    const order = orderIndex(state, cfg)
+    const read = async (testIds: string[]) => {
+      const refs: TestRef[] = []
+      for await (const h of store.scanHistory({ ...state.filter, testIds })) {
+        refs.push(h.test)
+        const selected = selectedHistory(h, state.selected)
+        if (selected === null) continue
+        order.add(selected)
+        tests.push(snapshotTestOf(selected, state, heatCol, cfg))
+      }
+      return refs
+    }
+    const first = await store.testsInRuns([...changed])
+    const mates = await fileMates(store, await read(first), new Set(first))
+    if (mates.length) await read(mates)
+    for (const id of first) touched.push(id)
+    for (const id of mates) touched.push(id)
+    addOrderHints(tests, order.hints())
+  }
+  return {
+    runs: state.runs,
+    heatRuns: state.heatRuns,
+    runCounts: state.runCounts,
+    excludedRuns: state.excludedRuns,
+    runAt: state.runAt,
+    newestRunAt: state.newestRunAt,
+    now: state.now,
+    touched,
+    tests,
+  }
+}
+
+function orderIndex(state: RunState, cfg: ResolvedAnalysisConfig) {
+  const ctx = { now: state.now, excludedRuns: state.excludedRuns, lookbackDays: cfg.scoring.lookbackDays }
+  return createOrderIndex(cfg.hints, ctx)
+}
+
+/**
+ * The other tests of these tests' files (suite and module): an order-dependency hint compares the tests of one
+ * file, so re-analysing one test means re-analysing its file. Reads the tests table, not results.
+ */
+async function fileMates(store: Store, refs: TestRef[], known: Set<string>): Promise<string[]> {
+  const files = new Set(refs.map((t) => `${t.suite}\u0000${t.module}`))
+  const out: string[] = []
+  for (const suite of new Set(refs.map((t) => t.suite))) {
+    for (const t of await store.listTests({ suite })) {
+      if (!known.has(t.testId) && files.has(`${t.suite}\u0000${t.module}`)) out.push(t.testId)
+    }
+  }
+  return out
+}
+
+/** The snapshot after a {@link snapshotDelta}: touched tests replaced, the others' heat rows re-aligned. */
+export function applyDelta(snapshot: Snapshot, delta: SnapshotDelta): Snapshot {
+  const touched = new Set(delta.touched)
+  const days = new Map<number, DayCount>()
+  for (const t of snapshot.trends) days.set(Math.floor(Date.parse(t.day) / DAY_MS), { ...t, runs: 0 })
+  for (const id of touched) {
+    const old = snapshot.byId.get(id)
+    if (old) addDays(days, old.days, -1)
+  }
+  for (const t of delta.tests) addDays(days, t.days, 1)
+
+  const oldCol = new Map(snapshot.heatRuns.map((r, i) => [r.runId, i]))
+  const sameColumns =
+    delta.heatRuns.length === snapshot.heatRuns.length && delta.heatRuns.every((r, i) => oldCol.get(r.runId) === i)
+  const from = delta.heatRuns.map((r) => oldCol.get(r.runId) ?? -1)
+  const realign = (heat: string) => {
+    if (sameColumns) return heat
+    let out = ''
+    for (const i of from) out += i < 0 ? '.' : heat[i]
+    return out
+  }
+  const tests: SnapshotTest[] = []
+  for (const t of snapshot.tests) {
+    if (!touched.has(t.testId)) tests.push(sameColumns ? t : { ...t, heat: realign(t.heat) })
+  }
+  for (const t of delta.tests) tests.push(t)
+  return assemble(snapshot.selection, delta, tests, days)
 }
 
 /** The few tests with an order-dependency hint get it added to their serialised detail. */

@@ -14,6 +14,8 @@ export interface UploadJob {
   context: RunContext
   format: Format | undefined
   replace: boolean
+  /** The uploading checkout's repository root, for test paths (see `relativeToRoot`). */
+  root: string | null
 }
 
 /** Stores each file of an upload as `flakewatch ingest` would: one transaction per report, failures listed. */
@@ -23,12 +25,16 @@ export async function ingestUpload(store: Store, job: UploadJob): Promise<Ingest
     const source = file.path
       ? sourceFromFile(file.path, file.name)
       : // A view, not a copy: a message gives the worker a plain Uint8Array.
-        sourceFromBuffer(file.name, Buffer.from(file.content!.buffer, file.content!.byteOffset, file.content!.byteLength))
+        sourceFromBuffer(
+          file.name,
+          Buffer.from(file.content!.buffer, file.content!.byteOffset, file.content!.byteLength),
+        )
     const one = await ingestSource(source, file.hash, {
       store,
       context: job.context,
       format: job.format,
       replace: job.replace,
+      root: job.root,
     })
     appendAll(summary.ingested, one.ingested)
     appendAll(summary.duplicates, one.duplicates)

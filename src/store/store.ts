@@ -67,7 +67,7 @@ export interface HistoryFilter {
   branch?: string
   since?: number
   until?: number
-  /** Only these tests. */
+  /** Only these tests, read by index (the cost follows their results, not the store's). */
   testIds?: string[]
   /** Only the newest N runs (by time) of the selection. */
   lastRuns?: number
@@ -236,6 +236,8 @@ export interface Store {
    * store while iterating: the scan may hold the connection.
    */
   scanHistory(filter?: HistoryFilter): AsyncIterable<TestHistory>
+  /** The ids of the tests with a result in any of these runs (read by index: the cost follows those runs). */
+  testsInRuns(runIds: string[]): Promise<string[]>
   /** One test's history (newest `limit` entries, returned oldest first), or null if the test is unknown. */
   getTestHistory(testId: string, opts?: { limit?: number }): Promise<TestHistory | null>
   /** Every attempt of one test in one run, in retry order. */

@@ -12,9 +12,13 @@ import './heatmap.css'
 const MAX_TESTS = 5000
 const ROW_H = 16
 const HEADER_H = 26
-const LABEL_W = 300
+const WIDE_LABEL_W = 300
 const MIN_CELL = 3
-const MAX_CELL = 14
+/** Cells grow to fill the width, up to a size beyond which a few runs would look like a bar chart. */
+const MAX_CELL = 64
+/** On a phone the test names take less room, so that some runs show beside them. */
+const NARROW = 640
+const NARROW_LABEL_W = 140
 
 /** The mark the benchmark and the browser tests wait for: the first heatmap with data is on screen. */
 export const PAINTED_MARK = 'heatmap-painted'
@@ -41,6 +45,8 @@ function palette() {
     text: v('--text', '#1d2433'),
     muted: v('--muted-fg', '#6b7385'),
     line: v('--line', '#e1e5eb'),
+    panel: v('--panel', '#ffffff'),
+    header: v('--heat-header', '#fafbfc'),
     interrupted: '#c62828',
     flaky: v('--flaky-fg', '#5b3aa6'),
     broken: v('--bad-fg', '#a32a20'),
@@ -97,7 +103,9 @@ export const heatmapPage: Page = (root) => {
     h('div', { class: 'panel heat-panel' }, h('div', { class: 'heat-head' }, legend(), info), status, viewport),
   )
 
-  const colors = palette()
+  let colors = palette()
+  // The label column's width, set by each layout from the space there is.
+  let labelW = WIDE_LABEL_W
   let view: View | null = null
   let frame = 0
   let marked = false
@@ -108,10 +116,11 @@ export const heatmapPage: Page = (root) => {
   }
 
   function layout(data: HeatmapResponse): View {
-    const avail = Math.max(200, scroller.clientWidth - LABEL_W - 4)
+    labelW = scroller.clientWidth < NARROW ? NARROW_LABEL_W : WIDE_LABEL_W
+    const avail = Math.max(120, scroller.clientWidth - labelW - 4)
     const cols = Math.max(1, data.runs.length)
     const cellW = Math.max(MIN_CELL, Math.min(MAX_CELL, Math.floor(avail / cols)))
-    spacer.style.width = `${LABEL_W + cols * cellW}px`
+    spacer.style.width = `${labelW + cols * cellW}px`
     spacer.style.height = `${HEADER_H + data.tests.length * ROW_H}px`
     return { data, cellW, labels: new Map(), suites: new Set(data.tests.map((t) => t.suite)).size > 1 }
   }
@@ -119,7 +128,7 @@ export const heatmapPage: Page = (root) => {
   function label(v: View, i: number, test: HeatmapTest): string {
     let text = v.labels.get(i)
     if (text !== undefined) return text
-    const max = LABEL_W - 24
+    const max = labelW - 24
     text = v.suites ? `${test.name} · ${test.suite}` : test.name
     if (ctx.measureText(text).width > max) {
       let lo = 0
@@ -146,7 +155,7 @@ export const heatmapPage: Page = (root) => {
       canvas.style.height = `${hgt}px`
     }
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0)
-    ctx.fillStyle = '#ffffff'
+    ctx.fillStyle = colors.panel
     ctx.fillRect(0, 0, w, hgt)
     if (!view) return
     const { data, cellW } = view
@@ -157,7 +166,7 @@ export const heatmapPage: Page = (root) => {
     const r0 = Math.max(0, Math.floor(sy / ROW_H))
     const r1 = Math.min(rows - 1, Math.floor((sy + hgt - HEADER_H) / ROW_H))
     const c0 = Math.max(0, Math.floor(sx / cellW))
-    const c1 = Math.min(cols - 1, Math.floor((sx + w - LABEL_W) / cellW))
+    const c1 = Math.min(cols - 1, Math.floor((sx + w - labelW) / cellW))
     const gap = cellW >= 6 ? 1 : 0
     const cw = cellW - gap
     const ch = ROW_H - 3
@@ -165,7 +174,7 @@ export const heatmapPage: Page = (root) => {
     // Cells: one path per colour (and per dimmed colour), so a screenful is a dozen fills, not thousands.
     ctx.save()
     ctx.beginPath()
-    ctx.rect(LABEL_W, HEADER_H, w - LABEL_W, hgt - HEADER_H)
+    ctx.rect(labelW, HEADER_H, w - labelW, hgt - HEADER_H)
     ctx.clip()
     for (const dim of [false, true]) {
       ctx.globalAlpha = dim ? 0.3 : 1
@@ -180,7 +189,7 @@ export const heatmapPage: Page = (root) => {
             if (run.artifacts_expired !== dim || cells[c] !== key) continue
             // A test that did not run in an interrupted run is only the run's hollow red border.
             if (key === '.' && run.status === 'interrupted') continue
-            ctx.rect(LABEL_W + c * cellW - sx, y, cw, ch)
+            ctx.rect(labelW + c * cellW - sx, y, cw, ch)
             any = true
           }
         }
@@ -196,7 +205,7 @@ export const heatmapPage: Page = (root) => {
     ctx.beginPath()
     for (let c = c0; c <= c1; c++) {
       if (data.runs[c]!.status !== 'interrupted') continue
-      const x = LABEL_W + c * cellW - sx + 0.5
+      const x = labelW + c * cellW - sx + 0.5
       for (let r = r0; r <= r1; r++) ctx.rect(x, HEADER_H + r * ROW_H - sy + 1.5, Math.max(1, cw - 1), ch - 1)
     }
     ctx.stroke()
@@ -205,7 +214,7 @@ export const heatmapPage: Page = (root) => {
     // Labels, fixed on the left.
     ctx.save()
     ctx.beginPath()
-    ctx.rect(0, HEADER_H, LABEL_W, hgt - HEADER_H)
+    ctx.rect(0, HEADER_H, labelW, hgt - HEADER_H)
     ctx.clip()
     ctx.font = '12px system-ui, -apple-system, "Segoe UI", Roboto, sans-serif'
     ctx.textBaseline = 'middle'
@@ -224,20 +233,20 @@ export const heatmapPage: Page = (root) => {
     ctx.restore()
 
     // Header: dates along the top, interrupted runs marked red.
-    ctx.fillStyle = '#fafbfc'
+    ctx.fillStyle = colors.header
     ctx.fillRect(0, 0, w, HEADER_H)
     ctx.fillStyle = colors.line
     ctx.fillRect(0, HEADER_H - 1, w, 1)
-    ctx.fillRect(LABEL_W - 1, 0, 1, hgt)
+    ctx.fillRect(labelW - 1, 0, 1, hgt)
     ctx.save()
     ctx.beginPath()
-    ctx.rect(LABEL_W, 0, w - LABEL_W, HEADER_H)
+    ctx.rect(labelW, 0, w - labelW, HEADER_H)
     ctx.clip()
     ctx.font = '11px system-ui, -apple-system, "Segoe UI", Roboto, sans-serif'
     ctx.textBaseline = 'middle'
     const every = Math.max(1, Math.ceil(64 / cellW))
     for (let c = c0; c <= c1; c++) {
-      const x = LABEL_W + c * cellW - sx
+      const x = labelW + c * cellW - sx
       const run = data.runs[c]!
       if (run.status === 'interrupted') {
         ctx.fillStyle = colors.interrupted
@@ -269,8 +278,8 @@ export const heatmapPage: Page = (root) => {
     if (y < HEADER_H) return null
     const row = Math.floor((y - HEADER_H + scroller.scrollTop) / ROW_H)
     if (row < 0 || row >= view.data.tests.length) return null
-    if (x < LABEL_W) return { row, col: null }
-    const col = Math.floor((x - LABEL_W + scroller.scrollLeft) / view.cellW)
+    if (x < labelW) return { row, col: null }
+    const col = Math.floor((x - labelW + scroller.scrollLeft) / view.cellW)
     return col >= 0 && col < view.data.runs.length ? { row, col } : null
   }
 
@@ -328,6 +337,13 @@ export const heatmapPage: Page = (root) => {
     schedule()
   }
   window.addEventListener('resize', onResize)
+  // The canvas paints from the theme's variables: repaint when the system switches between light and dark.
+  const scheme = window.matchMedia('(prefers-color-scheme: dark)')
+  const onScheme = () => {
+    colors = palette()
+    schedule()
+  }
+  scheme.addEventListener('change', onScheme)
   tip.hidden = true
 
   let seq = 0
@@ -357,6 +373,7 @@ export const heatmapPage: Page = (root) => {
   return () => {
     off()
     window.removeEventListener('resize', onResize)
+    scheme.removeEventListener('change', onScheme)
     cancelAnimationFrame(frame)
   }
 }

@@ -65,9 +65,11 @@ describe('flakewatch gate', () => {
     )
     expect(res.exitCode).toBe(0)
     const gated = readFileSync(join(dir, 'gated.xml'), 'utf8')
+    // The failure's message and body stay, under the quarantine's reason.
     expect(gated).toMatch(
-      /<testcase classname="m" name="q"[^>]*>\s*<skipped message="quarantined: flaky on slow runners \(owner: team-a\)"\/>/,
+      /<testcase classname="m" name="q"[^>]*>\s*<skipped message="quarantined: flaky on slow runners \(owner: team-a\); failure: x &lt; y &amp; z">x &lt; y &amp; z<\/skipped>/,
     )
+    expect(gated).toMatch(/<testcase classname="m" name="a" time="0.01"\/>/)
     expect(gated).not.toMatch(/<failure/)
     expect(readFileSync(summary, 'utf8')).toMatch(
       /flakewatch gate: ✅ pass[\s\S]*unit::m::q \|\s*\| flaky on slow runners/,
@@ -85,7 +87,8 @@ describe('flakewatch gate', () => {
   })
 })
 
-describe('flakewatch run with a real test runner (vitest from npm)', () => {
+// Each case starts real Vitest runs, several on a loaded machine; the default 30 s is too short there.
+describe('flakewatch run with a real test runner (vitest from npm)', { timeout: 180_000 }, () => {
   const project = {
     'vitest.config.mjs': "export default { test: { include: ['*.test.mjs'] } }\n",
     'a.test.mjs': "import { test, expect } from 'vitest'\ntest('adds', () => expect(1 + 1).toBe(2))\n",

@@ -86,6 +86,8 @@ export function projectDir(prefix: string, files: Record<string, string>): strin
   const { name, type, exports } = manifest
   writeFileSync(join(pkg, 'package.json'), JSON.stringify({ name, type, exports }))
   symlinkSync(join(ROOT, 'dist'), join(pkg, 'dist'), 'dir')
+  // A repository of its own, as a user's project is: test ids carry paths relative to it, whatever surrounds it.
+  execFileSync('git', ['init', '-q'], { cwd: dir })
   return dir
 }
 

@@ -60,12 +60,12 @@ describe('flakewatch/jest in a real Jest run', () => {
 
   it('records every attempt of a retried test', async () => {
     const tests = await readStore(join(dir, 'fw.db'))
-    const id = (name: string) => `unit::${join(dir, 'cart.test.js')}::${name}`
+    const id = (name: string) => `unit::cart.test.js::${name}`
     const flaky = tests.get(id('cart › flaky'))
     expect(flaky).toMatchObject({ status: 'passed', flakyOnRetry: true, attempts: ['failed', 'passed'] })
     expect(tests.get(id('cart › fails'))).toMatchObject({ status: 'failed', attempts: ['failed', 'failed', 'failed'] })
     expect(tests.get(id('cart › todo'))).toMatchObject({ status: 'skipped' })
-    const broken = tests.get(`unit::${join(dir, 'broken.test.js')}::Test suite failed to run`)
+    const broken = tests.get('unit::broken.test.js::Test suite failed to run')
     expect(broken).toMatchObject({ status: 'error' })
     expect([...tests.values()][0]).toMatchObject({ runStatus: 'complete' })
   })
@@ -88,7 +88,7 @@ describe('flakewatch/jest in a real Jest run', () => {
     const fromCtrf = comparable(await readStore(join(dir, 'ctrf.db')))
     const fromReporter = comparable(await readStore(join(dir, 'fw.db')))
     // CTRF has no "error" status: the file that failed to load comes back as a failure.
-    const broken = `unit::${join(dir, 'broken.test.js')}::Test suite failed to run`
+    const broken = 'unit::broken.test.js::Test suite failed to run'
     expect(fromCtrf[broken]?.status).toBe('failed')
     fromCtrf[broken] = fromReporter[broken]!
     expect(fromCtrf).toEqual(fromReporter)

@@ -165,6 +165,17 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       expect((await collect(store, { branch: 'main' }))[0]!.entries.map((e) => e.run.runId)).toEqual(['r1', 'r3'])
       expect((await collect(store, { lastRuns: 1 })).map((h) => h.entries.length)).toEqual([1, 1])
       expect((await collect(store, { testIds: ['unit::mod::b'] })).map((h) => h.test.name)).toEqual(['b'])
+      // Named tests, with the other filters, each with its whole history in time order.
+      const named = await collect(store, { testIds: ['unit::mod::a', 'nope'], branch: 'main' })
+      expect(named.map((h) => [h.test.name, h.entries.map((e) => `${e.run.runId}:${e.status}`)])).toEqual([
+        ['a', ['r1:passed', 'r3:failed']],
+      ])
+      expect(
+        (await collect(store, { testIds: ['unit::mod::a'], since: Date.UTC(2026, 0, 2) }))[0]!.entries,
+      ).toHaveLength(2)
+      expect((await store.testsInRuns(['r2'])).sort()).toEqual(['unit::mod::a'])
+      expect((await store.testsInRuns(['r1', 'r3', 'r1'])).sort()).toEqual(['unit::mod::a', 'unit::mod::b'])
+      expect(await store.testsInRuns(['nope'])).toEqual([])
       const since = Date.UTC(2026, 0, 2)
       expect((await collect(store, { since }))[0]!.entries.map((e) => e.run.runId)).toEqual(['r2', 'r3'])
       expect(await collect(store, { suite: 'other' })).toEqual([])

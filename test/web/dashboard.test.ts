@@ -107,8 +107,15 @@ describe('dashboard', () => {
     const { page, errors } = await open('/heatmap?suite=unit')
     await page.waitForFunction(() => performance.getEntriesByName('heatmap-painted').length > 0)
     const box = (await page.locator('.heat-scroller').boundingBox())!
-    // Layout constants of heatmap.ts: 300 px of labels, a 26 px header, 16 px rows, 14 px cells for 14 runs.
-    const cell = (row: number, col: number) => ({ x: box.x + 300 + col * 14 + 6, y: box.y + 26 + row * 16 + 8 })
+    // Layout constants of heatmap.ts: 300 px of labels, a 26 px header, 16 px rows; the 14 runs share the rest of
+    // the width, which the spacer spans.
+    const spacer = (await page.locator('.heat-spacer').boundingBox())!
+    const cellW = Math.floor((spacer.width - 300) / 14)
+    expect(cellW).toBeGreaterThan(14)
+    const cell = (row: number, col: number) => ({
+      x: box.x + 300 + col * cellW + cellW / 2,
+      y: box.y + 26 + row * 16 + 8,
+    })
     const at = cell(0, 3)
     await page.mouse.move(at.x, at.y)
     const tip = page.locator('.heat-tip')

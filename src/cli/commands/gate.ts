@@ -1,17 +1,19 @@
 import { appendFileSync, existsSync, writeFileSync } from 'node:fs'
 import type { Format } from '../../ingest/formats.js'
 import { parseReport } from '../../ingest/parse-report.js'
+import { relativeToRoot } from '../../ingest/repo-root.js'
 import { sourceFromFile } from '../../ingest/source.js'
-import type { Result } from '../../model.js'
+import { isFailure, makeTestId, type Result } from '../../model.js'
 import { buildReportBatch } from '../../pipeline/build-batch.js'
 import { expandInputs, hashFile } from '../../pipeline/ingest-files.js'
 import type { QuarantineSet } from '../../quarantine/file.js'
-import { createForgiver, gate, type GateResult, type RunScope } from '../../quarantine/gate.js'
-import { formatJunit } from '../../quarantine/junit-out.js'
+import { createForgiver, gate, type Forgiver, type GateResult, type RunScope } from '../../quarantine/gate.js'
+import { formatJunit, skipMessage } from '../../quarantine/junit-out.js'
+import { rewriteJunit, type JunitInput } from '../../quarantine/junit-rewrite.js'
 import { suiteHints } from '../../quarantine/suite-hints.js'
 import { InputError } from '../../errors.js'
 import { emitJson, renderMarkdownTable, sanitizeCell, type Io } from '../output.js'
-import { runContextFromFlags, type RunFlags } from './ingest.js'
+import { repoRootFromFlags, runContextFromFlags, type RunFlags } from './ingest.js'
 import { appendAll } from '../../extent.js'
 
 export interface GateCommandOptions extends RunFlags {
@@ -33,6 +35,8 @@ export interface GateCommandOptions extends RunFlags {
 export interface JobResults {
   results: Result[]
   scopes: Map<Result, RunScope>
+  /** The JUnit reports with each `<testcase>`'s test id, in document order, or null when a report is not JUnit. */
+  junit: JunitInput[] | null
 }
 
 /** Reads the job's reports into results with the same test ids the store uses. Bad input throws (exit 2). */
@@ -40,20 +44,45 @@ export async function readJobResults(inputs: string[], opts: GateCommandOptions,
   const { files, missing } = await expandInputs(inputs)
   if (missing.length) throw new InputError(`no report matches ${missing.map((m) => `"${m}"`).join(', ')}`)
   const context = runContextFromFlags(opts, io.env)
+  const root = repoRootFromFlags(opts, io.env)
   const results: Result[] = []
   const scopes = new Map<Result, RunScope>()
+  let junit: JunitInput[] | null = []
   for (const file of files) {
     const parsed = await parseReport(sourceFromFile(file), { format: opts.format })
     const hash = await hashFile(file)
-    for (const run of buildReportBatch({ parsed, file, contentHash: hash, context }).runs) {
+    const runs = buildReportBatch({ parsed, file, contentHash: hash, context, root }).runs
+    for (const run of runs) {
       const scope = { branch: run.run.branch, env: run.run.env }
       for (const r of run.results) {
         results.push(r)
         scopes.set(r, scope)
       }
     }
+    // The JUnit parser reads one case per <testcase>, in order: what the gated copy needs to find them again.
+    if (parsed.format === 'junit' && junit) {
+      const suite = runs[0]?.run.suite ?? ''
+      junit.push({ file, caseIds: parsed.cases.map((c) => makeTestId(suite, relativeToRoot(c.module, root), c.name)) })
+    } else junit = null
   }
-  return { results, scopes }
+  return { results, scopes, junit }
+}
+
+/**
+ * The gated JUnit copy: JUnit reports are copied with only the quarantined failures changed; reports in other
+ * formats are written from their results.
+ */
+async function writeJunitOut(file: string, job: JobResults, forgiverOf: (r: Result) => Forgiver | undefined) {
+  if (!job.junit || job.junit.length === 0) {
+    writeFileSync(file, formatJunit(job.results, forgiverOf))
+    return
+  }
+  const notes = new Map<string, string>()
+  for (const r of job.results) {
+    const q = isFailure(r.status) ? forgiverOf(r) : undefined
+    if (q) notes.set(r.test.testId, skipMessage(q))
+  }
+  await rewriteJunit(job.junit, (id) => notes.get(id), file)
 }
 
 interface LoadedQuarantines extends QuarantineSet {
@@ -115,7 +144,8 @@ export interface GateOutcome {
  * hold no test at all is bad input (exit 2) unless `allowEmpty`: it is usually a broken test step.
  */
 export async function runGate(inputs: string[], opts: GateCommandOptions, io: Io): Promise<GateOutcome> {
-  const { results, scopes } = await readJobResults(inputs, opts, io)
+  const job = await readJobResults(inputs, opts, io)
+  const { results, scopes } = job
   if (results.length === 0 && !opts.allowEmpty) {
     throw new InputError(
       `${inputs.join(', ')}: the report holds no test (0 tests), which usually means the test step broke before ` +
@@ -134,7 +164,7 @@ export async function runGate(inputs: string[], opts: GateCommandOptions, io: Io
     quarantinedIds: quarantines.keys(),
     blocking: result.blocking,
   })
-  if (opts.junitOut) writeFileSync(opts.junitOut, formatJunit(results, createForgiver(quarantines, gateOpts)))
+  if (opts.junitOut) await writeJunitOut(opts.junitOut, job, createForgiver(quarantines, gateOpts))
   if (opts.ingest) {
     const { ingest, printIngest } = await import('./ingest.js')
     const summary = await ingest(inputs, { ...opts, json: false, output: undefined }, io)

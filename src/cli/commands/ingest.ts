@@ -6,6 +6,8 @@ import { ingestFiles, type IngestSummary } from '../../pipeline/ingest-files.js'
 import { envRunContext, mergeContexts, parseEnvPairs, type RunContext } from '../../pipeline/run-context.js'
 import type { RunStatus } from '../../model.js'
 import { openStore } from '../../store/open.js'
+import { loadConfig } from '../../config/load.js'
+import { resolveRepoRoot } from '../../ingest/repo-root.js'
 import { emitJson, isInteractive, renderTable, type Io } from '../output.js'
 
 /** The run flags shared by `ingest`, `gate --ingest` and `run`. */
@@ -24,6 +26,8 @@ export interface RunFlags {
   artifactsUrl?: string
   runStatus?: RunStatus
   env?: string[]
+  /** Repository root for test paths; see `repoRootFromFlags`. */
+  root?: string
 }
 
 export interface IngestCommandOptions extends RunFlags {
@@ -44,6 +48,16 @@ export function ingestLimits(flag: string | undefined, env: NodeJS.ProcessEnv): 
   } catch (error) {
     throw new InputError(`--max-attempts: ${(error as Error).message}`)
   }
+}
+
+/**
+ * The root absolute test paths are made relative to: `--root`, `FLAKEWATCH_ROOT`, the config's `root`, else the
+ * git repository around the working directory.
+ */
+export function repoRootFromFlags(flags: RunFlags & { config?: string }, env: NodeJS.ProcessEnv): string | null {
+  const flag = flags.root ?? env.FLAKEWATCH_ROOT
+  // The config is read only when needed: a bad config file must not break a command that never reads it.
+  return resolveRepoRoot(flag, flag ? null : loadConfig({ file: flags.config, env }).root, process.cwd())
 }
 
 /** Flags win over `FLAKEWATCH_*`, which wins over the CI's own variables. */
@@ -82,6 +96,7 @@ export async function ingest(inputs: string[], opts: IngestCommandOptions, io: I
       context,
       replace: opts.replace,
       limits,
+      root: repoRootFromFlags(opts, io.env),
       onProgress: (done, total, file) => {
         if (!bar) return
         if (done === 1) bar.start(total, 0, { file })

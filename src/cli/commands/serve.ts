@@ -71,6 +71,7 @@ export async function serve(opts: ServeOptions, io: Io, hooks: ServeHooks = {}):
   const host = opts.host ?? config.server.host
   const port = parsePort(opts.port ?? config.server.port)
   const artifactExpiryDays = parseDays(opts.artifactDays)
+  if (Object.keys(config.projects).length > 0) return serveProjects(config, { host, port }, io, hooks)
   const store = await openStore({ db, env: {} })
   // Long scans on this thread (the bundle download) get their own connection; analysis runs in a worker with its own.
   const scanStore = db === ':memory:' ? undefined : await openStore({ db, env: {} })
@@ -113,21 +114,7 @@ export async function serve(opts: ServeOptions, io: Io, hooks: ServeHooks = {}):
   hooks.onListening?.(url)
   const notifier = startNotifier(scanStore ?? store, store, config, io)
 
-  const stoppedBy = await new Promise<ServeResult['stoppedBy']>((resolve) => {
-    const onInt = () => done('SIGINT')
-    const onTerm = () => done('SIGTERM')
-    const onAbort = () => done('abort')
-    function done(why: ServeResult['stoppedBy']) {
-      process.off('SIGINT', onInt)
-      process.off('SIGTERM', onTerm)
-      hooks.signal?.removeEventListener('abort', onAbort)
-      resolve(why)
-    }
-    process.once('SIGINT', onInt)
-    process.once('SIGTERM', onTerm)
-    if (hooks.signal?.aborted) done('abort')
-    else hooks.signal?.addEventListener('abort', onAbort)
-  })
+  const stoppedBy = await waitForStop(hooks)
   io.stderr.write(`flakewatch: ${stoppedBy === 'abort' ? 'stopping' : `${stoppedBy}, stopping`}\n`)
   await notifier.stop()
   await app.close()
@@ -166,4 +153,70 @@ function startNotifier(scanStore: Store, store: Store, config: ResolvedConfig, i
       await running
     },
   }
+}
+
+/** Until SIGINT, SIGTERM or the hooks' abort signal. */
+function waitForStop(hooks: ServeHooks): Promise<ServeResult['stoppedBy']> {
+  return new Promise<ServeResult['stoppedBy']>((resolve) => {
+    const onInt = () => done('SIGINT')
+    const onTerm = () => done('SIGTERM')
+    const onAbort = () => done('abort')
+    function done(why: ServeResult['stoppedBy']) {
+      process.off('SIGINT', onInt)
+      process.off('SIGTERM', onTerm)
+      hooks.signal?.removeEventListener('abort', onAbort)
+      resolve(why)
+    }
+    process.once('SIGINT', onInt)
+    process.once('SIGTERM', onTerm)
+    if (hooks.signal?.aborted) done('abort')
+    else hooks.signal?.addEventListener('abort', onAbort)
+  })
+}
+
+/**
+ * Many repositories on one server (docs/projects.md): one store and one app per project, behind a front that routes
+ * each request by its project and checks nothing itself but the organisation token.
+ */
+async function serveProjects(
+  config: ResolvedConfig,
+  where: { host: string; port: number },
+  io: Io,
+  hooks: ServeHooks,
+): Promise<ServeResult> {
+  const { createProjectEntry, createProjectsApp } = await import('../../server/projects.js')
+  const stores: Store[] = []
+  const closeStores = async () => {
+    for (const s of stores) await s.close()
+  }
+  let app
+  try {
+    const entries = []
+    for (const [key, project] of Object.entries(config.projects)) {
+      const store = await openStore({ db: project.db, env: {} })
+      stores.push(store)
+      entries.push(await createProjectEntry({ key, project, store, config, app: { onRequestLog: requestLogger(io) } }))
+    }
+    app = await createProjectsApp({
+      projects: entries,
+      defaultProject: config.server.defaultProject,
+      orgToken: config.server.orgToken,
+      bodyLimitMb: config.server.bodyLimitMb,
+    })
+    await app.listen(where)
+  } catch (error) {
+    await app?.close()
+    await closeStores()
+    throw new InputError(`cannot serve on ${where.host}:${where.port}: ${(error as Error).message}`)
+  }
+  const bound = (app.server.address() as AddressInfo).port
+  const url = `http://${where.host.includes(':') ? `[${where.host}]` : where.host}:${bound}/`
+  io.stdout.write(`${url}\n`)
+  io.stderr.write(`flakewatch: serving ${stores.length} projects at ${url}\n`)
+  hooks.onListening?.(url)
+  const stoppedBy = await waitForStop(hooks)
+  io.stderr.write(`flakewatch: ${stoppedBy === 'abort' ? 'stopping' : `${stoppedBy}, stopping`}\n`)
+  await app.close()
+  await closeStores()
+  return { url, stoppedBy }
 }

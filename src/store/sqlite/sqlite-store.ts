@@ -414,6 +414,10 @@ export class SqliteStore implements Store {
   async *scanHistory(filter: HistoryFilter = {}): AsyncIterable<TestHistory> {
     const runs = this.runsFor(filter, filter.lastRuns)
     if (runs.size === 0) return
+    if (filter.testIds) {
+      yield* this.historiesOf(filter.testIds, runs)
+      return
+    }
     const tests = this.allTests()
     let only: Set<number> | undefined
     if (filter.testIds) {
@@ -453,6 +457,41 @@ export class SqliteStore implements Store {
       await new Promise((resolve) => setImmediate(resolve))
     }
     if (current && current.entries.length) yield current
+  }
+
+  /**
+   * The histories of a few named tests, each read by the primary key (test, at, run): the cost follows those
+   * tests' results, never the store's size. This is what an incremental analysis reads after an upload.
+   */
+  private *historiesOf(testIds: string[], runs: Map<number, RunInfo>): Iterable<TestHistory> {
+    let minAt = Infinity
+    for (const r of runs.values()) minAt = Math.min(minAt, r.at)
+    const byName = this.db.prepare('SELECT id, test_id, suite, module, name, file FROM tests WHERE test_id = ?').raw()
+    const rowsOf = this.db
+      .prepare(`SELECT ${RESULT_COLUMNS} FROM results WHERE test = ? AND at >= ? ORDER BY at, run`)
+      .raw(true)
+    for (const testId of new Set(testIds)) {
+      const t = byName.get(testId) as [number, string, string, string, string, string | null] | undefined
+      if (!t) continue
+      const [id, , suite, module, name, file] = t
+      const history: TestHistory = { test: { testId, suite, module, name, file }, entries: [] }
+      for (const row of rowsOf.all(id, minAt) as ResultRow[]) {
+        const run = runs.get(row[2])
+        if (run) history.entries.push(this.entryFromRow(row, run))
+      }
+      if (history.entries.length) yield history
+    }
+  }
+
+  testsInRuns(runIds: string[]): Promise<string[]> {
+    const stmt = this.db.prepare(
+      `SELECT DISTINCT t.test_id FROM runs r JOIN results s ON s.run = r.id JOIN tests t ON t.id = s.test
+       WHERE r.run_id = ?`,
+    )
+    stmt.pluck(true)
+    const out = new Set<string>()
+    for (const runId of new Set(runIds)) for (const id of stmt.all(runId) as string[]) out.add(id)
+    return Promise.resolve([...out])
   }
 
   getTestHistory(testId: string, opts: { limit?: number } = {}): Promise<TestHistory | null> {

@@ -1,0 +1,164 @@
+import type { Browser, BrowserContext, Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ensureWebBuilt, launchChromium, screenshot, startSeededServer, type LiveServer } from './helpers.js'
+
+/** Phones, dark mode, unknown addresses and wide screens, in real Chromium. */
+
+let server: LiveServer
+let browser: Browser
+let testPath = ''
+const contexts: BrowserContext[] = []
+
+beforeAll(async () => {
+  ensureWebBuilt()
+  server = await startSeededServer()
+  browser = await launchChromium()
+  const page = await open('/', { width: 1280, height: 800 })
+  testPath = (await page.locator('table.leaderboard tbody tr a[href^="/tests/"]').first().getAttribute('href'))!
+  expect(testPath).toMatch(/^\/tests\//)
+})
+afterAll(async () => {
+  for (const c of contexts) await c.close()
+  await browser?.close()
+  await server?.close()
+})
+
+async function open(
+  path: string,
+  viewport: { width: number; height: number },
+  colorScheme: 'light' | 'dark' = 'light',
+): Promise<Page> {
+  const context = await browser.newContext({ viewport, colorScheme })
+  contexts.push(context)
+  const page = await context.newPage()
+  await page.goto(`${server.url}${path}`)
+  await ready(page, path)
+  return page
+}
+
+/** Waits for what each page draws last, so that measurements see the finished page. */
+async function ready(page: Page, path: string): Promise<void> {
+  const route = path.split('?')[0]
+  if (route === '/') await page.locator('table.leaderboard tbody tr').first().waitFor()
+  else if (route === '/heatmap') await page.locator('canvas.heat-canvas[data-painted="true"]').waitFor()
+  else if (route?.startsWith('/tests/')) await page.locator('main h1').first().waitFor()
+  else await page.locator('main > *').first().waitFor()
+}
+
+const PAGES = () => ['/', '/heatmap', '/trends', '/quarantine', testPath, '/no/such/page']
+
+/** Relative luminance of a CSS rgb() colour, 0 (black) to 1 (white). */
+async function luminance(page: Page, selector: string, property: 'backgroundColor' | 'color'): Promise<number> {
+  const css = await page.locator(selector).first().evaluate((el, p) => getComputedStyle(el)[p], property)
+  const [r, g, b] = (css.match(/[\d.]+/g) ?? []).slice(0, 3).map(Number) as [number, number, number]
+  const lin = (c: number) => ((c /= 255) <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4)
+  return 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b)
+}
+
+describe('at 390 px wide (a phone)', () => {
+  const phone = { width: 390, height: 844 }
+
+  it('no page is wider than the screen, and the navigation stays inside it', async () => {
+    for (const path of PAGES()) {
+      const page = await open(path, phone)
+      const widths = await page.evaluate(() => ({
+        page: document.documentElement.scrollWidth,
+        screen: window.innerWidth,
+        nav: document.querySelector('.nav')!.getBoundingClientRect().right,
+      }))
+      expect(widths.page, path).toBeLessThanOrEqual(widths.screen)
+      expect(widths.nav, path).toBeLessThanOrEqual(widths.screen)
+      // Every link can be reached: the bar scrolls when they do not fit.
+      const nav = page.locator('.nav')
+      for (const label of ['Leaderboard', 'Heatmap', 'Trends', 'Quarantine', 'Kiosk']) {
+        const link = nav.getByRole('link', { name: label })
+        await link.scrollIntoViewIfNeeded()
+        const box = (await link.boundingBox())!
+        expect(box.x, `${path} ${label}`).toBeGreaterThanOrEqual(0)
+        expect(box.x + box.width, `${path} ${label}`).toBeLessThanOrEqual(phone.width)
+      }
+    }
+  }, 180_000)
+
+  it('the leaderboard shows its test names on screen, and scrolls its other columns within itself', async () => {
+    const page = await open('/', phone)
+    const name = (await page.locator('table.leaderboard tbody tr .test-name').first().boundingBox())!
+    expect(name.x).toBeGreaterThanOrEqual(0)
+    expect(name.x + Math.min(name.width, 100)).toBeLessThanOrEqual(phone.width)
+    const wrap = (await page.locator('.table-wrap').first().boundingBox())!
+    expect(wrap.x + wrap.width).toBeLessThanOrEqual(phone.width)
+    await screenshot(page, 'phone-leaderboard')
+  })
+
+  it('the heatmap shows runs beside the test names', async () => {
+    const page = await open('/heatmap', phone)
+    const m = await page.evaluate(() => ({
+      spacer: document.querySelector<HTMLElement>('.heat-spacer')!.getBoundingClientRect().width,
+      scroller: document.querySelector<HTMLElement>('.heat-scroller')!.clientWidth,
+    }))
+    // The label column takes less than half of the width, so cells are visible without scrolling.
+    expect(m.scroller).toBeLessThanOrEqual(phone.width)
+    expect(m.spacer).toBeGreaterThan(m.scroller * 0.9)
+  })
+})
+
+describe('unknown addresses', () => {
+  it('get the dashboard’s own page, with a 404 status and the navigation', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+    contexts.push(context)
+    const page = await context.newPage()
+    const res = await page.goto(`${server.url}/no/such/page`)
+    expect(res?.status()).toBe(404)
+    await expect.poll(() => page.locator('main').textContent()).toMatch(/No such page/)
+    expect(await page.locator('.nav a').count()).toBe(5)
+    expect(await page.locator('main a[href="/"]').count()).toBe(1)
+  })
+})
+
+describe('the heatmap', () => {
+  it('scales its cells to the width there is', async () => {
+    const measure = async (width: number) => {
+      const page = await open('/heatmap', { width, height: 800 })
+      return page.evaluate(() => ({
+        spacer: document.querySelector<HTMLElement>('.heat-spacer')!.getBoundingClientRect().width,
+        scroller: document.querySelector<HTMLElement>('.heat-scroller')!.clientWidth,
+      }))
+    }
+    const narrow = await measure(1000)
+    const wide = await measure(1600)
+    // The runs fill the row (to within one cell's rounding per run), and a wider screen gives wider cells.
+    for (const m of [narrow, wide]) {
+      expect(m.spacer).toBeGreaterThan(m.scroller * 0.9)
+      expect(m.spacer).toBeLessThanOrEqual(m.scroller)
+    }
+    expect(wide.spacer).toBeGreaterThan(narrow.spacer + 300)
+  })
+})
+
+describe('prefers-color-scheme', () => {
+  it('is dark on every page when the system is dark, and light otherwise', async () => {
+    for (const path of PAGES()) {
+      const dark = await open(path, { width: 1280, height: 800 }, 'dark')
+      expect(await luminance(dark, 'html', 'backgroundColor'), path).toBeLessThan(0.05)
+      expect(await luminance(dark, 'main', 'color'), path).toBeGreaterThan(0.6)
+      if ((await dark.locator('main .panel').count()) > 0) {
+        expect(await luminance(dark, 'main .panel', 'backgroundColor'), path).toBeLessThan(0.05)
+      }
+      const light = await open(path, { width: 1280, height: 800 }, 'light')
+      expect(await luminance(light, 'html', 'backgroundColor'), path).toBeGreaterThan(0.8)
+      expect(await luminance(light, 'main', 'color'), path).toBeLessThan(0.1)
+    }
+  }, 180_000)
+
+  it('paints the heatmap canvas dark too', async () => {
+    const page = await open('/heatmap', { width: 1280, height: 800 }, 'dark')
+    // A pixel of the label column between rows: the canvas background.
+    const rgb = await page.evaluate(() => {
+      const canvas = document.querySelector<HTMLCanvasElement>('canvas.heat-canvas')!
+      const d = canvas.getContext('2d')!.getImageData(2, canvas.height - 2, 1, 1).data
+      return [d[0]!, d[1]!, d[2]!]
+    })
+    expect(Math.max(...rgb)).toBeLessThan(60)
+    await screenshot(page, 'dark-heatmap')
+  })
+})
