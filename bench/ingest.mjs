@@ -1,15 +1,13 @@
-// Ingest throughput (2,000 tests × 200 runs of JUnit files) and peak RSS on a 100 MB file, each beside a raw
-// baseline measured in the same run: a bare saxes parse and bare prepared INSERTs into the same schema.
-import { execFileSync } from 'node:child_process'
+// Ingest throughput (2,000 tests × 200 runs of JUnit files) beside raw baselines measured in the same run: a bare
+// saxes parse and bare prepared INSERTs into the same schema. Peak memory on big files: ingest-memory.mjs.
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { SaxesParser } from 'saxes'
 import Database from 'better-sqlite3'
-import { junitXml, writeBigJunit } from './lib/junit-gen.mjs'
+import { junitXml } from './lib/junit-gen.mjs'
 
 const TESTS = Number(process.env.BENCH_TESTS ?? 2000)
 const RUNS = Number(process.env.BENCH_RUNS ?? 200)
-const BIG_MB = Number(process.env.BENCH_BIG_MB ?? 100)
 const dir = join(import.meta.dirname, '.tmp', 'ingest')
 rmSync(dir, { recursive: true, force: true })
 mkdirSync(join(dir, 'reports'), { recursive: true })
@@ -75,53 +73,4 @@ line({ bench: 'ingest', metric: 'baseline: bare prepared INSERT, rows/s', value:
 line({ bench: 'ingest', metric: 'ratio end to end / bare INSERT', value: +(insertS / e2eS).toFixed(2) })
 line({ bench: 'ingest', metric: 'ratio end to end / bare saxes', value: +(saxesS / e2eS).toFixed(2) })
 
-// Peak RSS on one big file, in child processes so that each figure is its own process's high-water mark. Memory
-// follows the number of test cases, not the bytes, so two 100 MB files: one whose bulk is captured output (as
-// large real reports are), and the worst case of bare test cases only.
-const child = (code) =>
-  JSON.parse(
-    execFileSync(process.execPath, ['--input-type=module', '-e', code], {
-      cwd: join(import.meta.dirname, '..'),
-      encoding: 'utf8',
-      maxBuffer: 1 << 20,
-    })
-      .trim()
-      .split('\n')
-      .pop(),
-  )
-for (const [label, outputBytes] of [
-  ['captured output, ~600 B per case', 600],
-  ['bare test cases only (worst case)', 0],
-]) {
-  const big = join(dir, `big-${outputBytes}.xml`)
-  const cases = await writeBigJunit(big, BIG_MB * 1024 * 1024, outputBytes)
-  const bareRss = child(`
-    import { createReadStream } from 'node:fs'
-    import { SaxesParser } from 'saxes'
-    const p = new SaxesParser(); let n = 0; p.on('opentag', (t) => { if (t.name === 'testcase') n++ })
-    for await (const c of createReadStream(${JSON.stringify(big)}, 'utf8')) p.write(c)
-    p.close(); console.log(JSON.stringify({ n, rss: process.resourceUsage().maxRSS / 1024 }))`)
-  const e2eRss = child(`
-    import { openSqliteStore } from './dist/store/sqlite/sqlite-store.js'
-    import { ingestFiles } from './dist/pipeline/ingest-files.js'
-    const store = await openSqliteStore(${JSON.stringify(join(dir, `big-${outputBytes}.db`))})
-    const t0 = performance.now()
-    const s = await ingestFiles({ store, inputs: [${JSON.stringify(big)}], context: { suite: 'big' } })
-    const ms = performance.now() - t0
-    console.log(JSON.stringify({ n: s.ingested[0]?.results, failed: s.failed, ms, rss: process.resourceUsage().maxRSS / 1024 }))`)
-  if (e2eRss.n !== cases) throw new Error(`big file: stored ${e2eRss.n} of ${cases}: ${JSON.stringify(e2eRss.failed)}`)
-  line({
-    bench: 'ingest-100mb',
-    metric: `peak RSS MB, one ${BIG_MB} MB JUnit file: ${label}`,
-    value: Math.round(e2eRss.rss),
-    target: '<= 250',
-    cases,
-    seconds: +(e2eRss.ms / 1000).toFixed(1),
-  })
-  line({
-    bench: 'ingest-100mb',
-    metric: `baseline: peak RSS MB, bare saxes stream (${label})`,
-    value: Math.round(bareRss.rss),
-  })
-}
 rmSync(dir, { recursive: true, force: true })

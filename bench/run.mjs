@@ -10,7 +10,8 @@ const only = process.argv.slice(2)
 const here = import.meta.dirname
 const scripts = readdirSync(here)
   .filter((f) => f.endsWith('.mjs') && f !== 'run.mjs')
-  .filter((f) => only.length === 0 || only.some((o) => f.includes(o)))
+  // A name ending in .mjs picks that script alone (`ingest.mjs` must not also pick pg-ingest.mjs).
+  .filter((f) => only.length === 0 || only.some((o) => (o.endsWith('.mjs') ? f === o : f.includes(o))))
   .sort()
 
 // Figures are kept per script in results.json, so that running one benchmark updates only its own rows.

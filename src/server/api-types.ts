@@ -396,7 +396,15 @@ export interface HealthResponse {
 
 /** What an upload stored: the same JSON as `flakewatch ingest --json`. */
 export interface UploadResponse {
-  ingested: { file: string; run_id: string; tests: number; results: number; attempts: number }[]
+  ingested: {
+    file: string
+    run_id: string
+    tests: number
+    results: number
+    attempts: number
+    /** What ingest did not trust in the report and replaced (present only when something was). */
+    warnings?: string[]
+  }[]
   duplicates: { file: string; run_id: string }[]
   failed: { file: string; error: string }[]
 }

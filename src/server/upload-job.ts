@@ -14,6 +14,8 @@ export interface UploadJob {
   context: RunContext
   format: Format | undefined
   replace: boolean
+  /** The uploading checkout's repository root, for test paths (see `relativeToRoot`). */
+  root: string | null
 }
 
 /** Stores each file of an upload as `flakewatch ingest` would: one transaction per report, failures listed. */
@@ -32,6 +34,7 @@ export async function ingestUpload(store: Store, job: UploadJob): Promise<Ingest
       context: job.context,
       format: job.format,
       replace: job.replace,
+      root: job.root,
     })
     appendAll(summary.ingested, one.ingested)
     appendAll(summary.duplicates, one.duplicates)

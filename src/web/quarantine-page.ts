@@ -62,7 +62,7 @@ function rulesTable(list: RuleListResponse): Node {
       ...list.rules.map((r) =>
         h(
           'tr',
-          { 'data-rule': r.id },
+          { dataset: { rule: r.id } },
           h(
             'td',
             null,

@@ -64,6 +64,30 @@ describe('flakewatch upload', () => {
     expect(tests.map((t) => t.name).sort()).toEqual(['cart adds items', 'cart applies coupon'])
   })
 
+  it('tells the server the checkout’s root, so absolute paths give the ids `flakewatch ingest` gives here', async () => {
+    const repo = testdir({ 'checkout/.git/HEAD': 'ref: refs/heads/main\n' })
+    const checkout = join(repo, 'checkout')
+    const jest = {
+      numTotalTests: 1,
+      testResults: [
+        {
+          name: join(checkout, 'src', 'cart.test.js'),
+          assertionResults: [{ ancestorTitles: ['cart'], title: 'totals', status: 'passed', duration: 3 }],
+        },
+      ],
+    }
+    writeFileSync(join(checkout, 'jest.json'), JSON.stringify(jest))
+    const args = ['--suite', 'root', '--run-id', 'root-1']
+    const up = await runCli(['upload', 'jest.json', ...args, '--url', url, '--token', WRITE_TOKEN], { cwd: checkout })
+    expect(up.exitCode, up.stderr).toBe(0)
+    const local = join(checkout, 'local.db')
+    expect((await runCli(['ingest', 'jest.json', ...args, '--db', local], { cwd: checkout })).exitCode).toBe(0)
+    const ids = (await store.listTests({ suite: 'root' })).map((t) => t.testId)
+    expect(ids).toEqual(['root::src/cart.test.js::cart › totals'])
+    const shown = JSON.parse((await runCli(['show', ids[0]!, '--db', local, '--json'], { cwd: checkout })).stdout)
+    expect(shown.test_id).toBe(ids[0])
+  })
+
   it('never fails the build on a refused upload unless --strict, and says why', async () => {
     const bad = ['upload', 'junit.xml', '--url', url, '--token', 'not-the-token', '--retries', '0']
     const lenient = await runCli(bad, { cwd: dir, env: gitlab })

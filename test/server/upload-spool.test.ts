@@ -62,7 +62,7 @@ async function app(bodyLimitMb = 50) {
 
 const xml = { ...auth(), 'content-type': 'application/xml' }
 
-describe('uploads are spooled, never buffered whole', () => {
+describe('uploads are spooled, never buffered whole', { timeout: 120_000 }, () => {
   it('keeps a large upload in a temporary file while it is held, reads it back whole, then removes it', async () => {
     mkdirSync(process.env.TMPDIR!, { recursive: true })
     expect(BIG.length).toBeGreaterThan(MEMORY_SPOOL_BYTES)

@@ -6,7 +6,7 @@ import { expandInputs } from '../../pipeline/ingest-files.js'
 import { projectKey } from '../../pipeline/project-key.js'
 import type { RunContext } from '../../pipeline/run-context.js'
 import { emitJson, type Io } from '../output.js'
-import { runContextFromFlags, type RunFlags } from './ingest.js'
+import { repoRootFromFlags, runContextFromFlags, type RunFlags } from './ingest.js'
 
 export interface UploadCommandOptions extends RunFlags {
   url?: string
@@ -30,7 +30,10 @@ export interface UploadEntry {
 }
 
 /** The run context as the upload endpoint's query parameters, named like the CLI flags in snake_case. */
-export function uploadQuery(ctx: RunContext, extra: { format?: string; replace?: boolean; name: string }): string {
+export function uploadQuery(
+  ctx: RunContext,
+  extra: { format?: string; replace?: boolean; name: string; root?: string | null },
+): string {
   const q = new URLSearchParams()
   const put = (k: string, v: string | null | undefined) => {
     if (v !== undefined && v !== null && v !== '') q.append(k, v)
@@ -52,6 +55,7 @@ export function uploadQuery(ctx: RunContext, extra: { format?: string; replace?:
   put('format', extra.format)
   if (extra.replace) q.append('replace', 'true')
   put('name', extra.name)
+  put('root', extra.root)
   return q.toString()
 }
 
@@ -76,13 +80,15 @@ export async function upload(inputs: string[], opts: UploadCommandOptions, io: I
   const { files, missing } = await expandInputs(inputs)
   if (missing.length) throw new InputError(`no report matches ${missing.map((m) => `"${m}"`).join(', ')}`)
   const context = runContextFromFlags(opts, io.env)
+  // The server cannot know this checkout: it is told the root, so that ids match `flakewatch ingest` here.
+  const root = repoRootFromFlags(opts, io.env)
   // Sent as a header, which a single-project server ignores: the same job works against either kind.
   const project = projectKey(opts.project, io.env)
   const endpoint = `${base.replace(/\/+$/, '')}/api/v1/reports`
   const entries: UploadEntry[] = []
   for (const file of files) {
     const body = await readFile(file)
-    const query = uploadQuery(context, { format: opts.format, replace: opts.replace, name: file })
+    const query = uploadQuery(context, { format: opts.format, replace: opts.replace, name: file, root })
     const outcome = await retryingFetch(
       `${endpoint}?${query}`,
       {

@@ -43,6 +43,17 @@ const UploadMeta = z.object({
     .optional()
     .transform((v) => v === 'true' || v === '1' || v === ''),
   name: z.string().trim().min(1).max(255).optional(),
+  /**
+   * The uploading checkout's repository root (`flakewatch upload` sends it): absolute test paths under it become
+   * relative, as `flakewatch ingest` makes them on that machine.
+   */
+  root: z
+    .string()
+    .trim()
+    .min(1)
+    .max(4096)
+    .refine((p) => p.startsWith('/') || /^[A-Za-z]:[\\/]/.test(p), 'must be an absolute path')
+    .optional(),
 })
 
 type Meta = z.output<typeof UploadMeta>
@@ -182,6 +193,7 @@ export async function reportRoutes(scope: FastifyInstance, ctx: ServerContext): 
       context: contextOf(meta),
       format: format as Format | undefined,
       replace: meta.replace,
+      root: meta.root ?? null,
     }
     const summary: UploadResponse = await ctx.uploads.run(request.flakewatchUploadSlot!, job)
     // Before the answer: the uploader's next read sees its report. Only the tests it touched are re-analysed.

@@ -85,6 +85,8 @@ const INT8_OID = 20
 const MESSAGE_CACHE = 50_000
 /** Test keys cached per store: a report of a million new tests must not keep a million ids in memory. */
 const TEST_KEY_CACHE = 100_000
+/** Message keys cached likewise. */
+const MESSAGE_KEY_CACHE = 100_000
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/
 
 /**
@@ -307,6 +309,10 @@ export class PostgresStore implements Store {
   /** @internal What the report writer needs of the store, bound to one transaction's client. */
   ingestParts(client: PgClient, onCommit: OnCommit) {
     const none: RunCounts = { total: 0, passed: 0, failed: 0, skipped: 0, flaky: 0 }
+    // Keys waiting for this transaction's commit count against the caches' bounds too: a report of a million new
+    // tests must not hold every chunk's keys until it commits.
+    let pendingTests = 0
+    let pendingMessages = 0
     return {
       client,
       onCommit,
@@ -319,10 +325,15 @@ export class PostgresStore implements Store {
         this.writeResults(client, onCommit, active, testKeys, messageIds),
       /** Caches keys once the transaction commits, up to the caches' bounds. */
       remember: (tests: TestRef[], testKeys: Int32Array, messages: { key: string }[], messageIds: Int32Array) => {
-        if (this.testKeys.size + tests.length > TEST_KEY_CACHE) return
+        const keepTests = this.testKeys.size + pendingTests + tests.length <= TEST_KEY_CACHE
+        const keepMessages = pendingMessages + messages.length <= MESSAGE_KEY_CACHE
+        if (!keepTests && !keepMessages) return
+        if (keepTests) pendingTests += tests.length
+        if (keepMessages) pendingMessages += messages.length
         onCommit(() => {
-          tests.forEach((t, i) => this.testKeys.set(t.testId, testKeys[i]!))
-          if (this.messageKeys.size > 100_000) this.messageKeys.clear()
+          if (keepTests) tests.forEach((t, i) => this.testKeys.set(t.testId, testKeys[i]!))
+          if (!keepMessages) return
+          if (this.messageKeys.size + messages.length > MESSAGE_KEY_CACHE) this.messageKeys.clear()
           messages.forEach((m, i) => this.messageKeys.set(m.key, messageIds[i]!))
         })
       },
