@@ -11,7 +11,13 @@ import { toView, viewShape } from './view-query.js'
 
 const DAY_MS = 86_400_000
 
-const HeatmapQuery = z.object({ ...viewShape, limit: z.coerce.number().int().min(1).max(10_000).default(2000) })
+const HeatmapQuery = z.object({ ...viewShape, limit: z.coerce.number().int().min(1).max(10_000).optional() })
+
+/**
+ * The most a default heatmap answer weighs: without `limit`, the page holds as many tests as fit, and the client
+ * pages the rest with `offset` (`total_tests` says how many there are).
+ */
+export const HEATMAP_DEFAULT_BYTES = 300_000
 
 function heatRun(r: Run, expiredBefore: number): HeatmapRun {
   const at = runTime(r)
@@ -43,24 +49,38 @@ export function heatmapRoutes(api: FastifyInstance, ctx: ServerContext): void {
     const key = `heatmap:${selectionKey(selection)}:${JSON.stringify(view)}:${q.offset}:${q.limit}`
     const body = memoize(snapshot, key, () => {
       const tests = viewTests(snapshot, view)
-      const page = tests.slice(q.offset, q.offset + q.limit)
       const expiredBefore = ctx.now() - ctx.artifactExpiryDays * DAY_MS
+      const runs = snapshot.heatRuns.map((r) => heatRun(r, expiredBefore))
+      const row = (a: (typeof tests)[number]) => ({
+        test_id: a.testId,
+        name: a.name,
+        module: a.module,
+        suite: a.suite,
+        verdict: a.verdict,
+        score: Math.round(a.score * 1e4) / 1e4,
+      })
+      let limit = q.limit
+      if (limit === undefined) {
+        // Rows are added while they fit the budget: their size varies with names, the runs' with their URLs.
+        let bytes = Buffer.byteLength(JSON.stringify(runs)) + 400
+        limit = 0
+        for (let i = q.offset; i < tests.length && limit < 10_000; i++) {
+          bytes += Buffer.byteLength(JSON.stringify(row(tests[i]!))) + tests[i]!.heat.length + 4
+          if (bytes > HEATMAP_DEFAULT_BYTES) break
+          limit++
+        }
+        limit = Math.max(1, limit)
+      }
+      const page = tests.slice(q.offset, q.offset + limit)
       const response: HeatmapResponse = {
         generated_at: iso(snapshot.computedAt),
         artifact_expiry_days: ctx.artifactExpiryDays,
-        runs: snapshot.heatRuns.map((r) => heatRun(r, expiredBefore)),
-        tests: page.map((a) => ({
-          test_id: a.testId,
-          name: a.name,
-          module: a.module,
-          suite: a.suite,
-          verdict: a.verdict,
-          score: Math.round(a.score * 1e4) / 1e4,
-        })),
+        runs,
+        tests: page.map(row),
         cells: page.map((t) => t.heat),
         total_tests: tests.length,
         offset: q.offset,
-        limit: q.limit,
+        limit,
       }
       return JSON.stringify(response)
     })

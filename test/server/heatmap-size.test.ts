@@ -1,0 +1,58 @@
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import type { HeatmapResponse } from '../../src/server/api-types.js'
+import { createApp } from '../../src/server/app.js'
+import { HEATMAP_DEFAULT_BYTES } from '../../src/server/routes/heatmap.js'
+import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js'
+import { batch, result, runMeta } from '../helpers/builders.js'
+import { config, tempDir } from './helpers.js'
+
+describe('the default heatmap', () => {
+  it('stays under its byte budget on a realistic store and pages the rest with offset', async () => {
+    const tmp = tempDir()
+    const store = await openSqliteStore(join(tmp.dir, 'h.db'))
+    const app = await createApp({ store, config: config(), webRoot: null })
+    try {
+      // 1,500 tests with realistic, long names × 120 runs: far more than 300 KB as one page.
+      const names = Array.from({ length: 1500 }, (_, i) => `renders the checkout summary with discount code case ${i}`)
+      for (let r = 0; r < 120; r++) {
+        const run = runMeta(`r${r}`, new Date(Date.UTC(2026, 2, 1) + r * 3_600_000).toISOString(), {
+          pipelineUrl: `https://ci.example.com/group/project/-/pipelines/${100000 + r}`,
+        })
+        await store.ingestReport(
+          batch(
+            run,
+            names.map((n, i) => result(n, (i + r) % 37 ? 'passed' : 'failed')),
+          ),
+        )
+      }
+      const whole = await app.inject({ method: 'GET', url: '/api/v1/heatmap?limit=1500' })
+      expect(whole.rawPayload.length).toBeGreaterThan(HEATMAP_DEFAULT_BYTES)
+
+      const first = await app.inject({ method: 'GET', url: '/api/v1/heatmap' })
+      expect(first.rawPayload.length).toBeLessThanOrEqual(HEATMAP_DEFAULT_BYTES)
+      const page = first.json<HeatmapResponse>()
+      expect(page.total_tests).toBe(1500)
+      expect(page.limit).toBe(page.tests.length)
+      expect(page.tests.length).toBeGreaterThan(100)
+      expect(page.tests.length).toBeLessThan(1500)
+      expect(page.cells.every((c) => c.length === 120)).toBe(true)
+
+      // Paging with offset yields every test once, each page under the budget.
+      const seen = new Set(page.tests.map((t) => t.test_id))
+      let offset = page.tests.length
+      while (offset < page.total_tests) {
+        const next = await app.inject({ method: 'GET', url: `/api/v1/heatmap?offset=${offset}` })
+        expect(next.rawPayload.length).toBeLessThanOrEqual(HEATMAP_DEFAULT_BYTES)
+        const body = next.json<HeatmapResponse>()
+        for (const t of body.tests) seen.add(t.test_id)
+        offset += body.tests.length
+      }
+      expect(seen.size).toBe(1500)
+    } finally {
+      await app.close()
+      await store.close()
+      tmp.cleanup()
+    }
+  }, 120_000)
+})
