@@ -81,11 +81,12 @@ describe('prepareBatch', () => {
 
   it('renders result rows in the column order of the results table', () => {
     const run = runMeta('r1', '2026-01-01T00:00:00Z')
-    const prepared = prepareBatch(batch(run, [result('a', 'failed'), flakyResult('b')]))
+    // The last column is the execution order: given for `a`, unknown (NULL) for `b`.
+    const prepared = prepareBatch(batch(run, [result('a', 'failed', { position: 3 }), flakyResult('b')]))
     const rows = [...resultCopyRows(prepared.runs[0]!, 1767225600000, 7, [11, 12], [21, 22, 23])]
     expect(rows).toEqual([
-      '1767225600000\t10\t10\t11\t7\t1\t1\t21\t1\tf\tf\tAssertionError\n',
-      '1767225600000\t10\t12\t12\t7\t2\t1\t\\N\t0\tt\tf\t\\N\n',
+      '1767225600000\t10\t10\t11\t7\t1\t1\t21\t1\tf\tf\tAssertionError\t3\n',
+      '1767225600000\t10\t12\t12\t7\t2\t1\t\\N\t0\tt\tf\t\\N\t\\N\n',
     ])
   })
 })
