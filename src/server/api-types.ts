@@ -228,6 +228,8 @@ export interface RuleJson {
     branch?: string
     env?: Record<string, string>
   }
+  /** What the rule matches, in one line: the words `quarantine list` uses. */
+  matches: string
   reason: string
   owner: string | null
   issue_url: string | null

@@ -1,4 +1,4 @@
-import type { AuditResponse, QuarantineListResponse, RuleJson, RuleListResponse } from '../server/api-types.js'
+import type { AuditResponse, QuarantineListResponse, RuleListResponse } from '../server/api-types.js'
 import { get, testPath } from './api.js'
 import { quarantineBadge } from './chips.js'
 import { extLink, h } from './dom.js'
@@ -38,18 +38,6 @@ function quarantineTable(list: QuarantineListResponse): Node {
   )
 }
 
-/** What a rule matches, as one line: the same words as `quarantine list`. */
-function describeMatch(m: RuleJson['match']): string {
-  const parts: string[] = []
-  if (m.test_id) parts.push(`test_id ${m.test_id}`)
-  if (m.file) parts.push(`file ${m.file}`)
-  if (m.title) parts.push(`title /${m.title}/`)
-  if (m.message) parts.push(`message /${m.message}/`)
-  if (m.branch) parts.push(`branch ${m.branch}`)
-  for (const [k, v] of Object.entries(m.env ?? {})) parts.push(`${k}=${v}`)
-  return parts.join(', ')
-}
-
 function rulesTable(list: RuleListResponse): Node {
   if (list.rules.length === 0) return h('div', { class: 'empty' }, 'No quarantine rules.')
   return h(
@@ -69,7 +57,7 @@ function rulesTable(list: RuleListResponse): Node {
             h('code', null, r.id),
             r.active ? quarantineBadge() : h('span', { class: 'chip verdict-insufficient_data' }, 'expired'),
           ),
-          h('td', null, h('code', null, describeMatch(r.match))),
+          h('td', null, h('code', null, r.matches)),
           h('td', null, r.reason, ' ', extLink(r.issue_url, 'issue ↗')),
           h('td', null, r.owner ?? '–'),
           h('td', { class: 'nowrap' }, r.expires_at ? day(r.expires_at) : 'never'),

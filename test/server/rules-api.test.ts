@@ -63,6 +63,7 @@ describe('quarantine rules over the API', () => {
     expect(res.json<RuleJson>()).toMatchObject({
       id: 'timeouts-arm64',
       match: body.match,
+      matches: 'message /Timeout \\d+ms exceeded/, runner=arm64',
       owner: '@platform',
       created_by: 'alice',
       expires_at: body.expires_at,

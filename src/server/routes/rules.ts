@@ -1,7 +1,13 @@
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import { NotFoundError } from '../../errors.js'
-import { isRuleActive, ruleMatchFromJson, ruleMatchToJson, RuleMatchSchema } from '../../quarantine/rules.js'
+import {
+  describeRuleMatch,
+  isRuleActive,
+  ruleMatchFromJson,
+  ruleMatchToJson,
+  RuleMatchSchema,
+} from '../../quarantine/rules.js'
 import type { QuarantineRule, RuleAuditEntry } from '../../store/store.js'
 import type { RuleAuditResponse, RuleJson, RuleListResponse } from '../api-types.js'
 import { writeHook } from '../auth.js'
@@ -35,6 +41,7 @@ export function ruleToJson(r: QuarantineRule, now: number): RuleJson {
   return {
     id: r.id,
     match: ruleMatchToJson(r.match),
+    matches: describeRuleMatch(r.match),
     reason: r.reason,
     owner: r.owner,
     issue_url: r.issueUrl,
