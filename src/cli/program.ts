@@ -164,7 +164,7 @@ Examples:
     )
     .action(async (opts: AnalyzeCommandOptions) => {
       const { analyze, printAnalyze } = await import('./commands/analyze.js')
-      printAnalyze(await analyze(opts, io), opts, io)
+      await printAnalyze(await analyze(opts, io), opts, io)
     })
 
   analysisCmd(program.command('show'))
@@ -437,7 +437,7 @@ Examples:
     )
     .action(async (opts: ExportTableCommandOptions) => {
       const { exportCsv, printExportCsv } = await import('./commands/export.js')
-      printExportCsv(await exportCsv(opts, io), opts, io)
+      await printExportCsv(await exportCsv(opts, io), opts, io)
     })
 
   tableFlags(exportCmd.command('stats'))

@@ -26,16 +26,7 @@ export interface AnalyzeStoreOptions {
  * @example const analyses = await analyzeStore(store, { filter: { suite: 'unit' } })
  */
 export async function analyzeStore(store: Store, opts: AnalyzeStoreOptions = {}): Promise<TestAnalysis[]> {
-  const cfg = resolveAnalysisConfig(opts.config)
-  const filter = opts.filter ?? {}
-  const summaries = await store.runSummaries({
-    suite: filter.suite,
-    branch: filter.branch,
-    since: filter.since,
-    until: filter.until,
-  })
-  const now = asOfTime(summaries, opts.now, Date.now())
-  const excludedRuns = infraRunIds(summaries, cfg)
+  const { cfg, filter, now, excludedRuns } = await scanSetup(store, opts)
   const out: TestAnalysis[] = []
   const order = createOrderIndex(cfg.hints, { now, excludedRuns, lookbackDays: cfg.scoring.lookbackDays })
   for await (const history of store.scanHistory(filter)) {
@@ -45,4 +36,33 @@ export async function analyzeStore(store: Store, opts: AnalyzeStoreOptions = {})
     out.push(analysis)
   }
   return withOrderHints(out, order.hints())
+}
+
+/**
+ * The analyses of `analyzeStore`, handed to `onTest` one at a time and kept by no one: memory stays flat however
+ * many tests the store holds. Order-dependency hints, which need every test of a file, are left out; everything
+ * else, verdicts included, is the same.
+ * @example await forEachAnalysis(store, {}, (history, a) => rates.set(a.testId, a.successRate))
+ */
+export async function forEachAnalysis(
+  store: Store,
+  opts: Omit<AnalyzeStoreOptions, 'onTest'>,
+  onTest: (history: TestHistory, analysis: TestAnalysis) => void,
+): Promise<void> {
+  const { cfg, filter, now, excludedRuns } = await scanSetup(store, opts)
+  for await (const history of store.scanHistory(filter))
+    onTest(history, analyzeTest(history, cfg, { now, excludedRuns }))
+}
+
+async function scanSetup(store: Store, opts: AnalyzeStoreOptions) {
+  const cfg = resolveAnalysisConfig(opts.config)
+  const filter = opts.filter ?? {}
+  const summaries = await store.runSummaries({
+    suite: filter.suite,
+    branch: filter.branch,
+    since: filter.since,
+    until: filter.until,
+  })
+  const now = asOfTime(summaries, opts.now, Date.now())
+  return { cfg, filter, now, excludedRuns: infraRunIds(summaries, cfg) }
 }

@@ -7,8 +7,21 @@ import type { TestHistory } from '../../model.js'
 import { analyzeStore } from '../../pipeline/analyze-store.js'
 import { ownerLookupFromConfig } from '../../owners/read-codeowners.js'
 import type { AuditEntry, QuarantineRecord } from '../../store/store.js'
-import { emit, emitJson, num, pct, renderMarkdownTable, renderTable, type Io } from '../output.js'
+import {
+  emit,
+  emitJson,
+  emitLines,
+  jsonArrayLines,
+  markdownLines,
+  num,
+  pct,
+  renderMarkdownTable,
+  renderTable,
+  tableLines,
+  type Io,
+} from '../output.js'
 import { withStore } from './quarantine.js'
+import { compareText } from '../../compare-text.js'
 
 export interface AnalyzeCommandOptions {
   db?: string
@@ -57,7 +70,7 @@ export function leaderboardOrder(a: TestAnalysis, b: TestAnalysis): number {
     VERDICT_ORDER[a.verdict] - VERDICT_ORDER[b.verdict] ||
     b.score - a.score ||
     b.flipRate - a.flipRate ||
-    a.testId.localeCompare(b.testId)
+    compareText(a.testId, b.testId)
   )
 }
 
@@ -82,13 +95,19 @@ export async function analyze(opts: AnalyzeCommandOptions, io: Io): Promise<Owne
         filter: { suite: opts.suite, branch: opts.branch, since },
       })
       const ownersOf = ownerLookupFromConfig(config, process.cwd(), (m) => io.stderr.write(`warning: ${m}\n`))
-      const filtered = all
-        .map((a): OwnedAnalysis => ({ ...a, owners: ownersOf(a.test) }))
-        .filter((a) => !opts.owner || a.owners.includes(opts.owner))
-        .filter((a) => !verdicts || verdicts.includes(a.verdict))
-        .filter((a) => !classes || classes.includes(a.flipRateClass))
-        .sort(leaderboardOrder)
-      return limit ? filtered.slice(0, limit) : filtered
+      // In place, one pass, no copies: a store of a million tests makes a million analyses.
+      const filtered: OwnedAnalysis[] = []
+      for (const a of all as OwnedAnalysis[]) {
+        if (verdicts && !verdicts.includes(a.verdict)) continue
+        if (classes && !classes.includes(a.flipRateClass)) continue
+        a.owners = ownersOf(a.test)
+        if (opts.owner && !a.owners.includes(opts.owner)) continue
+        filtered.push(a)
+      }
+      all.length = 0
+      filtered.sort(leaderboardOrder)
+      if (limit && filtered.length > limit) filtered.length = limit
+      return filtered
     },
     'read',
   )
@@ -130,8 +149,8 @@ export function describeFilters(opts: AnalyzeCommandOptions): string[] {
 
 const evidenceText = (a: TestAnalysis) => a.evidence.map((e) => e.kind.replace(/_/g, ' ')).join('; ') || '–'
 
-function leaderboardRows(list: TestAnalysis[]): string[][] {
-  return list.map((a) => [
+function leaderboardRow(a: TestAnalysis): string[] {
+  return [
     a.testId,
     String(a.runs),
     pct(a.passRate),
@@ -143,7 +162,7 @@ function leaderboardRows(list: TestAnalysis[]): string[][] {
     a.recommendation.action,
     a.verdict,
     evidenceText(a),
-  ])
+  ]
 }
 
 const HEADERS = [
@@ -160,14 +179,15 @@ const HEADERS = [
   'evidence',
 ]
 
-export function printAnalyze(list: OwnedAnalysis[], opts: AnalyzeCommandOptions, io: Io): void {
+/** Written line by line: the leaderboard of a million tests is larger than one string can be. */
+export async function printAnalyze(list: OwnedAnalysis[], opts: AnalyzeCommandOptions, io: Io): Promise<void> {
   if (opts.json || opts.format === 'json')
-    return emitJson(
+    return emitLines(
       io,
-      list.map((a) => ({ ...toAnalysisJson(a), owners: a.owners })),
+      jsonArrayLines(list, (a) => ({ ...toAnalysisJson(a), owners: a.owners })),
       opts.output,
     )
-  if (opts.format === 'markdown') return emit(io, renderMarkdownTable(HEADERS, leaderboardRows(list)), opts.output)
+  if (opts.format === 'markdown') return emitLines(io, markdownLines(HEADERS, list, leaderboardRow), opts.output)
   if (!list.length) {
     const filters = describeFilters(opts)
     return void io.stderr.write(
@@ -176,8 +196,13 @@ export function printAnalyze(list: OwnedAnalysis[], opts: AnalyzeCommandOptions,
         : 'no tests stored yet (store reports first: flakewatch ingest <files>)\n',
     )
   }
-  emit(io, renderTable(HEADERS, leaderboardRows(list), { right: [1, 2, 3, 4, 5, 6], maxWidth: 70 }), opts.output)
-  const counts = list.reduce<Record<string, number>>((m, a) => ((m[a.verdict] = (m[a.verdict] ?? 0) + 1), m), {})
+  await emitLines(
+    io,
+    tableLines(HEADERS, list, leaderboardRow, { right: [1, 2, 3, 4, 5, 6], maxWidth: 70 }),
+    opts.output,
+  )
+  const counts: Record<string, number> = {}
+  for (const a of list) counts[a.verdict] = (counts[a.verdict] ?? 0) + 1
   io.stderr.write(
     `\n${list.length} tests: ${Object.entries(counts)
       .map(([k, v]) => `${v} ${k}`)

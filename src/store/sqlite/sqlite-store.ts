@@ -3,7 +3,17 @@ import type { NotificationStore } from '../notifications.js'
 import { SqliteNotificationStore } from './notifications.js'
 import { dirname, resolve } from 'node:path'
 import { FlakewatchError, StoreError } from '../../errors.js'
-import type { Attempt, HistoryEntry, Run, RunInfo, RunMeta, TestHistory, TestRef } from '../../model.js'
+import type {
+  Attempt,
+  EnvFacets,
+  HistoryEntry,
+  Run,
+  RunInfo,
+  RunMeta,
+  RunStatus,
+  TestHistory,
+  TestRef,
+} from '../../model.js'
 import { AUDIT_GENESIS, auditHash, type ChainedAuditEntry } from '../audit-chain.js'
 import { clip, messageKey, statusFromCode } from '../codes.js'
 import {
@@ -83,6 +93,22 @@ const HISTORY_GROUPS = `SELECT test,
   FROM results`
 
 type HistoryGroup = [test: number, keyed: string, durations: string, positions: string, details: string | null]
+type RunInfoRow = [
+  id: number,
+  runId: string,
+  suite: string,
+  at: number,
+  branch: string | null,
+  revision: string | null,
+  pipelineId: string | null,
+  jobStatus: string | null,
+  pipelineStatus: string | null,
+  runnerId: string | null,
+  env: string | null,
+  status: RunStatus,
+  pipelineUrl: string | null,
+  artifactsUrl: string | null,
+]
 type TestRow = [id: number, testId: string, suite: string, module: string, name: string, file: string | null]
 
 type ResultRow = [
@@ -378,13 +404,48 @@ export class SqliteStore implements Store {
     return new StoreError(`${what} failed on ${this.location}: ${(error as Error).message}`, { cause: error })
   }
 
+  /**
+   * The selected runs by key, for the scan. A store may hold a million runs, so rows are iterated rather than
+   * all fetched, and the values that repeat from run to run (suite, branch, runner, statuses, the env facets) are
+   * shared instead of copied once per run.
+   */
   private runsFor(filter: HistoryFilter | RunFilter = {}, limit?: number): Map<number, RunInfo> {
     const { sql: where, params } = this.runWhere(filter)
-    const sql = `SELECT id, * FROM runs ${where} ORDER BY at DESC, id DESC LIMIT ?`
     params.push(limit ?? -1)
+    const rows = this.db
+      .prepare(
+        `SELECT id, run_id, suite, at, branch, revision, pipeline_id, job_status, pipeline_status, runner_id, env,
+          status, pipeline_url, artifacts_url FROM runs ${where} ORDER BY at DESC, id DESC LIMIT ?`,
+      )
+      .raw(true)
+    const shared = new Map<string, string>()
+    const one = <T extends string | null>(text: T): T => {
+      if (text === null) return text
+      let kept = shared.get(text)
+      if (kept === undefined) shared.set(text, (kept = text))
+      return kept as T
+    }
+    const envs = new Map<string, EnvFacets>()
     const map = new Map<number, RunInfo>()
-    for (const row of this.db.prepare(sql).all(...params) as (RunRow & { id: number })[]) {
-      map.set(row.id, runInfoFromRow(row))
+    for (const row of rows.iterate(...params) as Iterable<RunInfoRow>) {
+      const [id, runId, suite, at, branch, revision, pipelineId, jobStatus, pipelineStatus, runnerId, envText] = row
+      let env = envs.get(envText ?? '')
+      if (env === undefined) envs.set(envText ?? '', (env = envText ? (JSON.parse(envText) as EnvFacets) : {}))
+      map.set(id, {
+        runId,
+        suite: one(suite),
+        at: Number(at),
+        branch: one(branch),
+        revision,
+        pipelineId,
+        jobStatus: one(jobStatus),
+        pipelineStatus: one(pipelineStatus),
+        runnerId: one(runnerId),
+        env,
+        status: row[11],
+        pipelineUrl: row[12],
+        artifactsUrl: row[13],
+      })
     }
     return map
   }
