@@ -163,8 +163,8 @@ Examples:
   $ flakewatch analyze --json > flaky.json`,
     )
     .action(async (opts: AnalyzeCommandOptions) => {
-      const { analyze, printAnalyze } = await import('./commands/analyze.js')
-      await printAnalyze(await analyze(opts, io), opts, io)
+      const { analyzeAndPrint } = await import('./commands/analyze.js')
+      await analyzeAndPrint(opts, io)
     })
 
   analysisCmd(program.command('show'))
