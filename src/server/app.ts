@@ -10,6 +10,7 @@ import type { ServerContext } from './context.js'
 import { ownerLookupFromConfig } from '../owners/read-codeowners.js'
 import { dashboardRoutes, findWebRoot } from './dashboard.js'
 import { handleError } from './error-handler.js'
+import { bundleStreamKind } from './bundle-stream.js'
 import { answerClientError, SECURITY_HEADERS } from './security-headers.js'
 import { bundleRoutes } from './routes/bundle.js'
 import { healthRoutes } from './routes/health.js'
@@ -87,6 +88,8 @@ declare module 'fastify' {
     flakewatchAnalysis: 'worker' | 'in-process'
     /** Where uploads are parsed and stored: worker threads, or this one. */
     flakewatchUploads: 'worker' | 'in-process'
+    /** Where bundle downloads are written: a worker thread each, or this one. */
+    flakewatchBundles: 'worker' | 'in-process'
   }
 }
 
@@ -149,9 +152,11 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
   }
   app.decorate('flakewatchAnalysis', builder.kind)
   app.decorate('flakewatchUploads', uploads.kind)
+  app.decorate('flakewatchBundles', bundleStreamKind(deps.db))
   const ctx: ServerContext = {
     store,
     scanStore: deps.scanStore ?? store,
+    db: deps.db,
     config,
     analysis,
     tokens: resolveAuthTokens(config.server),

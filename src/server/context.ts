@@ -13,6 +13,8 @@ export interface ServerContext {
   store: Store
   /** The store for long scans (the bundle): a second connection when the caller opened one. */
   scanStore: Store
+  /** The store's location (file or URL), for workers that open connections of their own; none for `:memory:`. */
+  db: string | undefined
   config: ResolvedConfig
   analysis: ResolvedAnalysisConfig
   tokens: AuthTokens
