@@ -394,6 +394,11 @@ export interface HealthResponse {
   store: 'sqlite' | 'postgres'
   /** The upload queue: uploads accepted and not yet answered, those being stored now, and the most accepted. */
   uploads: { accepted: number; running: number; capacity: number; workers: number }
+  /**
+   * Present when this server looks for notification state changes (webhooks configured, under `serve`): where the
+   * looks run (`worker`: the analysis worker thread), how many finished, and when the last one did.
+   */
+  notifications?: { runs_in: 'worker' | 'in-process'; looks: number; last_look_at: string | null }
 }
 
 /** What an upload stored: the same JSON as `flakewatch ingest --json`. */

@@ -23,6 +23,8 @@ import { reportRoutes } from './routes/reports.js'
 import { runRoutes } from './routes/runs.js'
 import { testRoutes } from './routes/tests.js'
 import { trendRoutes } from './routes/trends.js'
+import type { LookReport, LookRequest } from '../notify/look.js'
+import { startNotifier, type Notifier } from './notifier.js'
 import { createSnapshotBuilder } from './snapshot-builder.js'
 import { createSnapshotCache, type SnapshotCacheOptions } from './snapshot-cache.js'
 import { UploadPool } from './upload-pool.js'
@@ -66,6 +68,18 @@ export interface AppDeps {
   /** Runs older than this have probably lost their CI artifacts; the heatmap dims them. Default 30. */
   artifactExpiryDays?: number
   cache?: Pick<SnapshotCacheOptions, 'ttlMs' | 'maxAgeMs' | 'maxEntries' | 'clock'>
+  /**
+   * Look for notification state changes every `notifications.intervalSeconds` while the app runs, as `serve` does
+   * (docs/notifications.md), where analysis snapshots are built: in the worker thread when there is one, so that
+   * the whole-store analysis of a look never blocks a request. Without it, or without webhooks, the app never looks.
+   */
+  notify?: {
+    /** Where the webhooks' `urlEnv` and `secretEnv` are read. */
+    env: Record<string, string | undefined>
+    /** The project key every payload carries (multi-project servers). */
+    project?: string | null
+    onReport?: (report: LookReport) => void
+  }
 }
 
 declare module 'fastify' {
@@ -116,7 +130,12 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
     workers: config.server.uploadWorkers,
     worker: deps.uploadWorkers,
   })
-  app.addHook('onClose', () => builder.close())
+  const notifier = startAppNotifier(deps, (request) => builder.look(request))
+  // A look in flight uses the builder's worker: it ends first.
+  app.addHook('onClose', async () => {
+    await notifier?.stop()
+    await builder.close()
+  })
   // Every accepted upload is stored before the app reports closed.
   app.addHook('onClose', () => uploads.close())
   const onRequestLog = deps.onRequestLog
@@ -159,6 +178,7 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
     bodyLimit,
     uploads,
     owners: ownerLookupFromConfig(config, process.cwd(), (m) => app.log.warn(m)),
+    notifier: notifier ? () => notifier.status() : null,
   }
 
   app.decorateRequest('flakewatchActor', null)
@@ -200,6 +220,15 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
   )
   await dashboardRoutes(app, webRoot)
   return app
+}
+
+function startAppNotifier(deps: AppDeps, look: (request: LookRequest) => Promise<LookReport>): Notifier | null {
+  const { config, notify } = deps
+  const intervalMs = config.notifications.intervalSeconds * 1000
+  if (!notify || config.notifications.webhooks.length === 0 || intervalMs === 0) return null
+  // Plain data only: the request crosses to the worker thread.
+  const request: LookRequest = { config, env: { ...notify.env }, project: notify.project ?? null, cwd: process.cwd() }
+  return startNotifier({ intervalMs, look: () => look(request), onReport: notify.onReport ?? (() => undefined) })
 }
 
 /** Whether a request's Accept header asks for an HTML page, as a browser's navigation does. */

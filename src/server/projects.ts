@@ -163,6 +163,7 @@ export async function createProjectEntry(opts: {
     ...opts.config,
     db: project.db,
     server: { ...opts.config.server, writeToken: null, writeTokens, readToken: project.readToken },
+    notifications: { ...opts.config.notifications, webhooks: project.webhooks ?? opts.config.notifications.webhooks },
   }
   const app = await createApp({ ...opts.app, store, config, db: opts.app?.db ?? project.db })
   let cached: { at: number; value: Promise<ProjectOverview> } | null = null
