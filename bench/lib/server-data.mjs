@@ -26,7 +26,16 @@ function rng(seed) {
  * last `spanHours` before `now`, newest last, so that they fall inside the analysis lookback window. Returns the
  * store and where it is (`file`: the path or the URL to give `serve --db`).
  */
-export async function benchStore({ dist, name, tests, runs, now = Date.now(), spanHours = runs * 4, log = () => {}, pg }) {
+export async function benchStore({
+  dist,
+  name,
+  tests,
+  runs,
+  now = Date.now(),
+  spanHours = runs * 4,
+  log = () => {},
+  pg,
+}) {
   const { openStore } = await import(join(dist, 'store/open.js'))
   const dir = join(import.meta.dirname, '.tmp', name)
   const schema = `fw_bench_${name.replace(/\W/g, '_')}`
