@@ -4,7 +4,7 @@ import { analysisOptions, type ResolvedConfig } from '../config/load.js'
 import { NotFoundError } from '../errors.js'
 import { createQuarantineManager } from '../quarantine/manager.js'
 import type { Store } from '../store/store.js'
-import { API_PREFIX } from './api-types.js'
+import { API_PREFIX, type ProjectListResponse } from './api-types.js'
 import { readHook, resolveAuthTokens } from './auth.js'
 import type { ServerContext } from './context.js'
 import { ownerLookupFromConfig } from '../owners/read-codeowners.js'
@@ -202,6 +202,9 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
   })
 
   healthRoutes(app, ctx)
+  // A single-project server has no projects: said openly, so that the dashboard shows no switcher and asks for
+  // no token to learn it. A multi-project server answers this path itself (server/projects.ts).
+  app.get(`${API_PREFIX}/projects`, (): ProjectListResponse => ({ default: null, projects: [] }))
   await app.register(
     async (api) => {
       api.addHook('onRequest', readHook(ctx.tokens))
