@@ -45,6 +45,12 @@ interface Thread {
   busy: Queued | null
 }
 
+/**
+ * An upload worker's young generation (V8's default is about 48 MB): ingest streams small chunks, so a small one
+ * collects as well, and the server's peak memory during a 100 MB upload is smaller by the difference.
+ */
+const WORKER_YOUNG_GENERATION_MB = 8
+
 export interface UploadPoolOptions {
   store: Store
   /** The store's location: with it (and a compiled worker), uploads are parsed and stored in worker threads. */
@@ -165,7 +171,10 @@ export class UploadPool {
   }
 
   private spawn(): Thread {
-    const worker = new Worker(WORKER_URL, { workerData: { db: this.opts.db! } satisfies UploadWorkerData })
+    const worker = new Worker(WORKER_URL, {
+      workerData: { db: this.opts.db! } satisfies UploadWorkerData,
+      resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
+    })
     // A worker must never keep a process alive that is otherwise done (a test that forgot to close the app).
     worker.unref()
     const thread: Thread = { worker, busy: null }
