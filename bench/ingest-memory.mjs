@@ -10,6 +10,7 @@
 import { execFileSync, spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, statSync, createReadStream, writeFileSync } from 'node:fs'
 import { request } from 'node:http'
+import { loadavg } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import { writeBigJunit } from './lib/junit-gen.mjs'
@@ -204,6 +205,7 @@ try {
     }
     rmSync(file, { force: true })
   }
+  line({ bench: 'ingest-memory', metric: 'machine load (uptime 1-min average) at the end', value: loadavg()[0].toFixed(2) })
 } finally {
   rmSync(tmp, { recursive: true, force: true })
 }

@@ -1,6 +1,7 @@
 // Ingest throughput (2,000 tests × 200 runs of JUnit files) beside raw baselines measured in the same run: a bare
 // saxes parse and bare prepared INSERTs into the same schema. Peak memory on big files: ingest-memory.mjs.
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { loadavg } from 'node:os'
 import { join } from 'node:path'
 import { SaxesParser } from 'saxes'
 import Database from 'better-sqlite3'
@@ -72,5 +73,7 @@ line({ bench: 'ingest', metric: 'baseline: bare saxes parse, testcases/s', value
 line({ bench: 'ingest', metric: 'baseline: bare prepared INSERT, rows/s', value: Math.round(total / insertS) })
 line({ bench: 'ingest', metric: 'ratio end to end / bare INSERT', value: +(insertS / e2eS).toFixed(2) })
 line({ bench: 'ingest', metric: 'ratio end to end / bare saxes', value: +(saxesS / e2eS).toFixed(2) })
+
+line({ bench: 'ingest', metric: 'machine load (uptime 1-min average) at the end', value: loadavg()[0].toFixed(2) })
 
 rmSync(dir, { recursive: true, force: true })
