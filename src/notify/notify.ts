@@ -21,6 +21,8 @@ export interface NotificationSettings {
 export interface DetectAndEnqueueOptions {
   store: Store
   settings: NotificationSettings
+  /** The project key on a multi-project server, carried by every payload; null (the default) on a single-project one. */
+  project?: string | null
   /** The whole store's analysis (every suite, every branch), as `analyze` computes it. */
   analyses: TestAnalysis[]
   /** Wall clock: quarantine expiry is real time, whatever the analysis's as-of. */
@@ -94,6 +96,7 @@ export async function detectAndEnqueue(opts: DetectAndEnqueueOptions): Promise<D
       quarantine: quarantines.get(change.testId) ?? null,
       releaseReason,
       serverUrl: settings.serverUrl,
+      project: opts.project ?? null,
     }
     for (const h of hooks) {
       deliveries.push({

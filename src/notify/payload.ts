@@ -16,6 +16,8 @@ export interface ChangeContext {
   /** Why a quarantine ended, from the audit trail (released events only). */
   releaseReason: string | null
   serverUrl: string | null
+  /** The project on a multi-project server (docs/projects.md); null on a single-project one. */
+  project: string | null
 }
 
 const SUMMARY: Record<NotificationEvent, string> = {
@@ -27,8 +29,11 @@ const SUMMARY: Record<NotificationEvent, string> = {
   quarantine_expiring: 'has a quarantine about to expire',
 }
 
-export function testUrl(serverUrl: string | null, testId: string): string | null {
-  return serverUrl ? `${serverUrl.replace(/\/+$/, '')}/tests/${encodeURIComponent(testId)}` : null
+/** The test's dashboard page; on a multi-project server, in its project (the dashboard reads `?project=`). */
+export function testUrl(serverUrl: string | null, testId: string, project: string | null = null): string | null {
+  if (!serverUrl) return null
+  const page = `${serverUrl.replace(/\/+$/, '')}/tests/${encodeURIComponent(testId)}`
+  return project === null ? page : `${page}?project=${encodeURIComponent(project)}`
 }
 
 /** flakewatch's own payload, version 1 (docs/notifications.md lists every field). */
@@ -40,7 +45,8 @@ export function genericPayload(c: ChangeContext): Record<string, unknown> {
     id: c.change.id,
     event: c.change.event,
     at: c.at,
-    summary: `${c.change.testId} ${SUMMARY[c.change.event]}`,
+    project: c.project,
+    summary: `${c.project === null ? '' : `${c.project}: `}${c.change.testId} ${SUMMARY[c.change.event]}`,
     test: {
       id: c.change.testId,
       suite: c.test?.suite ?? null,
@@ -70,7 +76,7 @@ export function genericPayload(c: ChangeContext): Record<string, unknown> {
       source: q.source,
     },
     release_reason: c.releaseReason,
-    url: testUrl(c.serverUrl, c.change.testId),
+    url: testUrl(c.serverUrl, c.change.testId, c.project),
   }
 }
 
@@ -81,9 +87,11 @@ export function slackEscape(text: string): string {
 
 /** An incoming-webhook message (`text` for notifications, `blocks` for the channel). */
 export function slackPayload(c: ChangeContext): Record<string, unknown> {
-  const url = testUrl(c.serverUrl, c.change.testId)
+  const url = testUrl(c.serverUrl, c.change.testId, c.project)
   const name = slackEscape(c.change.testId)
-  const title = `${url ? `<${url}|${name}>` : `\`${name}\``} ${SUMMARY[c.change.event]}`
+  // The project leads, so that one channel fed by many repositories says which one changed.
+  const where = c.project === null ? '' : `[${slackEscape(c.project)}] `
+  const title = `${where}${url ? `<${url}|${name}>` : `\`${name}\``} ${SUMMARY[c.change.event]}`
   const details: string[] = []
   if (c.analysis) {
     const pass = c.analysis.passRate == null ? '–' : `${(c.analysis.passRate * 100).toFixed(1)}%`
@@ -96,7 +104,7 @@ export function slackPayload(c: ChangeContext): Record<string, unknown> {
   if (c.releaseReason) details.push(`released: ${slackEscape(c.releaseReason)}`)
   if (c.owners.length) details.push(`owners: ${slackEscape(c.owners.join(' '))}`)
   return {
-    text: `flakewatch: ${name} ${SUMMARY[c.change.event]}`,
+    text: `flakewatch: ${where}${name} ${SUMMARY[c.change.event]}`,
     blocks: [
       { type: 'section', text: { type: 'mrkdwn', text: `*flakewatch*: ${title}` } },
       ...(details.length ? [{ type: 'context', elements: [{ type: 'mrkdwn', text: details.join('\n') }] }] : []),

@@ -9,6 +9,9 @@ import { analysisOptions, type ResolvedConfig } from '../config/load.js'
 import type { ProjectConfig } from '../config/defaults.js'
 import { analyzeStore } from '../pipeline/analyze-store.js'
 import type { Store } from '../store/store.js'
+import type { OverviewResponse, ProjectListResponse, ProjectOverview } from './api-types.js'
+
+export type { ProjectOverview }
 
 /** One project of a multi-project server: its own app (store, tokens, analysis) and the tokens that reach it. */
 export interface ProjectEntry {
@@ -18,16 +21,6 @@ export interface ProjectEntry {
   writeTokens: string[]
   /** The project's figures for the organisation overview. */
   overview: () => Promise<ProjectOverview>
-}
-
-export interface ProjectOverview {
-  tests: number
-  flaky: number
-  broken: number
-  quarantined: number
-  /** Time spent in failed attempts over the analysis window, all tests. */
-  ci_time_lost_ms: number
-  top_flaky: { test_id: string; score: number; pass_rate: number | null; time_lost_ms: number }[]
 }
 
 export interface ProjectsAppOptions {
@@ -98,10 +91,11 @@ export async function createProjectsApp(opts: ProjectsAppOptions): Promise<Fasti
   app.get('/api/v1/projects', (request, reply) => {
     const visible = visibleTo(bearer(request))
     if (visible.length === 0) throw new HttpError(401, { code: 'FW_AUTH', message: 'this needs a token' })
-    return reply.send({ default: opts.defaultProject, projects: visible.map((p) => ({ key: p.key })) })
+    const body: ProjectListResponse = { default: opts.defaultProject, projects: visible.map((p) => ({ key: p.key })) }
+    return reply.send(body)
   })
 
-  app.get('/api/v1/overview', async (request) => {
+  app.get('/api/v1/overview', async (request): Promise<OverviewResponse> => {
     requireOrg(request)
     const rows = []
     // One project at a time: each builds a full analysis, and the machine is shared with the uploads.
@@ -113,7 +107,13 @@ export async function createProjectsApp(opts: ProjectsAppOptions): Promise<Fasti
   app.all('/*', async (request, reply) => {
     const url = new URL(request.url, 'http://x')
     const named = request.headers[PROJECT_HEADER]
-    const key = (Array.isArray(named) ? named[0] : named) ?? url.searchParams.get('project') ?? opts.defaultProject
+    // The dashboard's files are the same in every project: a page or asset that names none comes from any of them.
+    const anyForFiles = url.pathname.startsWith('/api/') ? null : (opts.projects[0]?.key ?? null)
+    const key =
+      (Array.isArray(named) ? named[0] : named) ??
+      url.searchParams.get('project') ??
+      opts.defaultProject ??
+      anyForFiles
     if (!key) {
       throw new HttpError(400, {
         code: 'FW_PROJECT',
@@ -163,6 +163,7 @@ export async function createProjectEntry(opts: {
     ...opts.config,
     db: project.db,
     server: { ...opts.config.server, writeToken: null, writeTokens, readToken: project.readToken },
+    notifications: { ...opts.config.notifications, webhooks: project.webhooks ?? opts.config.notifications.webhooks },
   }
   const app = await createApp({ ...opts.app, store, config, db: opts.app?.db ?? project.db })
   let cached: { at: number; value: Promise<ProjectOverview> } | null = null

@@ -165,6 +165,8 @@ export class SqliteStore implements Store {
   private readonly testIds = new Map<string, number>()
   private readonly stmts: ReturnType<SqliteStore['prepareAll']>
   private writing: Promise<unknown> = Promise.resolve()
+  /** The server's small reads, prepared once: preparing costs more than running them. */
+  private readonly reads = new Map<string, SqliteStatement>()
   private notificationStore: SqliteNotificationStore | null = null
 
   constructor(
@@ -585,27 +587,38 @@ export class SqliteStore implements Store {
     return { sql: where.length ? `WHERE ${where.join(' AND ')}` : '', params }
   }
 
+  /** A prepared statement kept for reuse; only for `get`/`all` (a statement being iterated cannot run again). */
+  private read(sql: string): SqliteStatement {
+    let stmt = this.reads.get(sql)
+    if (!stmt) {
+      stmt = this.db.prepare(sql)
+      // Bounded: the SQL varies only with which filters are set.
+      if (this.reads.size < 200) this.reads.set(sql, stmt)
+    }
+    return stmt
+  }
+
   listRuns(filter: RunFilter = {}): Promise<Run[]> {
     const { sql, params } = this.runWhere(filter)
-    const rows = this.db
-      .prepare(`SELECT * FROM runs ${sql} ORDER BY at DESC, id DESC LIMIT ? OFFSET ?`)
-      .all(...params, filter.limit ?? -1, filter.offset ?? 0) as RunRow[]
+    const rows = this.read(`SELECT * FROM runs ${sql} ORDER BY at DESC, id DESC LIMIT ? OFFSET ?`).all(
+      ...params,
+      filter.limit ?? -1,
+      filter.offset ?? 0,
+    ) as RunRow[]
     return Promise.resolve(rows.map(runFromRow))
   }
 
   getRun(runId: string): Promise<Run | null> {
-    const row = this.db.prepare('SELECT * FROM runs WHERE run_id = ?').get(runId) as RunRow | undefined
+    const row = this.read('SELECT * FROM runs WHERE run_id = ?').get(runId) as RunRow | undefined
     return Promise.resolve(row ? runFromRow(row) : null)
   }
 
   runSummaries(filter: RunFilter = {}): Promise<RunSummary[]> {
     const { sql, params } = this.runWhere(filter)
-    const rows = this.db
-      .prepare(
-        `SELECT run_id AS runId, at, total, passed, failed, skipped, flaky FROM runs ${sql}
+    const rows = this.read(
+      `SELECT run_id AS runId, at, total, passed, failed, skipped, flaky FROM runs ${sql}
          ORDER BY at DESC, id DESC LIMIT ? OFFSET ?`,
-      )
-      .all(...params, filter.limit ?? -1, filter.offset ?? 0) as RunSummary[]
+    ).all(...params, filter.limit ?? -1, filter.offset ?? 0) as RunSummary[]
     return Promise.resolve(rows)
   }
 
@@ -630,9 +643,9 @@ export class SqliteStore implements Store {
   }
 
   getTest(testId: string): Promise<TestRef | null> {
-    const row = this.db
-      .prepare('SELECT test_id AS testId, suite, module, name, file FROM tests WHERE test_id = ?')
-      .get(testId) as TestRef | undefined
+    const row = this.read('SELECT test_id AS testId, suite, module, name, file FROM tests WHERE test_id = ?').get(
+      testId,
+    ) as TestRef | undefined
     return Promise.resolve(row ?? null)
   }
 
@@ -653,12 +666,12 @@ export class SqliteStore implements Store {
   }
 
   listQuarantines(): Promise<QuarantineRecord[]> {
-    const rows = this.db.prepare('SELECT * FROM quarantine ORDER BY test_id').all() as QuarantineRow[]
+    const rows = this.read('SELECT * FROM quarantine ORDER BY test_id').all() as QuarantineRow[]
     return Promise.resolve(rows.map(quarantineFromRow))
   }
 
   getQuarantine(testId: string): Promise<QuarantineRecord | null> {
-    const row = this.db.prepare('SELECT * FROM quarantine WHERE test_id = ?').get(testId) as QuarantineRow | undefined
+    const row = this.read('SELECT * FROM quarantine WHERE test_id = ?').get(testId) as QuarantineRow | undefined
     return Promise.resolve(row ? quarantineFromRow(row) : null)
   }
 
@@ -740,10 +753,11 @@ export class SqliteStore implements Store {
   listAudit(filter: { testId?: string; limit?: number } = {}): Promise<AuditEntry[]> {
     const rows = (
       filter.testId
-        ? this.db
-            .prepare('SELECT * FROM quarantine_audit WHERE test_id = ? ORDER BY id DESC LIMIT ?')
-            .all(filter.testId, filter.limit ?? -1)
-        : this.db.prepare('SELECT * FROM quarantine_audit ORDER BY id DESC LIMIT ?').all(filter.limit ?? -1)
+        ? this.read('SELECT * FROM quarantine_audit WHERE test_id = ? ORDER BY id DESC LIMIT ?').all(
+            filter.testId,
+            filter.limit ?? -1,
+          )
+        : this.read('SELECT * FROM quarantine_audit ORDER BY id DESC LIMIT ?').all(filter.limit ?? -1)
     ) as AuditRow[]
     return Promise.resolve(rows.map(auditFromRow))
   }
