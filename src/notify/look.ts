@@ -30,12 +30,12 @@ export function summaryLine(o: NotifyOutcome): string {
   if (o.baseline) return 'notifications: first look, recorded the state of the tests; changes from now on are announced'
   const d = o.delivery
   const sent = d ? `, ${d.delivered} delivered, ${d.pending} to retry, ${d.failed} failed` : ''
-  return `notifications: ${o.changes.length} change(s), ${o.enqueued} queued${sent}`
+  return `notifications: ${o.changes.length + o.ruleChanges.length} change(s), ${o.enqueued} queued${sent}`
 }
 
 /** The warnings and the summary line of one look's outcome, as every caller prints them. */
 export function reportOf(o: NotifyOutcome): LookReport {
-  const quiet = !o.baseline && o.changes.length === 0 && !o.delivery?.attempts
+  const quiet = !o.baseline && o.changes.length + o.ruleChanges.length === 0 && !o.delivery?.attempts
   return { warnings: [...o.warnings, ...(o.delivery?.errors ?? [])], summary: quiet ? null : summaryLine(o) }
 }
 
@@ -60,7 +60,10 @@ export async function notifyFromAnalyses(
     })
     return { outcome, report: reportOf(outcome) }
   } catch (error) {
-    return { outcome: null, report: { warnings: [`notifications not sent: ${(error as Error).message}`], summary: null } }
+    return {
+      outcome: null,
+      report: { warnings: [`notifications not sent: ${(error as Error).message}`], summary: null },
+    }
   }
 }
 

@@ -2,8 +2,10 @@ import { createHmac } from 'node:crypto'
 import type { TestAnalysis } from '../analysis/types.js'
 import type { TestRef } from '../model.js'
 import type { NotificationEvent } from '../store/notifications.js'
-import type { QuarantineRecord } from '../store/store.js'
+import { describeRuleMatch, ruleFieldsJson } from '../quarantine/rules.js'
+import type { QuarantineRecord, QuarantineRule, RuleAuditEntry } from '../store/store.js'
 import type { StateChange } from './detect.js'
+import type { RuleChange } from './detect-rules.js'
 
 /** Everything a message says about one change. */
 export interface ChangeContext {
@@ -27,6 +29,9 @@ const SUMMARY: Record<NotificationEvent, string> = {
   quarantined: 'was quarantined',
   released: 'was released from quarantine',
   quarantine_expiring: 'has a quarantine about to expire',
+  rule_created: 'was created',
+  rule_replaced: 'was replaced',
+  rule_deleted: 'was deleted',
 }
 
 /** The test's dashboard page; on a multi-project server, in its project (the dashboard reads `?project=`). */
@@ -36,17 +41,27 @@ export function testUrl(serverUrl: string | null, testId: string, project: strin
   return project === null ? page : `${page}?project=${encodeURIComponent(project)}`
 }
 
-/** flakewatch's own payload, version 1 (docs/notifications.md lists every field). */
-export function genericPayload(c: ChangeContext): Record<string, unknown> {
-  const a = c.analysis
-  const q = c.quarantine
+/** The fields every payload starts with; the summary leads with the project on a multi-project server. */
+function envelope(
+  c: { change: { id: string; event: NotificationEvent }; at: string; project: string | null },
+  summary: string,
+) {
   return {
     version: 1,
     id: c.change.id,
     event: c.change.event,
     at: c.at,
     project: c.project,
-    summary: `${c.project === null ? '' : `${c.project}: `}${c.change.testId} ${SUMMARY[c.change.event]}`,
+    summary: `${c.project === null ? '' : `${c.project}: `}${summary}`,
+  }
+}
+
+/** flakewatch's own payload, version 1 (docs/notifications.md lists every field). */
+export function genericPayload(c: ChangeContext): Record<string, unknown> {
+  const a = c.analysis
+  const q = c.quarantine
+  return {
+    ...envelope(c, `${c.change.testId} ${SUMMARY[c.change.event]}`),
     test: {
       id: c.change.testId,
       suite: c.test?.suite ?? null,
@@ -114,6 +129,64 @@ export function slackPayload(c: ChangeContext): Record<string, unknown> {
 
 export function renderBody(format: 'json' | 'slack', c: ChangeContext): string {
   return JSON.stringify(format === 'slack' ? slackPayload(c) : genericPayload(c))
+}
+
+/** Everything a message says about a quarantine rule created, replaced or deleted. */
+export interface RuleChangeContext {
+  change: RuleChange
+  at: string
+  /** The rule now, or as it was before its deletion (from its audit trail); null if no trail is left. */
+  rule: QuarantineRule | null
+  /** The rule's audit line for the change: who, when, why (null for a change the trail does not hold). */
+  audit: Pick<RuleAuditEntry, 'action' | 'actor' | 'at' | 'reason'> | null
+  serverUrl: string | null
+  project: string | null
+}
+
+/** The dashboard's quarantine page, where rules are listed. */
+function rulesUrl(serverUrl: string | null, project: string | null): string | null {
+  if (!serverUrl) return null
+  const page = `${serverUrl.replace(/\/+$/, '')}/quarantine`
+  return project === null ? page : `${page}?project=${encodeURIComponent(project)}`
+}
+
+function ruleSummary(c: RuleChangeContext): string {
+  const by = c.audit ? ` by ${c.audit.actor}` : ''
+  return `quarantine rule ${c.change.ruleId} ${SUMMARY[c.change.event]}${by}`
+}
+
+/** flakewatch's own payload for rule events, version 1 (docs/notifications.md lists every field). */
+export function genericRulePayload(c: RuleChangeContext): Record<string, unknown> {
+  return {
+    ...envelope(c, ruleSummary(c)),
+    rule: c.rule && ruleFieldsJson(c.rule),
+    deleted: c.change.event === 'rule_deleted',
+    actor: c.audit?.actor ?? null,
+    reason: c.audit?.reason ?? null,
+    url: rulesUrl(c.serverUrl, c.project),
+  }
+}
+
+/** The Slack form of a rule event: rule ids and patterns are people's text, escaped like test names. */
+export function slackRulePayload(c: RuleChangeContext): Record<string, unknown> {
+  const url = rulesUrl(c.serverUrl, c.project)
+  const where = c.project === null ? '' : `[${slackEscape(c.project)}] `
+  const line = slackEscape(ruleSummary(c))
+  const details: string[] = []
+  if (c.rule) details.push(`matches ${slackEscape(describeRuleMatch(c.rule.match))}`)
+  if (c.audit) details.push(`reason: ${slackEscape(c.audit.reason)}`)
+  if (c.rule?.expiresAt) details.push(`expires ${c.rule.expiresAt.slice(0, 10)}`)
+  return {
+    text: `flakewatch: ${where}${line}`,
+    blocks: [
+      { type: 'section', text: { type: 'mrkdwn', text: `*flakewatch*: ${where}${url ? `<${url}|${line}>` : line}` } },
+      ...(details.length ? [{ type: 'context', elements: [{ type: 'mrkdwn', text: details.join('\n') }] }] : []),
+    ],
+  }
+}
+
+export function renderRuleBody(format: 'json' | 'slack', c: RuleChangeContext): string {
+  return JSON.stringify(format === 'slack' ? slackRulePayload(c) : genericRulePayload(c))
 }
 
 export const SIGNATURE_HEADER = 'x-flakewatch-signature-256'

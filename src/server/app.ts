@@ -4,7 +4,7 @@ import { analysisOptions, type ResolvedConfig } from '../config/load.js'
 import { NotFoundError } from '../errors.js'
 import { createQuarantineManager } from '../quarantine/manager.js'
 import type { Store } from '../store/store.js'
-import { API_PREFIX } from './api-types.js'
+import { API_PREFIX, type ProjectListResponse, type ProjectOverview } from './api-types.js'
 import { readHook, resolveAuthTokens } from './auth.js'
 import type { ServerContext } from './context.js'
 import { ownerLookupFromConfig } from '../owners/read-codeowners.js'
@@ -88,6 +88,8 @@ declare module 'fastify' {
     flakewatchAnalysis: 'worker' | 'in-process'
     /** Where uploads are parsed and stored: worker threads, or this one. */
     flakewatchUploads: 'worker' | 'in-process'
+    /** This store's figures for the organisation overview, computed where analysis snapshots are built. */
+    flakewatchOverview: () => Promise<ProjectOverview>
     /** Where bundle downloads are written: a worker thread each, or this one. */
     flakewatchBundles: 'worker' | 'in-process'
   }
@@ -152,6 +154,7 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
   }
   app.decorate('flakewatchAnalysis', builder.kind)
   app.decorate('flakewatchUploads', uploads.kind)
+  app.decorate('flakewatchOverview', () => builder.overview(config))
   app.decorate('flakewatchBundles', bundleStreamKind(deps.db))
   const ctx: ServerContext = {
     store,
@@ -202,6 +205,9 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
   })
 
   healthRoutes(app, ctx)
+  // A single-project server has no projects: said openly, so that the dashboard shows no switcher and asks for
+  // no token to learn it. A multi-project server answers this path itself (server/projects.ts).
+  app.get(`${API_PREFIX}/projects`, (): ProjectListResponse => ({ default: null, projects: [] }))
   await app.register(
     async (api) => {
       api.addHook('onRequest', readHook(ctx.tokens))

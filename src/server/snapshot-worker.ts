@@ -3,6 +3,7 @@ import { FlakewatchError } from '../errors.js'
 import { lookForChanges } from '../notify/look.js'
 import { openStore } from '../store/open.js'
 import type { Store } from '../store/store.js'
+import { projectOverview } from './project-overview.js'
 import { buildSnapshot, snapshotDelta } from './snapshot.js'
 import { lowerThreadPriority } from './worker-priority.js'
 import type { SnapshotReply, SnapshotRequest, SnapshotWorkerData } from './snapshot-builder.js'
@@ -18,6 +19,7 @@ const store = await openStore({ db, env: {}, readOnly: true })
 let writer: Promise<Store> | undefined
 
 async function answer(request: SnapshotRequest): Promise<SnapshotReply> {
+  if ('overview' in request) return { id: request.id, overview: await projectOverview(store, request.overview) }
   if ('look' in request) {
     writer ??= openStore({ db, env: {} }).catch((error: unknown) => {
       writer = undefined

@@ -2,6 +2,7 @@ import type { TestAnalysis } from '../../analysis/types.js'
 import { analysisOptions, type ResolvedConfig } from '../../config/load.js'
 import { InputError } from '../../errors.js'
 import { notifyFromAnalyses, summaryLine, type LookReport } from '../../notify/look.js'
+import { ruleSubject } from '../../notify/detect-rules.js'
 import { notifyStateChanges, type NotifyOutcome } from '../../notify/notify.js'
 import { ownerLookupFromConfig } from '../../owners/read-codeowners.js'
 import { analyzeStore } from '../../pipeline/analyze-store.js'
@@ -112,6 +113,7 @@ export function printNotify(o: NotifyOutcome, opts: NotifyCommandOptions, io: Io
           previous: c.previous,
           current: c.current,
         })),
+        rule_changes: o.ruleChanges.map((c) => ({ id: c.id, event: c.event, rule_id: c.ruleId })),
         enqueued: o.enqueued,
         unannounced: o.unannounced,
         delivery: o.delivery && {
@@ -125,13 +127,12 @@ export function printNotify(o: NotifyOutcome, opts: NotifyCommandOptions, io: Io
     )
   }
   if (opts.dryRun) io.stderr.write('dry run: nothing was recorded or sent\n')
-  if (o.changes.length) {
-    io.stdout.write(
-      `${renderTable(
-        ['event', 'test'],
-        o.changes.map((c) => [c.event, c.testId]),
-      )}\n`,
-    )
+  if (o.changes.length || o.ruleChanges.length) {
+    const rows = [
+      ...o.changes.map((c) => [c.event, c.testId]),
+      ...o.ruleChanges.map((c) => [c.event, ruleSubject(c.ruleId)]),
+    ]
+    io.stdout.write(`${renderTable(['event', 'test'], rows)}\n`)
   }
   io.stderr.write(`${summaryLine(o)}\n`)
 }
