@@ -80,6 +80,7 @@ export interface RankResult {
 
 /** The scoring functions `rankElements` reaches through its `lib` argument. */
 interface ScoringLib {
+  textSimilarity: typeof textSimilarity
   toSignals: typeof toSignals
   identityScore: typeof identityScore
   addTreeScore: typeof addTreeScore
@@ -105,7 +106,17 @@ export interface ContextCache {
   items: Map<Element, string>
   forms: Map<Element, string>
   regions: Map<Element, string>
+  /** What the children of an element share, keyed by that parent (see `parentContextOf`). */
+  parents: Map<Element, ParentContext>
   headings: Element[] | null
+}
+
+/** The containers around an element's children: the same for every sibling, so looked up once per parent. */
+export interface ParentContext {
+  item: string
+  region: string
+  /** The nearest `form` at or above the parent. */
+  form: Element | null
 }
 
 /** Every shipped helper by name, handed to `main` as its last argument. */
@@ -351,8 +362,18 @@ export function headingAbove(el: Element, ctx: ContextCache, max: number): strin
   return found >= 0 ? squashText(headings[found]!.textContent, max) : ''
 }
 
-/** Where `el` lives: row or card, form, dialog or landmark, heading above. Containers are described once. */
-export function contextOf(el: Element, ctx: ContextCache, max: number): ElementFingerprint['context'] {
+/** An empty `ContextCache`, for one scan. */
+export function createContextCache(): ContextCache {
+  return { items: new Map(), forms: new Map(), regions: new Map(), parents: new Map(), headings: null }
+}
+
+/**
+ * The row or card and the dialog or landmark around `parent`'s children, and the form above them. Siblings share
+ * all three, so a scan pays the `closest()` lookups once per parent, not once per element.
+ */
+export function parentContextOf(parent: Element, ctx: ContextCache, max: number): ParentContext {
+  const known = ctx.parents.get(parent)
+  if (known) return known
   // Selectors inline: this runs in the page, where module constants do not exist.
   const itemSelector =
     'tr, li, [role=row], [role=listitem], article, [role=article], [class*=card], [class*=Card], [class*=tile]'
@@ -361,34 +382,61 @@ export function contextOf(el: Element, ctx: ContextCache, max: number): ElementF
     '[role=complementary], [role=banner], [role=contentinfo], [role=main], [role=region], [role=tabpanel], ' +
     'section[aria-label], section[aria-labelledby], fieldset'
   const keep = 40 < max ? 40 : max
-  const describe = (cache: Map<Element, string>, c: Element | null, make: (c: Element) => string): string => {
-    if (!c) return ''
-    let d = cache.get(c)
-    if (d === undefined) {
-      d = make(c)
-      cache.set(c, d)
-    }
-    return d
-  }
-  const parent = el.parentElement
-  const itemEl = parent ? parent.closest(itemSelector) : null
+  const itemEl = parent.closest(itemSelector)
+  let item = ''
   // A form styled as a card is the form context already, not a repeated item.
-  const item = describe(ctx.items, itemEl && itemEl.localName !== 'form' ? itemEl : null, (c) => {
-    const kind =
-      c.localName === 'tr' || c.getAttribute('role') === 'row' ? 'row' : c.localName === 'li' ? 'item' : 'card'
-    const key = itemKeyOf(c, keep)
-    return key ? kind + '|' + key : ''
-  })
-  const formEl = (el as HTMLInputElement).form ?? el.closest('form')
-  const form = describe(ctx.forms, formEl, (f) => {
-    const label = ariaLabelOf(f, keep) || headingIn(f, keep)
-    return [f.id, f.getAttribute('name') ?? '', f.getAttribute('action') ?? '', label].join('|')
-  })
-  const region = describe(ctx.regions, parent ? parent.closest(regionSelector) : null, (r) => {
-    const kind = r.getAttribute('role') ?? r.localName
-    return kind + '|' + (ariaLabelOf(r, keep) || headingIn(r, keep))
-  })
-  return { item, form, region, heading: headingAbove(el, ctx, keep) }
+  if (itemEl && itemEl.localName !== 'form') {
+    const cached = ctx.items.get(itemEl)
+    if (cached === undefined) {
+      const kind =
+        itemEl.localName === 'tr' || itemEl.getAttribute('role') === 'row'
+          ? 'row'
+          : itemEl.localName === 'li'
+            ? 'item'
+            : 'card'
+      const key = itemKeyOf(itemEl, keep)
+      item = key ? kind + '|' + key : ''
+      ctx.items.set(itemEl, item)
+    } else item = cached
+  }
+  const regionEl = parent.closest(regionSelector)
+  let region = ''
+  if (regionEl) {
+    const cached = ctx.regions.get(regionEl)
+    if (cached === undefined) {
+      const kind = regionEl.getAttribute('role') ?? regionEl.localName
+      region = kind + '|' + (ariaLabelOf(regionEl, keep) || headingIn(regionEl, keep))
+      ctx.regions.set(regionEl, region)
+    } else region = cached
+  }
+  const around: ParentContext = { item, region, form: parent.closest('form') }
+  ctx.parents.set(parent, around)
+  return around
+}
+
+/** Where `el` lives: row or card, form, dialog or landmark, heading above. Containers are described once. */
+export function contextOf(el: Element, ctx: ContextCache, max: number): ElementFingerprint['context'] {
+  const keep = 40 < max ? 40 : max
+  const parent = el.parentElement
+  const around = parent ? parentContextOf(parent, ctx, max) : null
+  // `el.closest('form')`, with the part above `el` looked up once per parent.
+  const formEl =
+    (el as HTMLInputElement).form ?? (el.localName === 'form' ? el : around ? around.form : null)
+  let form = ''
+  if (formEl) {
+    const cached = ctx.forms.get(formEl)
+    if (cached === undefined) {
+      const label = ariaLabelOf(formEl, keep) || headingIn(formEl, keep)
+      form = [formEl.id, formEl.getAttribute('name') ?? '', formEl.getAttribute('action') ?? '', label].join('|')
+      ctx.forms.set(formEl, form)
+    } else form = cached
+  }
+  return {
+    item: around ? around.item : '',
+    form,
+    region: around ? around.region : '',
+    heading: headingAbove(el, ctx, keep),
+  }
 }
 
 /** Playwright's notion of visible: a non-empty box and not `visibility: hidden` (opacity does not count). */
@@ -526,13 +574,13 @@ export function shortDescription(el: Element, text: string): string {
 
 /** In-page: the fingerprint of the element an action is about to use. */
 export function captureElement(el: Element, options: DescribeOptions, _lib: HelperLib): Capture {
-  const ctx: ContextCache = { items: new Map(), forms: new Map(), regions: new Map(), headings: null }
+  const ctx = createContextCache()
   return { fingerprint: describeElement(el, options, null, true, ctx), selector: cssPathOf(el) }
 }
 
 /** In-page: the fingerprints of every element a locator matches (a strict-mode violation), in order. */
 export function captureElements(els: Element[], options: DescribeOptions, _lib: HelperLib): Capture[] {
-  const ctx: ContextCache = { items: new Map(), forms: new Map(), regions: new Map(), headings: null }
+  const ctx = createContextCache()
   const cache = new Map<Element, string[]>()
   return els.map((el) => ({
     fingerprint: describeElement(el, options, cache, true, ctx),
@@ -543,62 +591,148 @@ export function captureElements(els: Element[], options: DescribeOptions, _lib: 
   }))
 }
 
+/** The learned element's classes and attributes, prepared once per ranking for `identityOf`. */
+export interface LearnedIdentity {
+  /** Distinct classes. */
+  classes: string[]
+  /** Attribute values by name, `style` left out as `toSignals` does. */
+  attrs: Map<string, string>
+}
+
+export function learnedIdentityOf(fp: ElementFingerprint): LearnedIdentity {
+  const attrs = new Map<string, string>()
+  for (const name in fp.attrs) if (name !== 'style') attrs.set(name, fp.attrs[name]!)
+  return { classes: fp.classes.filter((c, i) => fp.classes.indexOf(c) === i), attrs }
+}
+
+/**
+ * `identityScore(fp, toSignals(describeIdentity(el)), w)`, read straight from the DOM: the same figures, summed
+ * in the same order, without building the description. Most elements of a page are dropped right after this step,
+ * and building their descriptions cost more than scoring them. `similar` is `textSimilarity`.
+ */
+export function identityOf(
+  el: Element,
+  fp: ElementSignals,
+  learned: LearnedIdentity,
+  w: Weights,
+  similar: (a: string, b: string) => number,
+): ScoreSum {
+  const b: Breakdown = {}
+  let sum = 0
+  let total = 0
+  b.tag = fp.tag === el.localName ? 1 : 0
+  sum += w.tag * b.tag
+  total += w.tag
+  if (fp.id !== '') {
+    b.id = similar(fp.id, el.id)
+    sum += w.id * b.id
+    total += w.id
+  }
+  // Jaccard on sets: a DOMTokenList holds each class once, and attribute names are unique.
+  const classList = el.classList
+  if (learned.classes.length > 0 || classList.length > 0) {
+    let common = 0
+    for (let i = 0; i < learned.classes.length; i++) if (classList.contains(learned.classes[i]!)) common++
+    b.classes = common / (learned.classes.length + classList.length - common)
+    sum += w.classes * b.classes
+    total += w.classes
+  }
+  const list = el.attributes
+  let own = 0
+  let common = 0
+  for (let i = 0; i < list.length; i++) {
+    const a = list[i]!
+    if (a.name === 'id' || a.name === 'class' || a.name === 'style') continue
+    own++
+    if (learned.attrs.get(a.name) === a.value.slice(0, 100)) common++
+  }
+  if (learned.attrs.size > 0 || own > 0) {
+    b.attributes = common / (learned.attrs.size + own - common)
+    sum += w.attributes * b.attributes
+    total += w.attributes
+  }
+  return { sum, total, breakdown: b }
+}
+
 /**
  * In-page: describes and scores every element of the document against the fingerprint and reports the best
  * `limit` with their breakdown, visibility and a selector. Two passes, so that the costly steps run only for
  * elements that can still make the list. The first scores every signal but position, each step stopping elements
- * whose ceiling cannot beat the `limit`-th best floor so far (the score with the worst position). The second
- * measures layout boxes, best ceiling first, and stops once no ceiling left can beat the list: on a page of many
- * identical rows only the rows near the learned one are measured. Visibility is only computed for the winners:
- * it decides whether one may be used, not how elements rank.
+ * whose ceiling cannot beat the `limit`-th best floor so far (the score with the worst position). It reads the
+ * cheap signals straight from the DOM into one reused record, and describes an element fully only when it makes
+ * the list. The second measures layout boxes, best ceiling first, and stops once no ceiling left can beat the
+ * list: on a page of many identical rows only the rows near the learned one are measured. Visibility is only
+ * computed for the winners: it decides whether one may be used, not how elements rank.
  */
 export function rankElements(arg: RankArgs, lib: HelperLib): RankResult {
   const started = performance.now()
   // Not destructured under the imports' own names: a loader may rewrite those even when shadowed.
   const scoring = lib as unknown as ScoringLib
-  const skip = ['html', 'head', 'body', 'script', 'style', 'meta', 'link', 'title', 'base', 'noscript', 'template']
   const w = arg.weights
+  const max = arg.options.textMax
   const fp = scoring.toSignals(arg.fingerprint)
+  const learned = learnedIdentityOf(arg.fingerprint)
   // Position applies only when the learned element had a box; then it adds between 0 and its full weight.
   const wp = fp.box ? w.position : 0
   const cache = new Map<Element, string[]>()
-  const ctx: ContextCache = { items: new Map(), forms: new Map(), regions: new Map(), headings: null }
-  type Held = { el: Element; order: number; raw: ElementFingerprint; signals: ElementSignals; acc: ScoreSum }
-  const held: Array<Held & { ceiling: number }> = []
+  const ctx = createContextCache()
+  const none: string[] = []
+  type Held = { el: Element; order: number; signals: ElementSignals; acc: ScoreSum; ceiling: number }
+  const held: Held[] = []
   // The `limit` best floors so far, highest first: no element at or below the last can make the list.
   const floors: number[] = []
   let floor = -1
   let scanned = 0
   for (const el of document.querySelectorAll('*')) {
-    if (skip.includes(el.localName)) continue
-    const order = scanned++
-    // Cheapest first.
-    const raw = describeIdentity(el, arg.options)
-    const signals = scoring.toSignals(raw)
-    const acc = scoring.identityScore(fp, signals, w)
-    if (floor >= 0 && scoring.scoreCeiling(fp, signals, w, acc, true) <= floor) continue
-    signals.path = ancestorPath(el, cache)
-    signals.siblings = siblingTags(el, arg.options.siblingWindow)
-    scoring.addTreeScore(fp, signals, w, acc)
-    if (floor >= 0 && scoring.scoreCeiling(fp, signals, w, acc, false) <= floor) continue
-    raw.role = ariaRoleOf(el)
-    raw.name = controlNameOf(el, raw.role, arg.options.textMax)
-    raw.context = contextOf(el, ctx, arg.options.textMax)
-    signals.name = raw.name.toLowerCase()
-    const c = raw.context!
-    signals.context = {
-      item: c.item.toLowerCase(),
-      form: c.form.toLowerCase(),
-      region: c.region.toLowerCase(),
-      heading: c.heading.toLowerCase(),
+    switch (el.localName) {
+      case 'html':
+      case 'head':
+      case 'body':
+      case 'script':
+      case 'style':
+      case 'meta':
+      case 'link':
+      case 'title':
+      case 'base':
+      case 'noscript':
+      case 'template':
+        continue
     }
-    scoring.addContentScore(fp, signals, w, acc)
+    const order = scanned++
+    // Cheapest first. An element without a role has no name: known now, it bounds the ceiling tighter.
+    const acc = identityOf(el, fp, learned, w, scoring.textSimilarity)
+    const role = ariaRoleOf(el)
+    // Classes and attributes are scored already: their lists stay empty.
+    const c: ElementSignals = {
+      tag: el.localName,
+      id: el.id,
+      text: elementText(el, max).toLowerCase(),
+      classes: none,
+      attrs: none,
+      path: none,
+      siblings: none,
+      box: null,
+      name: '',
+      context: null,
+    }
+    if (floor >= 0 && scoring.scoreCeiling(fp, c, w, acc, true, role === '') <= floor) continue
+    c.path = ancestorPath(el, cache)
+    c.siblings = siblingTags(el, arg.options.siblingWindow)
+    scoring.addTreeScore(fp, c, w, acc)
+    if (floor >= 0 && scoring.scoreCeiling(fp, c, w, acc, false, role === '') <= floor) continue
+    c.name = controlNameOf(el, role, max).toLowerCase()
+    const context = contextOf(el, ctx, max)!
+    c.context = {
+      item: context.item.toLowerCase(),
+      form: context.form.toLowerCase(),
+      region: context.region.toLowerCase(),
+      heading: context.heading.toLowerCase(),
+    }
+    scoring.addContentScore(fp, c, w, acc)
     const total = acc.total + wp
     const ceiling = total > 0 ? (acc.sum + wp) / total : 0
     if (floor >= 0 && ceiling <= floor) continue
-    raw.path = signals.path
-    raw.siblings = signals.siblings
-    held.push({ el, order, raw, signals, acc, ceiling })
+    held.push({ el, order, signals: c, acc, ceiling })
     const low = total > 0 ? acc.sum / total : 0
     let at = floors.length
     while (at > 0 && floors[at - 1]! < low) at--
@@ -612,7 +746,6 @@ export function rankElements(arg: RankArgs, lib: HelperLib): RankResult {
   for (const h of held) {
     if (top.length === arg.limit && h.ceiling <= top[top.length - 1]!.score) break
     h.signals.box = boxOf(h.el)
-    h.raw.box = h.signals.box
     const scored = scoring.finalScore(scoring.addPositionScore(fp, h.signals, w, h.acc))
     // Equal scores keep document order, as the list would have in one pass.
     let at = top.length
@@ -624,15 +757,25 @@ export function rankElements(arg: RankArgs, lib: HelperLib): RankResult {
     top.splice(at, 0, { ...h, score: scored.score, breakdown: scored.breakdown })
     if (top.length > arg.limit) top.pop()
   }
-  const candidates = top.map((t) => ({
-    score: t.score,
-    breakdown: t.breakdown,
-    visible: isElementVisible(t.el),
-    enabled: isElementEnabled(t.el),
-    selector: cssPathOf(t.el),
-    description: shortDescription(t.el, t.raw.text),
-    fingerprint: t.raw,
-  }))
+  const candidates = top.map((t) => {
+    // The full description, as `describeElement` gives it, built only for the few that made the list.
+    const raw = describeIdentity(t.el, arg.options)
+    raw.path = t.signals.path
+    raw.siblings = t.signals.siblings
+    raw.box = t.signals.box
+    raw.role = ariaRoleOf(t.el)
+    raw.name = controlNameOf(t.el, raw.role, max)
+    raw.context = contextOf(t.el, ctx, max)
+    return {
+      score: t.score,
+      breakdown: t.breakdown,
+      visible: isElementVisible(t.el),
+      enabled: isElementEnabled(t.el),
+      selector: cssPathOf(t.el),
+      description: shortDescription(t.el, raw.text),
+      fingerprint: raw,
+    }
+  })
   const suggestions = top[0] ? suggestLocators(top[0].el, arg.options.testIdAttribute) : []
   return { candidates, suggestions, scanned, elapsedMs: performance.now() - started }
 }
@@ -656,6 +799,8 @@ export const DESCRIBE_HELPERS = [
   ariaLabelOf,
   itemKeyOf,
   headingAbove,
+  createContextCache,
+  parentContextOf,
   contextOf,
 ]
 
@@ -696,4 +841,6 @@ export const rankPageFunction = inPage(rankElements, [
   isElementEnabled,
   suggestLocators,
   shortDescription,
+  learnedIdentityOf,
+  identityOf,
 ])

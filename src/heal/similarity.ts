@@ -334,10 +334,11 @@ export function addTreeScore(fp: ElementSignals, c: ElementSignals, w: Weights, 
 
 /**
  * The highest score `c` could reach given the signals in `acc`: the signals still to come count as perfect,
- * except text, bounded by the lengths alone (an edit distance is at least the length difference). A ranking
- * skips the costly steps, tree signals, Levenshtein and the layout box, for every element whose ceiling cannot
- * beat the candidates it already holds. Adding a perfect signal can only raise a mean, so the ceiling holds even
- * when a signal counted here turns out not to apply (no box).
+ * except text, bounded by the lengths alone (an edit distance is at least the length difference), and the name
+ * when `nameKnown` says `c.name` is final already (an element without a role has none). A ranking skips the
+ * costly steps, tree signals, Levenshtein and the layout box, for every element whose ceiling cannot beat the
+ * candidates it already holds. Adding a perfect signal can only raise a mean, so the ceiling holds even when a
+ * signal counted here turns out not to apply (no box).
  * @example scoreCeiling(fp, c, w, identityScore(fp, c, w), true) >= scoreCandidate(fp, c, w).score // always
  */
 export function scoreCeiling(
@@ -346,6 +347,7 @@ export function scoreCeiling(
   w: Weights,
   acc: ScoreSum,
   treeToCome: boolean,
+  nameKnown = false,
 ): number {
   let sum = acc.sum
   let total = acc.total
@@ -361,7 +363,7 @@ export function scoreCeiling(
   }
   // Name and context are computed last, in the page, only for elements that can still win: count them perfect.
   if (fp.name !== '') {
-    sum += w.name
+    sum += nameKnown ? w.name * textSimilarity(fp.name, c.name) : w.name
     total += w.name
   }
   if (fp.context) {
