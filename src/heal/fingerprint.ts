@@ -5,10 +5,11 @@
  */
 import { InternalError } from '../errors.js'
 import {
-  addContentScore,
+  addContextScore,
+  addNameScore,
   addPositionScore,
+  addTextScore,
   addTreeScore,
-  completeScore,
   finalScore,
   contextSimilarity,
   identityScore,
@@ -85,8 +86,9 @@ interface ScoringLib {
   identityScore: typeof identityScore
   addTreeScore: typeof addTreeScore
   scoreCeiling: typeof scoreCeiling
-  completeScore: typeof completeScore
-  addContentScore: typeof addContentScore
+  addTextScore: typeof addTextScore
+  addNameScore: typeof addNameScore
+  addContextScore: typeof addContextScore
   addPositionScore: typeof addPositionScore
   finalScore: typeof finalScore
 }
@@ -103,9 +105,7 @@ export interface Capture {
 
 /** Shared by the elements of one scan: container descriptions and the page's headings, computed once. */
 export interface ContextCache {
-  items: Map<Element, string>
   forms: Map<Element, string>
-  regions: Map<Element, string>
   /** What the children of an element share, keyed by that parent (see `parentContextOf`). */
   parents: Map<Element, ParentContext>
   headings: Element[] | null
@@ -113,7 +113,11 @@ export interface ContextCache {
 
 /** The containers around an element's children: the same for every sibling, so looked up once per parent. */
 export interface ParentContext {
+  /** The nearest row, list item or card at or above the parent, and its description. */
+  itemEl: Element | null
   item: string
+  /** The nearest dialog or landmark at or above the parent, and its description. */
+  regionEl: Element | null
   region: string
   /** The nearest `form` at or above the parent. */
   form: Element | null
@@ -158,11 +162,7 @@ export function inPage<A extends unknown[], R>(
 export function elementText(el: Element, max: number): string {
   const tag = el.localName
   if (tag === 'input' || tag === 'script' || tag === 'style' || tag === 'noscript' || tag === 'template') return ''
-  return (el.textContent ?? '')
-    .slice(0, max * 4)
-    .replace(/\s+/g, ' ')
-    .trim()
-    .slice(0, max)
+  return squashText(el.textContent, max)
 }
 
 /** `tag` or `tag#id`: ancestors' ids are stable enough to tell two look-alike forms apart. */
@@ -192,13 +192,16 @@ export function siblingTags(el: Element, window: number): string[] {
   return before
 }
 
-/** The element's box in page coordinates, or null when it has no layout box. */
-export function boxOf(el: Element): ElementFingerprint['box'] {
+/**
+ * The element's box in page coordinates, or null when it has no layout box. A scan passes the page's scroll
+ * offsets, read once: reading them costs as much as the box.
+ */
+export function boxOf(el: Element, scroll?: { x: number; y: number }): ElementFingerprint['box'] {
   const r = el.getBoundingClientRect()
   if (r.width <= 0 || r.height <= 0) return null
-  const view = el.ownerDocument.defaultView
-  const x = r.left + (view ? view.scrollX : 0)
-  const y = r.top + (view ? view.scrollY : 0)
+  const view = scroll ? null : el.ownerDocument.defaultView
+  const x = r.left + (scroll ? scroll.x : view ? view.scrollX : 0)
+  const y = r.top + (scroll ? scroll.y : view ? view.scrollY : 0)
   return { x, y, width: r.width, height: r.height }
 }
 
@@ -246,11 +249,15 @@ export function describeElement(
   return fp
 }
 
-/** Whitespace collapsed, trimmed and cut to `max` characters. */
+/**
+ * Whitespace collapsed, trimmed and cut to `max` characters. Only runs and other whitespace than a single space
+ * are replaced, the same result as replacing every `\s+`: most texts have nothing to replace, and then no new
+ * string is built.
+ */
 export function squashText(s: string | null | undefined, max: number): string {
   return (s ?? '')
     .slice(0, max * 4)
-    .replace(/\s+/g, ' ')
+    .replace(/\s{2,}|[^\S ]/g, ' ')
     .trim()
     .slice(0, max)
 }
@@ -364,12 +371,13 @@ export function headingAbove(el: Element, ctx: ContextCache, max: number): strin
 
 /** An empty `ContextCache`, for one scan. */
 export function createContextCache(): ContextCache {
-  return { items: new Map(), forms: new Map(), regions: new Map(), parents: new Map(), headings: null }
+  return { forms: new Map(), parents: new Map(), headings: null }
 }
 
 /**
- * The row or card and the dialog or landmark around `parent`'s children, and the form above them. Siblings share
- * all three, so a scan pays the `closest()` lookups once per parent, not once per element.
+ * The row or card and the dialog or landmark around `parent`'s children, and the form above them: what
+ * `parent.closest()` finds for each. Siblings share all three, and so do cousins above a common ancestor: the
+ * answer is built from the grandparent's, known already, so that each element of a scan is matched once.
  */
 export function parentContextOf(parent: Element, ctx: ContextCache, max: number): ParentContext {
   const known = ctx.parents.get(parent)
@@ -382,34 +390,30 @@ export function parentContextOf(parent: Element, ctx: ContextCache, max: number)
     '[role=complementary], [role=banner], [role=contentinfo], [role=main], [role=region], [role=tabpanel], ' +
     'section[aria-label], section[aria-labelledby], fieldset'
   const keep = 40 < max ? 40 : max
-  const itemEl = parent.closest(itemSelector)
-  let item = ''
-  // A form styled as a card is the form context already, not a repeated item.
-  if (itemEl && itemEl.localName !== 'form') {
-    const cached = ctx.items.get(itemEl)
-    if (cached === undefined) {
+  const above = parent.parentElement
+  const up = above ? parentContextOf(above, ctx, max) : null
+  const around: ParentContext = up ? { ...up } : { itemEl: null, item: '', regionEl: null, region: '', form: null }
+  if (parent.matches(itemSelector)) {
+    around.itemEl = parent
+    around.item = ''
+    // A form styled as a card is the form context already, not a repeated item.
+    if (parent.localName !== 'form') {
       const kind =
-        itemEl.localName === 'tr' || itemEl.getAttribute('role') === 'row'
+        parent.localName === 'tr' || parent.getAttribute('role') === 'row'
           ? 'row'
-          : itemEl.localName === 'li'
+          : parent.localName === 'li'
             ? 'item'
             : 'card'
-      const key = itemKeyOf(itemEl, keep)
-      item = key ? kind + '|' + key : ''
-      ctx.items.set(itemEl, item)
-    } else item = cached
+      const key = itemKeyOf(parent, keep)
+      around.item = key ? kind + '|' + key : ''
+    }
   }
-  const regionEl = parent.closest(regionSelector)
-  let region = ''
-  if (regionEl) {
-    const cached = ctx.regions.get(regionEl)
-    if (cached === undefined) {
-      const kind = regionEl.getAttribute('role') ?? regionEl.localName
-      region = kind + '|' + (ariaLabelOf(regionEl, keep) || headingIn(regionEl, keep))
-      ctx.regions.set(regionEl, region)
-    } else region = cached
+  if (parent.matches(regionSelector)) {
+    const kind = parent.getAttribute('role') ?? parent.localName
+    around.regionEl = parent
+    around.region = kind + '|' + (ariaLabelOf(parent, keep) || headingIn(parent, keep))
   }
-  const around: ParentContext = { item, region, form: parent.closest('form') }
+  if (parent.localName === 'form') around.form = parent
   ctx.parents.set(parent, around)
   return around
 }
@@ -420,8 +424,7 @@ export function contextOf(el: Element, ctx: ContextCache, max: number): ElementF
   const parent = el.parentElement
   const around = parent ? parentContextOf(parent, ctx, max) : null
   // `el.closest('form')`, with the part above `el` looked up once per parent.
-  const formEl =
-    (el as HTMLInputElement).form ?? (el.localName === 'form' ? el : around ? around.form : null)
+  const formEl = (el as HTMLInputElement).form ?? (el.localName === 'form' ? el : around ? around.form : null)
   let form = ''
   if (formEl) {
     const cached = ctx.forms.get(formEl)
@@ -513,7 +516,7 @@ export function ariaRoleOf(el: Element): string {
  * Close enough to rank by; a suggested `getByRole` is confirmed with Playwright's own engine before use.
  */
 export function accessibleNameOf(el: Element): string {
-  const squash = (s: string | null | undefined): string => (s ?? '').replace(/\s+/g, ' ').trim()
+  const squash = (s: string | null | undefined): string => (s ?? '').replace(/\s{2,}|[^\S ]/g, ' ').trim()
   const label = squash(el.getAttribute('aria-label'))
   if (label) return label
   const by = el.getAttribute('aria-labelledby')
@@ -637,14 +640,16 @@ export function identityOf(
     sum += w.classes * b.classes
     total += w.classes
   }
-  const list = el.attributes
   let own = 0
   let common = 0
-  for (let i = 0; i < list.length; i++) {
-    const a = list[i]!
-    if (a.name === 'id' || a.name === 'class' || a.name === 'style') continue
+  // Names, not `el.attributes`: walking that builds an `Attr` node per attribute, twice the cost.
+  const names = el.hasAttributes() ? el.getAttributeNames() : []
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i]!
+    if (name === 'id' || name === 'class' || name === 'style') continue
     own++
-    if (learned.attrs.get(a.name) === a.value.slice(0, 100)) common++
+    const value = learned.attrs.get(name)
+    if (value !== undefined && (el.getAttribute(name) ?? '').slice(0, 100) === value) common++
   }
   if (learned.attrs.size > 0 || own > 0) {
     b.attributes = common / (learned.attrs.size + own - common)
@@ -683,7 +688,22 @@ export function rankElements(arg: RankArgs, lib: HelperLib): RankResult {
   const floors: number[] = []
   let floor = -1
   let scanned = 0
-  for (const el of document.querySelectorAll('*')) {
+  // One record for the cheap first step, refilled for each element: most elements end there.
+  const probe: ElementSignals = {
+    tag: '',
+    id: '',
+    text: '',
+    classes: none,
+    attrs: none,
+    path: none,
+    siblings: none,
+    box: null,
+    name: '',
+    context: null,
+  }
+  const all = document.querySelectorAll('*')
+  for (let i = 0; i < all.length; i++) {
+    const el = all[i]!
     switch (el.localName) {
       case 'html':
       case 'head':
@@ -702,25 +722,29 @@ export function rankElements(arg: RankArgs, lib: HelperLib): RankResult {
     // Cheapest first. An element without a role has no name: known now, it bounds the ceiling tighter.
     const acc = identityOf(el, fp, learned, w, scoring.textSimilarity)
     const role = ariaRoleOf(el)
+    const text = elementText(el, max).toLowerCase()
+    probe.text = text
+    if (floor >= 0 && scoring.scoreCeiling(fp, probe, w, acc, role === '') <= floor) continue
+    // Text and name next: two short edit distances, cheaper than the tree and the context they can spare.
     // Classes and attributes are scored already: their lists stay empty.
     const c: ElementSignals = {
       tag: el.localName,
       id: el.id,
-      text: elementText(el, max).toLowerCase(),
+      text,
       classes: none,
       attrs: none,
       path: none,
       siblings: none,
       box: null,
-      name: '',
+      name: role ? controlNameOf(el, role, max).toLowerCase() : '',
       context: null,
     }
-    if (floor >= 0 && scoring.scoreCeiling(fp, c, w, acc, true, role === '') <= floor) continue
+    scoring.addNameScore(fp, c, w, scoring.addTextScore(fp, c, w, acc))
+    if (floor >= 0 && scoring.scoreCeiling(fp, c, w, acc) <= floor) continue
     c.path = ancestorPath(el, cache)
     c.siblings = siblingTags(el, arg.options.siblingWindow)
     scoring.addTreeScore(fp, c, w, acc)
-    if (floor >= 0 && scoring.scoreCeiling(fp, c, w, acc, false, role === '') <= floor) continue
-    c.name = controlNameOf(el, role, max).toLowerCase()
+    if (floor >= 0 && scoring.scoreCeiling(fp, c, w, acc) <= floor) continue
     const context = contextOf(el, ctx, max)!
     c.context = {
       item: context.item.toLowerCase(),
@@ -728,7 +752,7 @@ export function rankElements(arg: RankArgs, lib: HelperLib): RankResult {
       region: context.region.toLowerCase(),
       heading: context.heading.toLowerCase(),
     }
-    scoring.addContentScore(fp, c, w, acc)
+    scoring.addContextScore(fp, c, w, acc)
     const total = acc.total + wp
     const ceiling = total > 0 ? (acc.sum + wp) / total : 0
     if (floor >= 0 && ceiling <= floor) continue
@@ -742,10 +766,11 @@ export function rankElements(arg: RankArgs, lib: HelperLib): RankResult {
   }
 
   held.sort((a, b) => b.ceiling - a.ceiling || a.order - b.order)
+  const scroll = { x: window.scrollX, y: window.scrollY }
   const top: Array<Held & { score: number; breakdown: Breakdown }> = []
   for (const h of held) {
     if (top.length === arg.limit && h.ceiling <= top[top.length - 1]!.score) break
-    h.signals.box = boxOf(h.el)
+    h.signals.box = boxOf(h.el, scroll)
     const scored = scoring.finalScore(scoring.addPositionScore(fp, h.signals, w, h.acc))
     // Equal scores keep document order, as the list would have in one pass.
     let at = top.length
@@ -816,8 +841,9 @@ const SCORING_HELPERS = [
   identityScore,
   addTreeScore,
   scoreCeiling,
-  completeScore,
-  addContentScore,
+  addTextScore,
+  addNameScore,
+  addContextScore,
   addPositionScore,
   finalScore,
 ]
