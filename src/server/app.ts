@@ -4,7 +4,7 @@ import { analysisOptions, type ResolvedConfig } from '../config/load.js'
 import { NotFoundError } from '../errors.js'
 import { createQuarantineManager } from '../quarantine/manager.js'
 import type { Store } from '../store/store.js'
-import { API_PREFIX, type ProjectListResponse } from './api-types.js'
+import { API_PREFIX, type ProjectListResponse, type ProjectOverview } from './api-types.js'
 import { readHook, resolveAuthTokens } from './auth.js'
 import type { ServerContext } from './context.js'
 import { ownerLookupFromConfig } from '../owners/read-codeowners.js'
@@ -88,6 +88,8 @@ declare module 'fastify' {
     flakewatchAnalysis: 'worker' | 'in-process'
     /** Where uploads are parsed and stored: worker threads, or this one. */
     flakewatchUploads: 'worker' | 'in-process'
+    /** This store's figures for the organisation overview, computed where analysis snapshots are built. */
+    flakewatchOverview: () => Promise<ProjectOverview>
     /** Where bundle downloads are written: a worker thread each, or this one. */
     flakewatchBundles: 'worker' | 'in-process'
   }
@@ -152,6 +154,7 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
   }
   app.decorate('flakewatchAnalysis', builder.kind)
   app.decorate('flakewatchUploads', uploads.kind)
+  app.decorate('flakewatchOverview', () => builder.overview(config))
   app.decorate('flakewatchBundles', bundleStreamKind(deps.db))
   const ctx: ServerContext = {
     store,

@@ -3,11 +3,14 @@ import { bundleChunks } from '../export/write-bundle.js'
 import { ownerLookupFromConfig } from '../owners/read-codeowners.js'
 import { openStore } from '../store/open.js'
 import type { BundleChunk, BundlePull, BundleWorkerData } from './bundle-stream.js'
+import { lowerThreadPriority } from './worker-priority.js'
 
 /** A bundle download: its own read-only connection, one chunk per pull from the HTTP thread, then exit. */
 const { db, options, owners } = workerData as BundleWorkerData
 const port = parentPort!
 const encoder = new TextEncoder()
+// Below the HTTP thread: a download may take longer, a read must not.
+lowerThreadPriority()
 
 const store = await openStore({ db, env: {}, readOnly: true })
 const chunks = bundleChunks(store, { ...options, owners: ownerLookupFromConfig(owners.config, owners.cwd) })

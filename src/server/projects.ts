@@ -5,9 +5,8 @@ import { handleError } from './error-handler.js'
 import { answerClientError, SECURITY_HEADERS } from './security-headers.js'
 import { tokenMatches } from './auth.js'
 import { createApp, type AppDeps } from './app.js'
-import { analysisOptions, type ResolvedConfig } from '../config/load.js'
+import type { ResolvedConfig } from '../config/load.js'
 import type { ProjectConfig } from '../config/defaults.js'
-import { analyzeStore } from '../pipeline/analyze-store.js'
 import type { Store } from '../store/store.js'
 import type { OverviewResponse, ProjectListResponse, ProjectOverview } from './api-types.js'
 
@@ -144,7 +143,6 @@ export async function createProjectsApp(opts: ProjectsAppOptions): Promise<Fasti
 
 /** The overview of one project is recomputed at most this often: it is a full analysis. */
 export const OVERVIEW_TTL_MS = 60_000
-const TOP_FLAKY = 5
 
 /**
  * One project's app: the single-project server as it is, with the project's store and only its tokens.
@@ -167,26 +165,6 @@ export async function createProjectEntry(opts: {
   }
   const app = await createApp({ ...opts.app, store, config, db: opts.app?.db ?? project.db })
   let cached: { at: number; value: Promise<ProjectOverview> } | null = null
-  const compute = async (): Promise<ProjectOverview> => {
-    const analyses = await analyzeStore(store, { config: analysisOptions(config) })
-    const quarantined = new Set((await store.listQuarantines()).map((q) => q.testId))
-    const flaky = analyses.filter((a) => a.verdict === 'flaky').sort((a, b) => b.score - a.score)
-    let lost = 0
-    for (const a of analyses) lost += a.timeLostMs
-    return {
-      tests: analyses.length,
-      flaky: flaky.length,
-      broken: analyses.filter((a) => a.verdict === 'broken').length,
-      quarantined: quarantined.size,
-      ci_time_lost_ms: lost,
-      top_flaky: flaky.slice(0, TOP_FLAKY).map((a) => ({
-        test_id: a.testId,
-        score: a.score,
-        pass_rate: a.passRate,
-        time_lost_ms: a.timeLostMs,
-      })),
-    }
-  }
   return {
     key,
     app,
@@ -194,7 +172,7 @@ export async function createProjectEntry(opts: {
     writeTokens: Object.values(writeTokens),
     overview: () => {
       if (!cached || Date.now() - cached.at > OVERVIEW_TTL_MS) {
-        const value = compute()
+        const value = app.flakewatchOverview()
         cached = { at: Date.now(), value }
         value.catch(() => (cached = null))
       }

@@ -1,22 +1,17 @@
 import { fork, type ChildProcess } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { availableParallelism, setPriority } from 'node:os'
+import { availableParallelism } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { StoreError } from '../errors.js'
 import type { IngestSummary } from '../pipeline/ingest-files.js'
 import type { Store } from '../store/store.js'
 import { ingestUpload, type UploadJob } from './upload-job.js'
+import { lowerProcessPriority } from './worker-priority.js'
 
 /** To an upload worker: first the store to open, then one upload at a time. */
 export type UploadRequest = { db: string } | { id: number; job: UploadJob }
 export type UploadReply = { id: number; summary: IngestSummary } | { id: number; error: string }
 
-/**
- * Upload workers run at this niceness (0 normal, 19 lowest). Parsing and storing are the server's heavy work; on a
- * small machine, at normal priority they would take the CPU from the HTTP thread, and every read would wait behind
- * them. Lower, they take what the readers leave: an upload takes longer, a read does not.
- */
-export const UPLOAD_WORKER_NICE = 10
 
 /** A place in the queue, taken before the body is read and given back once the upload is stored (or refused). */
 export interface UploadSlot {
@@ -185,11 +180,7 @@ export class UploadPool {
       stdio: 'inherit',
       execArgv: [...process.execArgv, `--max-semi-space-size=${WORKER_SEMI_SPACE_MB}`],
     })
-    try {
-      if (worker.pid !== undefined) setPriority(worker.pid, UPLOAD_WORKER_NICE)
-    } catch {
-      // Not allowed here (some containers): the worker runs at normal priority.
-    }
+    lowerProcessPriority(worker.pid)
     worker.send({ db: this.opts.db! } satisfies UploadRequest)
     // A worker must never keep a process alive that is otherwise done (a test that forgot to close the app).
     worker.unref()

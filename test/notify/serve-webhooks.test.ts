@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import type { HealthResponse } from '../../src/server/api-types.js'
+import type { HealthResponse, OverviewResponse } from '../../src/server/api-types.js'
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js'
 import { spawnServe, testdir, type ServeProcess } from '../helpers/run-cli.js'
 import { seedAlternating, startReceiver } from './helpers.js'
@@ -142,6 +142,15 @@ describe('flakewatch serve sends state-change webhooks from its analysis worker'
     const slackBody = JSON.parse(apiMessage.body) as { text: string; blocks: { text?: { text: string } }[] }
     expect(slackBody.text).toBe(`flakewatch: [acme/api] ${FLAKY} was quarantined`)
     expect(slackBody.blocks[0]!.text!.text).toContain('?project=acme%2Fapi|')
+
+    // The overview's figures come from each project's analysis worker as well.
+    const overview = await fetch(`${server.url}/api/v1/overview`, {
+      headers: { authorization: 'Bearer org-token-0123456789' },
+    })
+    expect(((await overview.json()) as OverviewResponse).projects).toEqual([
+      expect.objectContaining({ project: 'acme/api', tests: 2, flaky: 1, quarantined: 1 }),
+      expect.objectContaining({ project: 'acme/shop', tests: 2, flaky: 1, quarantined: 1 }),
+    ])
 
     // Neither project's change reaches the other's webhooks, however many looks follow.
     await looksPast(server.url, shopLooks, 3, 'acme/shop')

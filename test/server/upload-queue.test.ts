@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest'
 import type { HealthResponse, UploadResponse } from '../../src/server/api-types.js'
 import type { createApp as CreateApp } from '../../src/server/app.js'
 import { createApp as createAppFromSource } from '../../src/server/app.js'
-import { UPLOAD_WORKER_NICE } from '../../src/server/upload-pool.js'
+import { BACKGROUND_NICE } from '../../src/server/worker-priority.js'
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js'
 import { config, tempDir, WRITE_TOKEN } from './helpers.js'
 
@@ -215,7 +215,7 @@ describe.skipIf(!existsSync(DIST_APP))('uploads in worker processes', () => {
       if (process.platform === 'linux') {
         const workers = childrenRunning('upload-worker.js')
         expect(workers.length).toBeGreaterThan(0)
-        for (const pid of workers) expect(getPriority(pid)).toBe(UPLOAD_WORKER_NICE)
+        for (const pid of workers) expect(getPriority(pid)).toBe(BACKGROUND_NICE)
       }
     } finally {
       await app.close()

@@ -98,8 +98,10 @@ describe('the heatmap page', () => {
     const ids = new Set(answers.flatMap((a) => a.body.tests.map((t) => t.test_id)))
     expect(ids.size).toBe(TESTS)
 
-    // The canvas draws the last row: its label's tooltip names the last test of the last page.
+    // The canvas draws the last row: scrolled to the very end, its label's tooltip names the last test.
     const last = answers.at(-1)!.body.tests.at(-1)!
+    await page.locator('.heat-scroller').evaluate((el) => el.scrollTo(0, el.scrollHeight))
+    await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(resolve)))
     const box = (await page.locator('.heat-scroller').boundingBox())!
     await page.mouse.move(box.x + 60, box.y + box.height - 8)
     const tip = page.locator('.heat-tip')
