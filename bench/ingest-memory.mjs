@@ -2,14 +2,15 @@
 // same file measured in the same run:
 //   - `flakewatch ingest` into SQLite (the real CLI, its peak RSS from /usr/bin/time),
 //   - `flakewatch ingest` into PostgreSQL (FLAKEWATCH_TEST_PG; a schema of its own, dropped after),
-//   - an upload to `flakewatch serve` (SQLite), streamed by the client; the server's peak RSS (VmHWM) is read
-//     from /proc before it is stopped.
+//   - an upload to `flakewatch serve` (SQLite), streamed by the client; the peak RSS (VmHWM) of the server and of
+//     its upload worker processes is read from /proc before it is stopped, and summed (an upper bound).
 // Files are generated into /tmp and deleted after use. BENCH_MEM_FILES picks files (100mb-bare, 100mb-output,
 // 1gb-bare); BENCH_MEM_PATHS_1GB picks the paths the 1 GiB file goes through (default: SQLite only, since on
 // this 2-core machine each path takes many minutes at 1 GiB; set it to sqlite,pg,serve for all three).
 import { execFileSync, spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, statSync, createReadStream, writeFileSync } from 'node:fs'
 import { request } from 'node:http'
+import { loadavg } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import { writeBigJunit } from './lib/junit-gen.mjs'
@@ -117,13 +118,24 @@ async function serveUpload(file, db) {
     createReadStream(file).pipe(req)
   })
   const seconds = (performance.now() - t0) / 1000
-  const status = readFileSync(`/proc/${child.pid}/status`, 'utf8')
-  const hwm = Number(/VmHWM:\s+(\d+) kB/.exec(status)[1]) / 1024
+  // Uploads are parsed and stored in worker processes: the figure is the server's peak plus each worker's.
+  const workers = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim().split(/\s+/)
+  const peaks = [child.pid, ...workers.filter(Boolean)].map((pid) => {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+    return Number(/VmHWM:\s+(\d+) kB/.exec(status)[1]) / 1024
+  })
+  const hwm = peaks.reduce((a, b) => a + b, 0)
   const exited = new Promise((r) => child.on('exit', r))
   child.kill('SIGTERM')
   await exited
   if (body.status !== 201) throw new Error(`upload answered ${body.status}: ${JSON.stringify(body.json).slice(0, 500)}`)
-  return { rss: hwm, results: body.json.ingested[0]?.results, failed: body.json.failed, seconds }
+  return {
+    rss: hwm,
+    results: body.json.ingested[0]?.results,
+    failed: body.json.failed,
+    seconds,
+    processes: peaks.map(Math.round).join(' + '),
+  }
 }
 
 async function withPgSchema(name, fn) {
@@ -194,6 +206,7 @@ try {
         ratioToBareSaxes: +(got.rss / bare.rss).toFixed(1),
         cases,
         seconds: +got.seconds.toFixed(1),
+        ...(got.processes ? { peakMbPerProcess: got.processes } : {}),
       })
       rmSync(join(tmp, `${spec.key}.db`), { force: true })
       rmSync(join(tmp, `${spec.key}-serve.db`), { force: true })
@@ -204,6 +217,11 @@ try {
     }
     rmSync(file, { force: true })
   }
+  line({
+    bench: 'ingest-memory',
+    metric: 'machine load (uptime 1-min average) at the end',
+    value: loadavg()[0].toFixed(2),
+  })
 } finally {
   rmSync(tmp, { recursive: true, force: true })
 }

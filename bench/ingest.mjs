@@ -1,6 +1,7 @@
 // Ingest throughput (2,000 tests × 200 runs of JUnit files) beside raw baselines measured in the same run: a bare
 // saxes parse and bare prepared INSERTs into the same schema. Peak memory on big files: ingest-memory.mjs.
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { loadavg } from 'node:os'
 import { join } from 'node:path'
 import { SaxesParser } from 'saxes'
 import Database from 'better-sqlite3'
@@ -31,34 +32,52 @@ for (let r = 0; r < RUNS; r++) {
 }
 const saxesS = (performance.now() - t0) / 1000
 
-// Baseline 2: bare prepared INSERTs of the same number of result rows into the same schema.
-const rawStore = await openSqliteStore(join(dir, 'raw.db'))
-await rawStore.close()
-const db = new Database(join(dir, 'raw.db'))
-db.pragma('journal_mode = WAL')
-db.pragma('synchronous = NORMAL')
-db.pragma('cache_size = -65536')
-db.pragma('wal_autocheckpoint = 20000')
-const ins = db.prepare(
-  'INSERT INTO results (test, at, run, status, flaky, duration_ms, attempts, failed_attempts, failed_ms, error_type, message, healing) VALUES (?, ?, ?, 0, 0, 10, 1, 0, 0, NULL, NULL, 0)',
-)
-t0 = performance.now()
-for (let r = 0; r < RUNS; r++)
-  db.transaction(() => {
-    for (let t = 0; t < TESTS; t++) ins.run(t + 1, r * 1000, r + 1)
-  })()
-const insertS = (performance.now() - t0) / 1000
-db.close()
+// Baseline 2: bare prepared INSERTs of the same result rows into the same schema, with the store's pragmas and
+// statement (every column bound, as the store binds them), one transaction per report.
+async function bareInsert(file) {
+  const rawStore = await openSqliteStore(file)
+  await rawStore.close()
+  const db = new Database(file)
+  db.pragma('journal_mode = WAL')
+  db.pragma('synchronous = NORMAL')
+  db.pragma('cache_size = -32768')
+  db.pragma('wal_autocheckpoint = 20000')
+  const ins = db.prepare(
+    `INSERT INTO results (test, at, run, status, flaky, duration_ms, attempts, failed_attempts, failed_ms,
+      error_type, message, healing, position) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+  )
+  const t0 = performance.now()
+  for (let r = 0; r < RUNS; r++)
+    db.transaction(() => {
+      for (let t = 0; t < TESTS; t++) ins.run(t + 1, r * 1000, r + 1, 0, 0, 100 + (t % 900), 1, 0, 0, null, null, 0, t)
+    })()
+  const seconds = (performance.now() - t0) / 1000
+  db.close()
+  return seconds
+}
 
 // End to end: files → detect → parse → normalise → one transaction per report.
-const store = await openSqliteStore(join(dir, 'e2e.db'))
-t0 = performance.now()
-const summary = await ingestFiles({ store, inputs: [join(dir, 'reports')], context: { suite: 'bench' } })
-const e2eS = (performance.now() - t0) / 1000
-const stored = (await store.stats()).results
-await store.close()
-if (summary.failed.length || stored !== total)
-  throw new Error(`ingest bench stored ${stored} of ${total}: ${JSON.stringify(summary.failed[0])}`)
+async function endToEnd(file) {
+  const store = await openSqliteStore(file)
+  const t0 = performance.now()
+  const summary = await ingestFiles({ store, inputs: [join(dir, 'reports')], context: { suite: 'bench' } })
+  const seconds = (performance.now() - t0) / 1000
+  const stored = (await store.stats()).results
+  await store.close()
+  if (summary.failed.length || stored !== total)
+    throw new Error(`ingest bench stored ${stored} of ${total}: ${JSON.stringify(summary.failed[0])}`)
+  return seconds
+}
+
+// Alternated, best of each: on a shared machine the load moves within a minute, and a baseline measured only
+// before the end-to-end run would compare two different machines.
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2)
+let insertS = Infinity
+let e2eS = Infinity
+for (let round = 0; round < ROUNDS; round++) {
+  insertS = Math.min(insertS, await bareInsert(join(dir, `raw-${round}.db`)))
+  e2eS = Math.min(e2eS, await endToEnd(join(dir, `e2e-${round}.db`)))
+}
 
 const line = (o) => console.log(JSON.stringify(o))
 line({
@@ -67,10 +86,19 @@ line({
   value: Math.round(total / e2eS),
   target: '>= 150000',
   results: total,
+  rounds: ROUNDS,
+  note: 'best of the rounds, alternated with the baselines',
 })
 line({ bench: 'ingest', metric: 'baseline: bare saxes parse, testcases/s', value: Math.round(seen / saxesS) })
 line({ bench: 'ingest', metric: 'baseline: bare prepared INSERT, rows/s', value: Math.round(total / insertS) })
-line({ bench: 'ingest', metric: 'ratio end to end / bare INSERT', value: +(insertS / e2eS).toFixed(2) })
+line({
+  bench: 'ingest',
+  metric: 'ratio end to end / bare INSERT',
+  value: +(insertS / e2eS).toFixed(2),
+  target: '>= 0.85',
+})
 line({ bench: 'ingest', metric: 'ratio end to end / bare saxes', value: +(saxesS / e2eS).toFixed(2) })
+
+line({ bench: 'ingest', metric: 'machine load (uptime 1-min average) at the end', value: loadavg()[0].toFixed(2) })
 
 rmSync(dir, { recursive: true, force: true })

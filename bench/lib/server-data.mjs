@@ -21,24 +21,44 @@ function rng(seed) {
 }
 
 /**
- * Opens (or reuses, when it already holds the expected results) a SQLite store of the given size. Runs are spread
- * over the last `spanHours` before `now`, newest last, so that they fall inside the analysis lookback window.
+ * Opens (or reuses, when it already holds the expected results) a store of the given size: a SQLite file under
+ * bench/lib/.tmp/<name>, or with `pg` (a PostgreSQL URL) the schema fw_bench_<name> there. Runs are spread over the
+ * last `spanHours` before `now`, newest last, so that they fall inside the analysis lookback window. Returns the
+ * store and where it is (`file`: the path or the URL to give `serve --db`).
  */
-export async function benchStore({ dist, name, tests, runs, now = Date.now(), spanHours = runs * 4, log = () => {} }) {
-  const { openSqliteStore } = await import(join(dist, 'store/sqlite/sqlite-store.js'))
+export async function benchStore({
+  dist,
+  name,
+  tests,
+  runs,
+  now = Date.now(),
+  spanHours = runs * 4,
+  log = () => {},
+  pg,
+}) {
+  const { openStore } = await import(join(dist, 'store/open.js'))
   const dir = join(import.meta.dirname, '.tmp', name)
-  const file = join(dir, 'store.db')
-  if (existsSync(file)) {
-    const store = await openSqliteStore(file)
+  const schema = `fw_bench_${name.replace(/\W/g, '_')}`
+  const file = pg ? withSchema(pg, schema) : join(dir, 'store.db')
+  if (pg || existsSync(file)) {
+    const store = await openStore({ db: file, env: {} })
     const stats = await store.stats()
     // Other benchmarks may have added a run or two (another instance's write); that is still the same store.
     const sameSize = stats.results >= tests * runs && stats.results < tests * runs + 100
     if (sameSize && stats.newestRunAt > now - 7 * 24 * HOUR) return { store, file, reused: true }
     await store.close()
   }
-  rmSync(dir, { recursive: true, force: true })
-  mkdirSync(dir, { recursive: true })
-  const store = await openSqliteStore(file)
+  if (pg) {
+    const { default: pgClient } = await import('pg')
+    const admin = new pgClient.Client({ connectionString: pg })
+    await admin.connect()
+    await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
+    await admin.end()
+  } else {
+    rmSync(dir, { recursive: true, force: true })
+    mkdirSync(dir, { recursive: true })
+  }
+  const store = await openStore({ db: file, env: {} })
   const random = rng(42)
   const kinds = Array.from({ length: tests }, (_, i) => (i % 100 < 3 ? 'flaky' : i % 100 === 3 ? 'broken' : 'stable'))
   const refs = Array.from({ length: tests }, (_, i) => {
@@ -98,6 +118,12 @@ export async function benchStore({ dist, name, tests, runs, now = Date.now(), sp
     if (r % 10 === 9) log(`  generated ${r + 1}/${runs} runs (${((Date.now() - started) / 1000).toFixed(0)} s)`)
   }
   return { store, file, reused: false }
+}
+
+function withSchema(url, schema) {
+  const u = new URL(url)
+  u.searchParams.set('schema', schema)
+  return u.toString()
 }
 
 /** Percentiles of a list of durations (ms), rounded to 0.01 ms. */

@@ -5,6 +5,8 @@ export interface ProjectConfig {
   db: string
   writeTokens?: Record<string, string>
   readToken: string
+  /** Replaces `notifications.webhooks` for this project. */
+  webhooks?: WebhookConfig[]
 }
 
 /** One webhook as the config file gives it (see `config/schema.ts`). */

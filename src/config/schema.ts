@@ -95,6 +95,11 @@ const WebhookSchema = z
   .refine((w) => (w.url === undefined) !== (w.urlEnv === undefined), 'give exactly one of url and urlEnv')
   .refine((w) => !(w.secret !== undefined && w.secretEnv !== undefined), 'give at most one of secret and secretEnv')
 
+const WebhooksSchema = z
+  .array(WebhookSchema)
+  .max(MAX_WEBHOOKS)
+  .refine((ws) => new Set(ws.map((w) => w.name)).size === ws.length, 'webhook names must be unique')
+
 /** Projects one server may hold: each has its own store, tokens and analysis worker. */
 export const MAX_PROJECTS = 500
 
@@ -111,6 +116,8 @@ const ProjectSchema = z
     writeTokens: z.record(tokenName, z.string().min(8)).optional(),
     /** Reads of this project; required, so that one project's data is never open to another's users. */
     readToken: z.string().min(8),
+    /** This project's webhooks, instead of `notifications.webhooks` (the other notification settings are shared). */
+    webhooks: WebhooksSchema.optional(),
   })
   .strict()
 
@@ -120,10 +127,7 @@ const ProjectsSchema = z
 
 const NotificationsSchema = z
   .object({
-    webhooks: z
-      .array(WebhookSchema)
-      .max(MAX_WEBHOOKS)
-      .refine((ws) => new Set(ws.map((w) => w.name)).size === ws.length, 'webhook names must be unique'),
+    webhooks: WebhooksSchema,
     /** Notify this many days before a quarantine expires. */
     expiringWithinDays: z.number().gt(0).max(365),
     /** The dashboard's URL, for links to test pages. */

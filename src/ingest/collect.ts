@@ -20,7 +20,7 @@ export async function collectReport(stream: ParsedStream): Promise<ParsedReport>
 
 /**
  * A whole-document parser as a stream: the report is parsed at the first pull, then handed on in chunks. Used by
- * the formats that cannot be read case by case (JSON, and TRX whose test definitions follow the results).
+ * the formats that cannot be read case by case (the JSON formats).
  * @example export const streamCtrf = streamWhole('ctrf', parseCtrf)
  */
 export function streamWhole(

@@ -9,12 +9,12 @@ import { DOCTYPE_REFUSED, doctypeLine } from './xml-stream.js'
 
 /**
  * Each parser is loaded on first use: a CI gate reading JUnit never pays for the JSON parsers and their schemas.
- * `PARSERS` in `index.ts` is the same registry, loaded eagerly, for library users. JUnit streams case by case;
- * the others are parsed whole and handed on in chunks (JSON is bounded by its byte limit).
+ * `PARSERS` in `index.ts` is the same registry, loaded eagerly, for library users. JUnit and TRX stream case by
+ * case; the JSON formats are parsed whole and handed on in chunks (JSON is bounded by its byte limit).
  */
 const LOADERS: Record<Format, () => Promise<StreamParser>> = {
   junit: async () => (await import('./junit.js')).streamJunit,
-  trx: async () => streamWhole('trx', (await import('./trx.js')).parseTrx),
+  trx: async () => (await import('./trx.js')).streamTrx,
   ctrf: async () => streamWhole('ctrf', (await import('./ctrf.js')).parseCtrf),
   'playwright-json': async () =>
     streamWhole('playwright-json', (await import('./playwright-json.js')).parsePlaywrightJson),

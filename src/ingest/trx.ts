@@ -1,10 +1,12 @@
-import { ReportParseError } from '../errors.js'
+import { ReportLimitError, ReportParseError } from '../errors.js'
+import { MAX_CASES_PER_REPORT } from '../limits.js'
 import type { ResultStatus } from '../model.js'
 import { BoundedText, MAX_NAME, ownString, truncateText } from './bounded-text.js'
+import { CASE_CHUNK, collectReport } from './collect.js'
+import { rankByKey } from './execution-order.js'
 import { parseTimestamp } from './timestamps.js'
-import { withPositions } from './execution-order.js'
-import type { ParsedCase, ParsedReport, ReportRunMeta, ReportSource } from './types.js'
-import { streamXml } from './xml-stream.js'
+import type { ParsedCase, ParsedReport, ParsedStream, ParseOptions, ReportRunMeta, ReportSource } from './types.js'
+import { streamXml, xmlSteps } from './xml-stream.js'
 
 /*
  * The Visual Studio TRX subset read (vstest `--logger trx` and Microsoft.Testing.Platform):
@@ -14,14 +16,15 @@ import { streamXml } from './xml-stream.js'
  *     <TestDefinitions> <UnitTest id> <TestMethod className name/> </UnitTest>
  * Results come before the definitions that give their class, so results are joined to definitions at the end.
  * Data-driven parents (<InnerResults>) are kept as one result; their rows are not separate tests.
+ * Results come first and their classes last, so the file is read twice (see `streamTrx`).
  */
 interface TrxResultAttributes {
   testId?: string
   testName?: string
   outcome?: string
   duration?: string
-  /** The result's `startTime`, epoch ms; NaN when absent. */
-  start: number
+  /** Read in the first pass only. */
+  startTime?: string
   computerName?: string
 }
 
@@ -73,28 +76,50 @@ interface ResultDraft {
   line: number
 }
 
+/** What the first pass learns: everything a result needs that the file states only after the results. */
+interface TrxIndex {
+  /** Test id to its class, as `toCase` names the module (one string per distinct class). */
+  classes: Map<string, string>
+  /** Test id to the method name, for results without a `testName`. */
+  names: Map<string, string>
+  /** Each result's execution position, in file order, or null when not every result has a start time. */
+  positions: number[] | null
+  results: number
+}
+
 /**
- * Parses a Visual Studio TRX file (xUnit, NUnit and MSTest under `dotnet test`), streaming.
+ * Parses a Visual Studio TRX file (xUnit, NUnit and MSTest under `dotnet test`) whole.
  * @example const report = await parseTrx(sourceFromFile('TestResults/run.trx'))
  */
-export async function parseTrx(source: ReportSource): Promise<ParsedReport> {
-  const drafts: ResultDraft[] = []
-  const classes = new Map<string, TrxTestMethodAttributes>()
-  const meta: ReportRunMeta = {}
+export function parseTrx(source: ReportSource, opts: ParseOptions = {}): Promise<ParsedReport> {
+  return collectReport(streamTrx(source, opts))
+}
 
-  await streamXml(source, (ctx) => {
+/**
+ * Streams a TRX file in two passes, since the test definitions (which give each result its class) follow the
+ * results: the first pass reads only definitions, start times and counts, refusing a report over the case limit
+ * before anything is stored; the second hands results on a chunk at a time. Memory follows the number of distinct
+ * tests (a class name and an id each), never the messages and stacks, which are read only in the second pass.
+ * @example for await (const chunk of streamTrx(sourceFromFile('run.trx')).cases) console.log(chunk.length)
+ */
+export function streamTrx(source: ReportSource, _opts: ParseOptions = {}): ParsedStream {
+  const meta: ReportRunMeta = {}
+  return { format: 'trx', meta, cases: trxCases(source, meta) }
+}
+
+async function* trxCases(source: ReportSource, meta: ReportRunMeta): AsyncGenerator<ParsedCase[], void, undefined> {
+  const index = await indexTrx(source, meta)
+  let cases: ParsedCase[] = []
+  let n = 0
+  const steps = xmlSteps(source, (ctx) => {
     let resultDepth = -1
     let current: ResultDraft | null = null
-    let definition: string | null = null
     let target: BoundedText | null = null
     let targetDepth = -1
     return {
       open(tag, depth) {
         const a = tag.attributes
         const name = localName(tag.name)
-        if (depth === 1 && name !== 'TestRun') {
-          ctx.fail(`not a TRX report: the root element is <${tag.name}>, expected <TestRun>`)
-        }
         if (current) {
           if (name === 'Message') target = current.message ??= new BoundedText()
           else if (name === 'StackTrace') target = current.stack ??= new BoundedText()
@@ -102,38 +127,21 @@ export async function parseTrx(source: ReportSource): Promise<ParsedReport> {
           targetDepth = depth
           ctx.captureText(true)
         } else if (name === 'UnitTestResult') {
-          const outcome = a.outcome ?? 'NotExecuted'
-          if (!(outcome in OUTCOME)) ctx.fail(`unknown TRX outcome "${outcome}"`)
-          // Results wait for the definitions at the end of the file: keep copies, not views into input chunks.
-          const attrs: TrxResultAttributes = {
-            testId: owned(a.testId),
-            testName: owned(a.testName),
-            outcome,
-            duration: a.duration,
-            start: a.startTime ? Date.parse(a.startTime) : NaN,
-            computerName: owned(a.computerName),
-          }
-          current = { attrs, message: null, stack: null, line: ctx.line() }
+          current = { attrs: a, message: null, stack: null, line: ctx.line() }
           resultDepth = depth
-        } else if (name === 'UnitTest') {
-          definition = owned(a.id) ?? null
-        } else if (name === 'TestMethod' && definition) {
-          classes.set(definition, { className: owned(a.className), name: owned(a.name), codeBase: owned(a.codeBase) })
-        } else if (name === 'Times') {
-          meta.startedAt = parseTimestamp(a.start)
-          meta.finishedAt = parseTimestamp(a.finish)
         }
       },
-      close(name, depth) {
+      close(_name, depth) {
         if (target && depth === targetDepth) {
           target = null
           ctx.captureText(false)
         }
         if (current && depth === resultDepth) {
-          drafts.push(current)
+          const c = toCase(source.name, current, index)
+          if (index.positions) c.position = index.positions[n]!
+          n++
+          cases.push(c)
           current = null
-        } else if (localName(name) === 'UnitTest') {
-          definition = null
         }
       },
       text(text) {
@@ -141,24 +149,77 @@ export async function parseTrx(source: ReportSource): Promise<ParsedReport> {
       },
     }
   })
-
-  const cases = withPositions(
-    drafts.map((d) => toCase(source.name, d, classes)),
-    // vstest runs a class's tests in parallel or in any order; each result's start time says which came first.
-    drafts.map((d) => d.attrs.start),
-  )
-  const host = drafts.find((d) => d.attrs.computerName)?.attrs.computerName
-  meta.runnerId = host ? ownString(host) : null
-  if (meta.startedAt && meta.finishedAt) meta.durationMs = Date.parse(meta.finishedAt) - Date.parse(meta.startedAt)
-  return { format: 'trx', cases, meta }
+  for await (const _ of steps) {
+    if (cases.length >= CASE_CHUNK) {
+      yield cases
+      cases = []
+    }
+  }
+  if (cases.length > 0) yield cases
 }
 
-function toCase(file: string, d: ResultDraft, classes: Map<string, TrxTestMethodAttributes>): ParsedCase {
+/** The first pass: definitions, start times, run times and host, and the result count checked against its limit. */
+async function indexTrx(source: ReportSource, meta: ReportRunMeta): Promise<TrxIndex> {
+  const classes = new Map<string, string>()
+  const names = new Map<string, string>()
+  // One string per distinct class name, however many tests share it.
+  const classNames = new Map<string, string>()
+  const starts: number[] = []
+  let host: string | null = null
+  await streamXml(source, (ctx) => {
+    let resultDepth = -1
+    let definition: string | null = null
+    return {
+      open(tag, depth) {
+        const a = tag.attributes
+        const name = localName(tag.name)
+        if (depth === 1 && name !== 'TestRun') {
+          ctx.fail(`not a TRX report: the root element is <${tag.name}>, expected <TestRun>`)
+        }
+        if (resultDepth >= 0) return
+        if (name === 'UnitTestResult') {
+          const r = a as TrxResultAttributes
+          const outcome = r.outcome ?? 'NotExecuted'
+          if (!(outcome in OUTCOME)) ctx.fail(`unknown TRX outcome "${outcome}"`)
+          if (starts.length >= MAX_CASES_PER_REPORT) {
+            throw new ReportLimitError(ctx.file, 'test cases', MAX_CASES_PER_REPORT, undefined)
+          }
+          starts.push(r.startTime ? Date.parse(r.startTime) : NaN)
+          if (host === null && r.computerName) host = ownString(r.computerName)
+          resultDepth = depth
+        } else if (name === 'UnitTest') {
+          definition = a.id === undefined ? null : ownString(a.id)
+        } else if (name === 'TestMethod' && definition) {
+          const m = a as TrxTestMethodAttributes
+          // vstest sometimes writes an assembly-qualified name: "Ns.Class, Assembly, Version=…".
+          const className = m.className?.split(',')[0]?.trim() || assemblyName(m.codeBase)
+          let shared = classNames.get(className)
+          if (shared === undefined) classNames.set(className, (shared = ownString(className)))
+          classes.set(definition, shared)
+          if (m.name !== undefined) names.set(definition, ownString(m.name))
+        } else if (name === 'Times') {
+          meta.startedAt = parseTimestamp(a.start)
+          meta.finishedAt = parseTimestamp(a.finish)
+        }
+      },
+      close(name, depth) {
+        if (depth === resultDepth) resultDepth = -1
+        else if (localName(name) === 'UnitTest') definition = null
+      },
+      text() {},
+    }
+  })
+  meta.runnerId = host
+  if (meta.startedAt && meta.finishedAt) meta.durationMs = Date.parse(meta.finishedAt) - Date.parse(meta.startedAt)
+  // vstest runs a class's tests in parallel or in any order; each result's start time says which came first.
+  return { classes, names, positions: rankByKey(starts), results: starts.length }
+}
+
+function toCase(file: string, d: ResultDraft, index: TrxIndex): ParsedCase {
   const a = d.attrs
-  const method = a.testId ? classes.get(a.testId) : undefined
-  // vstest sometimes writes an assembly-qualified name: "Ns.Class, Assembly, Version=…".
-  const className = method?.className?.split(',')[0]?.trim() || assemblyName(method?.codeBase)
-  let name = (a.testName ?? method?.name ?? '').trim()
+  const className = (a.testId ? index.classes.get(a.testId) : undefined) ?? ''
+  const methodName = a.testId ? index.names.get(a.testId) : undefined
+  let name = (a.testName ?? methodName ?? '').trim()
   if (className && name.startsWith(`${className}.`)) name = name.slice(className.length + 1)
   if (name.length > MAX_NAME || className.length > MAX_NAME) {
     throw new ReportParseError(file, d.line, `test name longer than ${MAX_NAME} characters`)
@@ -169,7 +230,7 @@ function toCase(file: string, d: ResultDraft, classes: Map<string, TrxTestMethod
   const message = d.message?.value().replace(/\r\n?/g, '\n').trim() || null
   const stack = d.stack?.value().replace(/\r\n?/g, '\n').trim() || null
   return {
-    module: ownString(className),
+    module: className,
     name: ownString(name || '(unnamed)'),
     file: null,
     status,
@@ -181,10 +242,6 @@ function toCase(file: string, d: ResultDraft, classes: Map<string, TrxTestMethod
     healingOccurred: false,
     attempts: [],
   }
-}
-
-function owned(value: string | undefined): string | undefined {
-  return value === undefined ? undefined : ownString(value)
 }
 
 /** Class-less results (xUnit v3 "[Test Class Cleanup Failure (…)]") belong to their test assembly. */

@@ -4,7 +4,8 @@ import type { NewDelivery } from '../store/notifications.js'
 import type { Store } from '../store/store.js'
 import { deliverDue, resolveWebhooks, type DeliverSummary } from './deliver.js'
 import { detectChanges, type CurrentTest, type StateChange } from './detect.js'
-import { renderBody, type ChangeContext } from './payload.js'
+import { detectRuleChanges, ruleSubject, type RuleChange } from './detect-rules.js'
+import { renderBody, renderRuleBody, type ChangeContext } from './payload.js'
 
 /** Changes announced by one look; past it, the rest are recorded silently and counted in a warning. */
 export const MAX_EVENTS_PER_LOOK = 500
@@ -21,6 +22,8 @@ export interface NotificationSettings {
 export interface DetectAndEnqueueOptions {
   store: Store
   settings: NotificationSettings
+  /** The project key on a multi-project server, carried by every payload; null (the default) on a single-project one. */
+  project?: string | null
   /** The whole store's analysis (every suite, every branch), as `analyze` computes it. */
   analyses: TestAnalysis[]
   /** Wall clock: quarantine expiry is real time, whatever the analysis's as-of. */
@@ -32,6 +35,8 @@ export interface DetectAndEnqueueOptions {
 export interface DetectOutcome {
   baseline: boolean
   changes: StateChange[]
+  /** Quarantine rules created, replaced or deleted since the last look. */
+  ruleChanges: RuleChange[]
   /** Deliveries put in the outbox (a change seen by another process already is not queued again). */
   enqueued: number
   /** Changes recorded but not announced, over {@link MAX_EVENTS_PER_LOOK}. */
@@ -42,6 +47,11 @@ function wants(hook: WebhookConfig, change: StateChange, suite: string | null): 
   if (hook.events && !hook.events.includes(change.event)) return false
   if (hook.suites && (suite === null || !hook.suites.includes(suite))) return false
   return true
+}
+
+/** A rule belongs to no suite (it may forgive failures in any): `suites` does not filter rule events. */
+function wantsRule(hook: WebhookConfig, change: RuleChange): boolean {
+  return !hook.events || hook.events.includes(change.event)
 }
 
 /**
@@ -76,6 +86,17 @@ export async function detectAndEnqueue(opts: DetectAndEnqueueOptions): Promise<D
   const announced = result.changes.slice(0, MAX_EVENTS_PER_LOOK)
   const at = new Date(now).toISOString()
   const deliveries: NewDelivery[] = []
+  /** One message for one webhook, due now; `subject` is the test id, or `rule:<id>` for a rule. */
+  const enqueue = (change: StateChange | RuleChange, webhook: string, subject: string, body: string) =>
+    deliveries.push({
+      eventId: change.id,
+      webhook,
+      event: change.event,
+      testId: subject,
+      body,
+      createdAt: at,
+      nextAttemptAt: now,
+    })
   for (const change of announced) {
     const analysis = byId.get(change.testId) ?? null
     const test = analysis?.test ?? (await store.getTest(change.testId))
@@ -94,23 +115,36 @@ export async function detectAndEnqueue(opts: DetectAndEnqueueOptions): Promise<D
       quarantine: quarantines.get(change.testId) ?? null,
       releaseReason,
       serverUrl: settings.serverUrl,
+      project: opts.project ?? null,
     }
-    for (const h of hooks) {
-      deliveries.push({
-        eventId: change.id,
-        webhook: h.name,
-        event: change.event,
-        testId: change.testId,
-        body: renderBody(h.format ?? 'json', ctx),
-        createdAt: at,
-        nextAttemptAt: now,
-      })
-    }
+    for (const h of hooks) enqueue(change, h.name, change.testId, renderBody(h.format ?? 'json', ctx))
   }
-  const enqueued = opts.dryRun ? deliveries.length : await ns.recordChanges(result.states, deliveries)
+  // Rules follow the tests' first look: a store that was never looked at announces none of its rules either.
+  const previousRules = new Map((await ns.listRuleStates()).map((r) => [r.ruleId, r]))
+  const rules = detectRuleChanges(previousRules, await store.listQuarantineRules(), {
+    now,
+    baseline: previous.size === 0 && previousRules.size === 0,
+  })
+  for (const change of rules.changes) {
+    const hooks = settings.webhooks.filter((h) => wantsRule(h, change))
+    if (hooks.length === 0) continue
+    // The change's own audit line says who and why; before a deletion, the line before it holds the rule.
+    const trail = await store.listRuleAudit({ ruleId: change.ruleId, limit: 2 })
+    const ctx = {
+      change,
+      at,
+      rule: change.rule ?? trail.find((a) => a.rule !== null)?.rule ?? null,
+      audit: trail[0] ?? null,
+      serverUrl: settings.serverUrl,
+      project: opts.project ?? null,
+    }
+    for (const h of hooks) enqueue(change, h.name, ruleSubject(change.ruleId), renderRuleBody(h.format ?? 'json', ctx))
+  }
+  const enqueued = opts.dryRun ? deliveries.length : await ns.recordChanges(result.states, deliveries, rules.states)
   return {
     baseline: result.baseline,
     changes: result.changes,
+    ruleChanges: rules.changes,
     enqueued,
     unannounced: result.changes.length - announced.length,
   }

@@ -89,6 +89,16 @@ export async function hashFile(path: string): Promise<string> {
   return hash.digest('hex')
 }
 
+/**
+ * A report file as a source and its content hash. A file up to a few MB (nearly every report) is read once for
+ * both; a larger one is hashed and parsed as two streams, so that it is never held whole.
+ */
+export async function openReportFile(path: string): Promise<{ source: ReportSource; hash: string }> {
+  if ((await stat(path)).size > WHOLE_READ_BYTES) return { source: sourceFromFile(path), hash: await hashFile(path) }
+  const content = await readFile(path)
+  return { source: sourceFromBuffer(path, content), hash: createHash('sha256').update(content).digest('hex') }
+}
+
 function errorText(error: unknown): string {
   if (error instanceof FlakewatchError) return error.message
   return error instanceof Error ? error.message : String(error)
@@ -164,7 +174,8 @@ export async function ingestFiles(opts: IngestFilesOptions): Promise<IngestSumma
   let done = 0
   for (const file of files) {
     try {
-      await ingestSource(sourceFromFile(file), await hashFile(file), opts, summary)
+      const { source, hash } = await openReportFile(file)
+      await ingestSource(source, hash, opts, summary)
     } catch (error) {
       summary.failed.push({ file, error: errorText(error) })
     }

@@ -192,3 +192,18 @@ export function describeRuleMatch(m: RuleMatch): string {
   if (m.env) for (const [k, v] of Object.entries(m.env)) parts.push(`${k}=${v}`)
   return parts.join(', ')
 }
+
+/** A rule as JSON (snake_case keys), as the API lists it and webhooks send it. */
+export function ruleFieldsJson(r: QuarantineRule) {
+  return {
+    id: r.id,
+    match: ruleMatchToJson(r.match),
+    matches: describeRuleMatch(r.match),
+    reason: r.reason,
+    owner: r.owner,
+    issue_url: r.issueUrl,
+    created_at: r.createdAt,
+    created_by: r.createdBy,
+    expires_at: r.expiresAt,
+  }
+}

@@ -394,6 +394,33 @@ export interface HealthResponse {
   store: 'sqlite' | 'postgres'
   /** The upload queue: uploads accepted and not yet answered, those being stored now, and the most accepted. */
   uploads: { accepted: number; running: number; capacity: number; workers: number }
+  /**
+   * Present when this server looks for notification state changes (webhooks configured, under `serve`): where the
+   * looks run (`worker`: the analysis worker thread), how many finished, and when the last one did.
+   */
+  notifications?: { runs_in: 'worker' | 'in-process'; looks: number; last_look_at: string | null }
+}
+
+/** `GET /api/v1/projects` (multi-project servers): the projects the presented token reaches. */
+export interface ProjectListResponse {
+  default: string | null
+  projects: { key: string }[]
+}
+
+/** One project's figures on the organisation overview. */
+export interface ProjectOverview {
+  tests: number
+  flaky: number
+  broken: number
+  quarantined: number
+  /** Time spent in failed attempts over the analysis window, all tests. */
+  ci_time_lost_ms: number
+  top_flaky: { test_id: string; score: number; pass_rate: number | null; time_lost_ms: number }[]
+}
+
+/** `GET /api/v1/overview` (organisation token): every project, most CI time lost first. */
+export interface OverviewResponse {
+  projects: (ProjectOverview & { project: string })[]
 }
 
 /** What an upload stored: the same JSON as `flakewatch ingest --json`. */

@@ -4,12 +4,13 @@ import { analysisOptions, type ResolvedConfig } from '../config/load.js'
 import { NotFoundError } from '../errors.js'
 import { createQuarantineManager } from '../quarantine/manager.js'
 import type { Store } from '../store/store.js'
-import { API_PREFIX } from './api-types.js'
+import { API_PREFIX, type ProjectListResponse, type ProjectOverview } from './api-types.js'
 import { readHook, resolveAuthTokens } from './auth.js'
 import type { ServerContext } from './context.js'
 import { ownerLookupFromConfig } from '../owners/read-codeowners.js'
 import { dashboardRoutes, findWebRoot } from './dashboard.js'
 import { handleError } from './error-handler.js'
+import { bundleStreamKind } from './bundle-stream.js'
 import { answerClientError, SECURITY_HEADERS } from './security-headers.js'
 import { bundleRoutes } from './routes/bundle.js'
 import { healthRoutes } from './routes/health.js'
@@ -22,6 +23,8 @@ import { reportRoutes } from './routes/reports.js'
 import { runRoutes } from './routes/runs.js'
 import { testRoutes } from './routes/tests.js'
 import { trendRoutes } from './routes/trends.js'
+import type { LookReport, LookRequest } from '../notify/look.js'
+import { startNotifier, type Notifier } from './notifier.js'
 import { createSnapshotBuilder } from './snapshot-builder.js'
 import { createSnapshotCache, type SnapshotCacheOptions } from './snapshot-cache.js'
 import { UploadPool } from './upload-pool.js'
@@ -65,6 +68,18 @@ export interface AppDeps {
   /** Runs older than this have probably lost their CI artifacts; the heatmap dims them. Default 30. */
   artifactExpiryDays?: number
   cache?: Pick<SnapshotCacheOptions, 'ttlMs' | 'maxAgeMs' | 'maxEntries' | 'clock'>
+  /**
+   * Look for notification state changes every `notifications.intervalSeconds` while the app runs, as `serve` does
+   * (docs/notifications.md), where analysis snapshots are built: in the worker thread when there is one, so that
+   * the whole-store analysis of a look never blocks a request. Without it, or without webhooks, the app never looks.
+   */
+  notify?: {
+    /** Where the webhooks' `urlEnv` and `secretEnv` are read. */
+    env: Record<string, string | undefined>
+    /** The project key every payload carries (multi-project servers). */
+    project?: string | null
+    onReport?: (report: LookReport) => void
+  }
 }
 
 declare module 'fastify' {
@@ -73,6 +88,10 @@ declare module 'fastify' {
     flakewatchAnalysis: 'worker' | 'in-process'
     /** Where uploads are parsed and stored: worker threads, or this one. */
     flakewatchUploads: 'worker' | 'in-process'
+    /** This store's figures for the organisation overview, computed where analysis snapshots are built. */
+    flakewatchOverview: () => Promise<ProjectOverview>
+    /** Where bundle downloads are written: a worker thread each, or this one. */
+    flakewatchBundles: 'worker' | 'in-process'
   }
 }
 
@@ -113,7 +132,12 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
     workers: config.server.uploadWorkers,
     worker: deps.uploadWorkers,
   })
-  app.addHook('onClose', () => builder.close())
+  const notifier = startAppNotifier(deps, (request) => builder.look(request))
+  // A look in flight uses the builder's worker: it ends first.
+  app.addHook('onClose', async () => {
+    await notifier?.stop()
+    await builder.close()
+  })
   // Every accepted upload is stored before the app reports closed.
   app.addHook('onClose', () => uploads.close())
   const onRequestLog = deps.onRequestLog
@@ -130,9 +154,12 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
   }
   app.decorate('flakewatchAnalysis', builder.kind)
   app.decorate('flakewatchUploads', uploads.kind)
+  app.decorate('flakewatchOverview', () => builder.overview(config))
+  app.decorate('flakewatchBundles', bundleStreamKind(deps.db))
   const ctx: ServerContext = {
     store,
     scanStore: deps.scanStore ?? store,
+    db: deps.db,
     config,
     analysis,
     tokens: resolveAuthTokens(config.server),
@@ -154,6 +181,7 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
     bodyLimit,
     uploads,
     owners: ownerLookupFromConfig(config, process.cwd(), (m) => app.log.warn(m)),
+    notifier: notifier ? () => notifier.status() : null,
   }
 
   app.decorateRequest('flakewatchActor', null)
@@ -177,6 +205,9 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
   })
 
   healthRoutes(app, ctx)
+  // A single-project server has no projects: said openly, so that the dashboard shows no switcher and asks for
+  // no token to learn it. A multi-project server answers this path itself (server/projects.ts).
+  app.get(`${API_PREFIX}/projects`, (): ProjectListResponse => ({ default: null, projects: [] }))
   await app.register(
     async (api) => {
       api.addHook('onRequest', readHook(ctx.tokens))
@@ -195,6 +226,15 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
   )
   await dashboardRoutes(app, webRoot)
   return app
+}
+
+function startAppNotifier(deps: AppDeps, look: (request: LookRequest) => Promise<LookReport>): Notifier | null {
+  const { config, notify } = deps
+  const intervalMs = config.notifications.intervalSeconds * 1000
+  if (!notify || config.notifications.webhooks.length === 0 || intervalMs === 0) return null
+  // Plain data only: the request crosses to the worker thread.
+  const request: LookRequest = { config, env: { ...notify.env }, project: notify.project ?? null, cwd: process.cwd() }
+  return startNotifier({ intervalMs, look: () => look(request), onReport: notify.onReport ?? (() => undefined) })
 }
 
 /** Whether a request's Accept header asks for an HTML page, as a browser's navigation does. */

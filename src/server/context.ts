@@ -4,6 +4,7 @@ import type { QuarantineManager } from '../quarantine/manager.js'
 import type { Store } from '../store/store.js'
 import type { OwnerLookup } from '../owners/read-codeowners.js'
 import type { AuthTokens } from './auth.js'
+import type { NotifierStatus } from './notifier.js'
 import type { SnapshotCache } from './snapshot-cache.js'
 import type { UploadPool } from './upload-pool.js'
 
@@ -12,6 +13,8 @@ export interface ServerContext {
   store: Store
   /** The store for long scans (the bundle): a second connection when the caller opened one. */
   scanStore: Store
+  /** The store's location (file or URL), for workers that open connections of their own; none for `:memory:`. */
+  db: string | undefined
   config: ResolvedConfig
   analysis: ResolvedAnalysisConfig
   tokens: AuthTokens
@@ -26,4 +29,6 @@ export interface ServerContext {
   uploads: UploadPool
   /** Tests' code owners, from the CODEOWNERS the config points at. */
   owners: OwnerLookup
+  /** The notifier's looks so far, when this app runs one (`AppDeps.notify`). */
+  notifier: (() => NotifierStatus) | null
 }

@@ -5,10 +5,12 @@ import { handleError } from './error-handler.js'
 import { answerClientError, SECURITY_HEADERS } from './security-headers.js'
 import { tokenMatches } from './auth.js'
 import { createApp, type AppDeps } from './app.js'
-import { analysisOptions, type ResolvedConfig } from '../config/load.js'
+import type { ResolvedConfig } from '../config/load.js'
 import type { ProjectConfig } from '../config/defaults.js'
-import { analyzeStore } from '../pipeline/analyze-store.js'
 import type { Store } from '../store/store.js'
+import type { OverviewResponse, ProjectListResponse, ProjectOverview } from './api-types.js'
+
+export type { ProjectOverview }
 
 /** One project of a multi-project server: its own app (store, tokens, analysis) and the tokens that reach it. */
 export interface ProjectEntry {
@@ -18,16 +20,6 @@ export interface ProjectEntry {
   writeTokens: string[]
   /** The project's figures for the organisation overview. */
   overview: () => Promise<ProjectOverview>
-}
-
-export interface ProjectOverview {
-  tests: number
-  flaky: number
-  broken: number
-  quarantined: number
-  /** Time spent in failed attempts over the analysis window, all tests. */
-  ci_time_lost_ms: number
-  top_flaky: { test_id: string; score: number; pass_rate: number | null; time_lost_ms: number }[]
 }
 
 export interface ProjectsAppOptions {
@@ -98,10 +90,11 @@ export async function createProjectsApp(opts: ProjectsAppOptions): Promise<Fasti
   app.get('/api/v1/projects', (request, reply) => {
     const visible = visibleTo(bearer(request))
     if (visible.length === 0) throw new HttpError(401, { code: 'FW_AUTH', message: 'this needs a token' })
-    return reply.send({ default: opts.defaultProject, projects: visible.map((p) => ({ key: p.key })) })
+    const body: ProjectListResponse = { default: opts.defaultProject, projects: visible.map((p) => ({ key: p.key })) }
+    return reply.send(body)
   })
 
-  app.get('/api/v1/overview', async (request) => {
+  app.get('/api/v1/overview', async (request): Promise<OverviewResponse> => {
     requireOrg(request)
     const rows = []
     // One project at a time: each builds a full analysis, and the machine is shared with the uploads.
@@ -113,7 +106,13 @@ export async function createProjectsApp(opts: ProjectsAppOptions): Promise<Fasti
   app.all('/*', async (request, reply) => {
     const url = new URL(request.url, 'http://x')
     const named = request.headers[PROJECT_HEADER]
-    const key = (Array.isArray(named) ? named[0] : named) ?? url.searchParams.get('project') ?? opts.defaultProject
+    // The dashboard's files are the same in every project: a page or asset that names none comes from any of them.
+    const anyForFiles = url.pathname.startsWith('/api/') ? null : (opts.projects[0]?.key ?? null)
+    const key =
+      (Array.isArray(named) ? named[0] : named) ??
+      url.searchParams.get('project') ??
+      opts.defaultProject ??
+      anyForFiles
     if (!key) {
       throw new HttpError(400, {
         code: 'FW_PROJECT',
@@ -144,7 +143,6 @@ export async function createProjectsApp(opts: ProjectsAppOptions): Promise<Fasti
 
 /** The overview of one project is recomputed at most this often: it is a full analysis. */
 export const OVERVIEW_TTL_MS = 60_000
-const TOP_FLAKY = 5
 
 /**
  * One project's app: the single-project server as it is, with the project's store and only its tokens.
@@ -163,29 +161,10 @@ export async function createProjectEntry(opts: {
     ...opts.config,
     db: project.db,
     server: { ...opts.config.server, writeToken: null, writeTokens, readToken: project.readToken },
+    notifications: { ...opts.config.notifications, webhooks: project.webhooks ?? opts.config.notifications.webhooks },
   }
   const app = await createApp({ ...opts.app, store, config, db: opts.app?.db ?? project.db })
   let cached: { at: number; value: Promise<ProjectOverview> } | null = null
-  const compute = async (): Promise<ProjectOverview> => {
-    const analyses = await analyzeStore(store, { config: analysisOptions(config) })
-    const quarantined = new Set((await store.listQuarantines()).map((q) => q.testId))
-    const flaky = analyses.filter((a) => a.verdict === 'flaky').sort((a, b) => b.score - a.score)
-    let lost = 0
-    for (const a of analyses) lost += a.timeLostMs
-    return {
-      tests: analyses.length,
-      flaky: flaky.length,
-      broken: analyses.filter((a) => a.verdict === 'broken').length,
-      quarantined: quarantined.size,
-      ci_time_lost_ms: lost,
-      top_flaky: flaky.slice(0, TOP_FLAKY).map((a) => ({
-        test_id: a.testId,
-        score: a.score,
-        pass_rate: a.passRate,
-        time_lost_ms: a.timeLostMs,
-      })),
-    }
-  }
   return {
     key,
     app,
@@ -193,7 +172,7 @@ export async function createProjectEntry(opts: {
     writeTokens: Object.values(writeTokens),
     overview: () => {
       if (!cached || Date.now() - cached.at > OVERVIEW_TTL_MS) {
-        const value = compute()
+        const value = app.flakewatchOverview()
         cached = { at: Date.now(), value }
         value.catch(() => (cached = null))
       }

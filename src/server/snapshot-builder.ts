@@ -3,6 +3,10 @@ import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import type { ResolvedAnalysisConfig } from '../analysis/index.js'
 import { InputError, NotFoundError, StoreError } from '../errors.js'
+import type { ResolvedConfig } from '../config/load.js'
+import { lookForChanges, type LookReport, type LookRequest } from '../notify/look.js'
+import type { ProjectOverview } from './api-types.js'
+import { projectOverview } from './project-overview.js'
 import type { Store } from '../store/store.js'
 import type { Selection } from './selection.js'
 import { buildSnapshot, snapshotDelta, type DeltaBase, type Snapshot, type SnapshotDelta } from './snapshot.js'
@@ -14,6 +18,13 @@ export interface SnapshotBuilder {
   build(selection: Selection, now: number | undefined): Promise<Snapshot>
   /** What writes to `changedRuns` changed in a snapshot (see `snapshotDelta`); null: build in full instead. */
   delta(selection: Selection, base: DeltaBase, changedRuns: string[]): Promise<SnapshotDelta | null>
+  /**
+   * One look for notification state changes (`lookForChanges`): a whole-store analysis, so it runs where builds
+   * run, off the thread that answers requests whenever a worker is possible.
+   */
+  look(request: LookRequest): Promise<LookReport>
+  /** One project's figures for the organisation overview (`projectOverview`), likewise a whole-store analysis. */
+  overview(config: ResolvedConfig): Promise<ProjectOverview>
   close(): Promise<void>
 }
 
@@ -24,11 +35,16 @@ export interface SnapshotWorkerData {
 }
 
 type SnapshotAsk =
-  { selection: Selection; now: number | undefined } | { selection: Selection; base: DeltaBase; changedRuns: string[] }
+  | { selection: Selection; now: number | undefined }
+  | { selection: Selection; base: DeltaBase; changedRuns: string[] }
+  | { look: LookRequest }
+  | { overview: ResolvedConfig }
 export type SnapshotRequest = SnapshotAsk & { id: number }
 export type SnapshotReply =
   | { id: number; snapshot: Snapshot }
   | { id: number; delta: SnapshotDelta | null }
+  | { id: number; look: LookReport }
+  | { id: number; overview: ProjectOverview }
   | { id: number; error: { code: string | null; message: string } }
 
 const WORKER_URL = new URL('./snapshot-worker.js', import.meta.url)
@@ -100,6 +116,14 @@ class WorkerBuilder implements SnapshotBuilder {
     return ((await this.ask({ selection, base, changedRuns })) as { delta: SnapshotDelta | null }).delta
   }
 
+  async look(request: LookRequest): Promise<LookReport> {
+    return ((await this.ask({ look: request })) as { look: LookReport }).look
+  }
+
+  async overview(config: ResolvedConfig): Promise<ProjectOverview> {
+    return ((await this.ask({ overview: config })) as { overview: ProjectOverview }).overview
+  }
+
   async close(): Promise<void> {
     const worker = this.worker
     this.worker = null
@@ -131,6 +155,8 @@ export function createSnapshotBuilder(opts: SnapshotBuilderOptions): SnapshotBui
     kind: 'in-process',
     build: (selection, now) => buildSnapshot(opts.store, selection, { cfg: opts.cfg, now, scanStore: opts.scanStore }),
     delta: (selection, base, changedRuns) => snapshotDelta(opts.store, selection, base, changedRuns, opts.cfg),
+    look: (request) => lookForChanges(opts.store, opts.scanStore ?? opts.store, request),
+    overview: (config) => projectOverview(opts.scanStore ?? opts.store, config),
     close: () => Promise.resolve(),
   }
 }

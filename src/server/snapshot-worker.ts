@@ -1,16 +1,32 @@
 import { parentPort, workerData } from 'node:worker_threads'
 import { FlakewatchError } from '../errors.js'
+import { lookForChanges } from '../notify/look.js'
 import { openStore } from '../store/open.js'
+import type { Store } from '../store/store.js'
+import { projectOverview } from './project-overview.js'
 import { buildSnapshot, snapshotDelta } from './snapshot.js'
+import { lowerThreadPriority } from './worker-priority.js'
 import type { SnapshotReply, SnapshotRequest, SnapshotWorkerData } from './snapshot-builder.js'
 
 /** The analysis worker: its own store connection, one build at a time, answers by message. */
 const { db, cfg } = workerData as SnapshotWorkerData
 const port = parentPort!
+// Below the HTTP thread: an analysis update must never delay a read.
+lowerThreadPriority()
 // Analysis only reads: it must never wait behind an upload's write lock.
 const store = await openStore({ db, env: {}, readOnly: true })
+/** Notification looks write (states, the outbox, the delivery log): a connection of their own, opened at the first. */
+let writer: Promise<Store> | undefined
 
 async function answer(request: SnapshotRequest): Promise<SnapshotReply> {
+  if ('overview' in request) return { id: request.id, overview: await projectOverview(store, request.overview) }
+  if ('look' in request) {
+    writer ??= openStore({ db, env: {} }).catch((error: unknown) => {
+      writer = undefined
+      throw error
+    })
+    return { id: request.id, look: await lookForChanges(await writer, store, request.look) }
+  }
   if ('base' in request) {
     return {
       id: request.id,

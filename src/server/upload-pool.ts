@@ -1,18 +1,17 @@
+import { fork, type ChildProcess } from 'node:child_process'
 import { existsSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
 import { fileURLToPath } from 'node:url'
-import { Worker } from 'node:worker_threads'
 import { StoreError } from '../errors.js'
 import type { IngestSummary } from '../pipeline/ingest-files.js'
 import type { Store } from '../store/store.js'
 import { ingestUpload, type UploadJob } from './upload-job.js'
+import { lowerProcessPriority } from './worker-priority.js'
 
-export type UploadRequest = { id: number; job: UploadJob }
+/** To an upload worker: first the store to open, then one upload at a time. */
+export type UploadRequest = { db: string } | { id: number; job: UploadJob }
 export type UploadReply = { id: number; summary: IngestSummary } | { id: number; error: string }
 
-/** What the upload worker is started with. */
-export interface UploadWorkerData {
-  db: string
-}
 
 /** A place in the queue, taken before the body is read and given back once the upload is stored (or refused). */
 export interface UploadSlot {
@@ -28,6 +27,12 @@ export interface UploadPoolStats {
   workers: number
 }
 
+/**
+ * An upload worker's V8 semi-space (the default lets the young generation grow to about 48 MB): ingest streams
+ * small chunks and keeps little, so a small young generation collects as well, and a 100 MB upload costs less.
+ */
+const WORKER_SEMI_SPACE_MB = 4
+
 /** A worker that died mid-upload (out of memory, a native crash) gets the upload again, this many times in all. */
 const MAX_ATTEMPTS = 3
 
@@ -41,25 +46,29 @@ interface Queued {
 }
 
 interface Thread {
-  worker: Worker
+  worker: ChildProcess
   busy: Queued | null
 }
 
 export interface UploadPoolOptions {
   store: Store
-  /** The store's location: with it (and a compiled worker), uploads are parsed and stored in worker threads. */
+  /** The store's location: with it (and a compiled worker), uploads are parsed and stored in worker processes. */
   db?: string
   /** Uploads accepted at once; one more is refused (503). */
   capacity: number
-  /** Worker threads; default 1 on SQLite, 2 on PostgreSQL. */
+  /**
+   * Worker processes; default 1 on SQLite (one writer at a time anyway), and on PostgreSQL one per core beyond
+   * the one the HTTP thread needs, 1 to 4.
+   */
   workers?: number | null
   /** Set false to parse and store on this thread even when workers are possible. */
   worker?: boolean
 }
 
 /**
- * Uploads are parsed and stored off the HTTP thread, in worker threads with store connections of their own, fed by
- * a bounded FIFO queue. A request takes a slot before its body is read, so a full queue is refused at once (503)
+ * Uploads are parsed and stored off the HTTP thread, in worker processes at a lower OS priority with store
+ * connections of their own, fed by a bounded FIFO queue. Processes, not threads: a thread cannot be reniced
+ * portably, and a busy worker thread at the server's priority takes as much CPU as the HTTP thread. A request takes a slot before its body is read, so a full queue is refused at once (503)
  * instead of buffering bodies it cannot store soon; an accepted upload is always stored, even when its client went
  * away, and `close()` waits for every accepted one. Without a file or URL to open a second connection (`:memory:`)
  * or a compiled worker (running from TypeScript sources), uploads run on this thread, one at a time.
@@ -81,7 +90,7 @@ export class UploadPool {
     const db = opts.db
     const canWork = opts.worker !== false && db !== undefined && db !== ':memory:'
     this.kind = canWork && existsSync(fileURLToPath(WORKER_URL)) ? 'worker' : 'in-process'
-    this.size = this.kind === 'in-process' ? 1 : (opts.workers ?? (opts.store.kind === 'postgres' ? 2 : 1))
+    this.size = this.kind === 'in-process' ? 1 : (opts.workers ?? defaultWorkers(opts.store.kind))
   }
 
   stats(): UploadPoolStats {
@@ -127,7 +136,7 @@ export class UploadPool {
   async close(): Promise<void> {
     this.closed = true
     if (this.accepted > 0) await new Promise<void>((resolve) => (this.drained = resolve))
-    await Promise.all(this.threads.map((t) => t.worker.terminate()))
+    await Promise.all(this.threads.map((t) => stopWorker(t.worker)))
     this.threads.length = 0
   }
 
@@ -161,13 +170,21 @@ export class UploadPool {
     thread.busy = q
     q.attempts++
     // Copied, not transferred: if the worker dies mid-upload, the bytes are still here to give to another one.
-    thread.worker.postMessage({ id: ++this.seq, job: q.job } satisfies UploadRequest)
+    thread.worker.send({ id: ++this.seq, job: q.job } satisfies UploadRequest)
   }
 
   private spawn(): Thread {
-    const worker = new Worker(WORKER_URL, { workerData: { db: this.opts.db! } satisfies UploadWorkerData })
+    // Advanced serialization: an upload held in memory crosses as bytes, not as a JSON array of numbers.
+    const worker = fork(fileURLToPath(WORKER_URL), [], {
+      serialization: 'advanced',
+      stdio: 'inherit',
+      execArgv: [...process.execArgv, `--max-semi-space-size=${WORKER_SEMI_SPACE_MB}`],
+    })
+    lowerProcessPriority(worker.pid)
+    worker.send({ db: this.opts.db! } satisfies UploadRequest)
     // A worker must never keep a process alive that is otherwise done (a test that forgot to close the app).
     worker.unref()
+    worker.channel?.unref()
     const thread: Thread = { worker, busy: null }
     this.threads.push(thread)
     const done = () => {
@@ -183,7 +200,7 @@ export class UploadPool {
       else q.resolve(reply.summary)
     })
     worker.on('error', () => undefined)
-    worker.on('exit', (code) => {
+    worker.on('exit', (code, signal) => {
       const at = this.threads.indexOf(thread)
       if (at >= 0) this.threads.splice(at, 1)
       const q = thread.busy
@@ -191,7 +208,8 @@ export class UploadPool {
       // The worker's transaction died with it, so the report is not half stored: give it to another worker.
       done()
       if (q.attempts >= MAX_ATTEMPTS || this.closed) {
-        q.reject(new StoreError(`the upload worker stopped (exit code ${code}) ${q.attempts} times on this upload`))
+        const how = signal ? `signal ${signal}` : `exit code ${code}`
+        q.reject(new StoreError(`the upload worker stopped (${how}) ${q.attempts} times on this upload`))
       } else {
         this.waiting.unshift(q)
         this.pump()
@@ -199,4 +217,18 @@ export class UploadPool {
     })
     return thread
   }
+}
+
+function defaultWorkers(kind: Store['kind']): number {
+  if (kind !== 'postgres') return 1
+  return Math.min(4, Math.max(1, availableParallelism() - 1))
+}
+
+/** Ends an idle worker: it closes its store and exits once its channel is gone. */
+function stopWorker(worker: ChildProcess): Promise<void> {
+  if (worker.exitCode !== null || worker.signalCode !== null) return Promise.resolve()
+  return new Promise((resolve) => {
+    worker.once('exit', () => resolve())
+    worker.disconnect()
+  })
 }

@@ -1,19 +1,21 @@
-import { parentPort, workerData } from 'node:worker_threads'
 import { openStore } from '../store/open.js'
 import type { Store } from '../store/store.js'
 import { ingestUpload } from './upload-job.js'
-import type { UploadReply, UploadRequest, UploadWorkerData } from './upload-pool.js'
+import type { UploadReply, UploadRequest } from './upload-pool.js'
 
-/** An upload worker: its own store connection, one upload at a time, parsed and stored here, answered by message. */
-const { db } = workerData as UploadWorkerData
-const port = parentPort!
+/**
+ * An upload worker process (see `UploadPool`): its own store connection, one upload at a time, parsed and stored
+ * here, answered by message. It exits when the server lets go of it, or is gone.
+ */
+let db: string | null = null
 let store: Store | null = null
 let opening: Promise<Store> | null = null
+let busy: Promise<unknown> = Promise.resolve()
 
 /** Opened on first use, and again after a failure (a database that was down when the server started). */
 function connection(): Promise<Store> {
   if (store) return Promise.resolve(store)
-  opening ??= openStore({ db, env: {} }).then(
+  opening ??= openStore({ db: db!, env: {} }).then(
     (s) => (store = s),
     (error: unknown) => {
       opening = null
@@ -23,7 +25,10 @@ function connection(): Promise<Store> {
   return opening
 }
 
-async function handle(request: UploadRequest): Promise<UploadReply> {
+async function handle(request: {
+  id: number
+  job: Extract<UploadRequest, { job: unknown }>['job']
+}): Promise<UploadReply> {
   try {
     return { id: request.id, summary: await ingestUpload(await connection(), request.job) }
   } catch (error) {
@@ -31,6 +36,18 @@ async function handle(request: UploadRequest): Promise<UploadReply> {
   }
 }
 
-port.on('message', (request: UploadRequest) => {
-  void handle(request).then((reply) => port.postMessage(reply))
+process.on('message', (request: UploadRequest) => {
+  if ('db' in request) {
+    db = request.db
+    return
+  }
+  busy = handle(request).then((reply) => process.connected && process.send!(reply))
+})
+
+// The server closed the channel (closing, or gone): finish the upload in hand, close the store, exit.
+process.on('disconnect', () => {
+  void busy.then(async () => {
+    await store?.close()
+    process.exit(0)
+  })
 })

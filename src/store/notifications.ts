@@ -8,7 +8,13 @@ export const NOTIFICATION_EVENTS = [
   'quarantined',
   'released',
   'quarantine_expiring',
+  'rule_created',
+  'rule_replaced',
+  'rule_deleted',
 ] as const
+
+/** The events about quarantine rules rather than tests: their deliveries' `testId` is `rule:<rule id>`. */
+export const RULE_EVENTS: readonly NotificationEvent[] = ['rule_created', 'rule_replaced', 'rule_deleted']
 
 export type NotificationEvent = (typeof NOTIFICATION_EVENTS)[number]
 
@@ -21,6 +27,19 @@ export interface TestState {
   /** The expiry an "about to expire" notice was already sent for. */
   expiryWarnedFor: string | null
   updatedAt: string
+}
+
+/** What was last said of one quarantine rule: a digest of its content, so that a replacement is seen. */
+export interface RuleState {
+  ruleId: string
+  digest: string
+  updatedAt: string
+}
+
+/** Rule states to save with a look's changes: new and replaced rules, and deleted ones to forget. */
+export interface RuleStateChanges {
+  put: RuleState[]
+  remove: string[]
 }
 
 /** One event for one webhook, put in the outbox with the exact body that will be sent. */
@@ -75,11 +94,12 @@ export interface DeliveryFilter {
  */
 export interface NotificationStore {
   listStates(): Promise<TestState[]>
+  listRuleStates(): Promise<RuleState[]>
   /**
-   * Saves changed states and enqueues deliveries in one transaction; a delivery whose (webhook, event id) is
-   * already queued is skipped. Returns how many deliveries were new.
+   * Saves changed states (of tests, and of rules when given) and enqueues deliveries in one transaction; a
+   * delivery whose (webhook, event id) is already queued is skipped. Returns how many deliveries were new.
    */
-  recordChanges(states: TestState[], deliveries: NewDelivery[]): Promise<number>
+  recordChanges(states: TestState[], deliveries: NewDelivery[], rules?: RuleStateChanges): Promise<number>
   /**
    * Takes up to `limit` pending deliveries due at `now`, and pushes their next attempt `leaseMs` ahead so that
    * another process does not send them meanwhile. A process that dies holding them leaves them due again later.
@@ -125,6 +145,16 @@ export function deliveryFromRow(r: DeliveryRow): Delivery {
     lastError: r.last_error,
     deliveredAt: r.delivered_at,
   }
+}
+
+export interface RuleStateRow {
+  rule_id: string
+  digest: string
+  updated_at: string
+}
+
+export function ruleStateFromRow(r: RuleStateRow): RuleState {
+  return { ruleId: r.rule_id, digest: r.digest, updatedAt: r.updated_at }
 }
 
 export interface StateRow {

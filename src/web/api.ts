@@ -1,4 +1,5 @@
 import { API_PREFIX, type ErrorBody } from '../server/api-types.js'
+import { currentProject } from './project.js'
 
 /** A failed API call, with the server's error code and message. */
 export class ApiError extends Error {
@@ -13,6 +14,18 @@ export class ApiError extends Error {
 
 const READ_TOKEN_KEY = 'flakewatch.readToken'
 const WRITE_TOKEN_KEY = 'flakewatch.writeToken'
+const ORG_TOKEN_KEY = 'flakewatch.orgToken'
+
+/** Each project has its own tokens (docs/projects.md): they are kept per project, under the project's key. */
+function scoped(key: string): string {
+  const project = currentProject()
+  return project === null ? key : `${key}@${project}`
+}
+
+/** The project's own token, else the one given without a project (a token some projects share). */
+function recall(key: string): string | null {
+  return sessionStorage.getItem(scoped(key)) ?? sessionStorage.getItem(key)
+}
 
 function keep(key: string, token: string | null): void {
   if (token) sessionStorage.setItem(key, token)
@@ -21,10 +34,13 @@ function keep(key: string, token: string | null): void {
 
 /** Tokens live in sessionStorage at most: gone when the tab closes, never in localStorage or cookies. */
 export const tokens = {
-  read: () => sessionStorage.getItem(READ_TOKEN_KEY),
-  setRead: (t: string | null) => keep(READ_TOKEN_KEY, t),
-  write: () => sessionStorage.getItem(WRITE_TOKEN_KEY),
-  setWrite: (t: string | null) => keep(WRITE_TOKEN_KEY, t),
+  read: () => recall(READ_TOKEN_KEY),
+  setRead: (t: string | null) => keep(scoped(READ_TOKEN_KEY), t),
+  write: () => recall(WRITE_TOKEN_KEY),
+  setWrite: (t: string | null) => keep(scoped(WRITE_TOKEN_KEY), t),
+  /** The organisation token: the project list and the overview of a multi-project server. */
+  org: () => sessionStorage.getItem(ORG_TOKEN_KEY),
+  setOrg: (t: string | null) => keep(ORG_TOKEN_KEY, t),
 }
 
 export type Params = Record<string, string | number | boolean | string[] | undefined | null>
@@ -51,7 +67,9 @@ async function call<T>(method: string, path: string, opts: CallOptions): Promise
   const token = opts.token ?? tokens.read()
   if (token) headers.authorization = `Bearer ${token}`
   if (opts.body !== undefined) headers['content-type'] = 'application/json'
-  const res = await fetch(`${API_PREFIX}${path}${query(opts.params)}`, {
+  // Every call names the page's project, so that each view shows the project in its URL.
+  const params = { project: currentProject(), ...opts.params }
+  const res = await fetch(`${API_PREFIX}${path}${query(params)}`, {
     method,
     headers,
     body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
@@ -65,6 +83,9 @@ async function call<T>(method: string, path: string, opts: CallOptions): Promise
 }
 
 export const get = <T>(path: string, params?: Params) => call<T>('GET', path, { params })
+
+/** A read with another token than the project's read token (the organisation token). */
+export const getAs = <T>(path: string, token: string | null) => call<T>('GET', path, { token })
 
 /** A write: the token is the one the user typed, not the read token. */
 export const write = <T>(method: 'PUT' | 'DELETE' | 'POST', path: string, body: unknown, token: string) =>

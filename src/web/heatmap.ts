@@ -8,8 +8,11 @@ import { errorView, onParams, type Page } from './page.js'
 import { filterQuery, readFilters, selectionParams } from './state.js'
 import './heatmap.css'
 
-/** Rows fetched at most; the list is most flaky first, so the tail is the least interesting. */
-const MAX_TESTS = 5000
+/**
+ * More rows are fetched when the view comes this many screens from the bottom of what is loaded. The server sizes
+ * each page (a default heatmap answer is at most 300 KB); the list is most flaky first, so the tail comes last.
+ */
+const PREFETCH_SCREENS = 2
 const ROW_H = 16
 const HEADER_H = 26
 const WIDE_LABEL_W = 300
@@ -92,6 +95,7 @@ interface View {
  */
 export const heatmapPage: Page = (root) => {
   const info = h('div', { class: 'heat-info muted' })
+  const more = h('button', { type: 'button', class: 'heat-more' }, 'Load more tests')
   const canvas = h('canvas', { class: 'heat-canvas', role: 'img', 'aria-label': 'test results heatmap' })
   const spacer = h('div', { class: 'heat-spacer' })
   const scroller = h('div', { class: 'heat-scroller', tabindex: 0 }, spacer)
@@ -100,7 +104,7 @@ export const heatmapPage: Page = (root) => {
   const status = h('div', { class: 'heat-status' })
   root.append(
     filtersBar(),
-    h('div', { class: 'panel heat-panel' }, h('div', { class: 'heat-head' }, legend(), info), status, viewport),
+    h('div', { class: 'panel heat-panel' }, h('div', { class: 'heat-head' }, legend(), h('div', { class: 'heat-count' }, info, more)), status, viewport),
   )
 
   let colors = palette()
@@ -322,7 +326,15 @@ export const heatmapPage: Page = (root) => {
     tip.style.top = `${Math.max(4, top)}px`
   }
 
-  scroller.addEventListener('scroll', schedule, { passive: true })
+  scroller.addEventListener(
+    'scroll',
+    () => {
+      schedule()
+      if (nearEnd()) void loadMore()
+    },
+    { passive: true },
+  )
+  more.addEventListener('click', () => void loadMore())
   scroller.addEventListener('mousemove', showTip)
   scroller.addEventListener('mouseleave', () => (tip.hidden = true))
   scroller.addEventListener('click', (e) => {
@@ -347,26 +359,83 @@ export const heatmapPage: Page = (root) => {
   tip.hidden = true
 
   let seq = 0
+  let fetching = false
+
+  function showCount(data: HeatmapResponse) {
+    const shown =
+      data.tests.length < data.total_tests ? `${data.tests.length} of ${data.total_tests}` : `${data.total_tests}`
+    info.textContent = `${shown} tests × ${data.runs.length} runs`
+    more.hidden = data.tests.length >= data.total_tests
+  }
+
+  /** The view is close enough to the last loaded row that the next page should be on its way. */
+  function nearEnd(): boolean {
+    if (!view || view.data.tests.length >= view.data.total_tests) return false
+    const bottom = HEADER_H + view.data.tests.length * ROW_H
+    return scroller.scrollTop + scroller.clientHeight * (1 + PREFETCH_SCREENS) >= bottom
+  }
+
   const load = async () => {
     const mine = ++seq
+    fetching = false
     status.replaceChildren()
+    more.hidden = true
     try {
-      const data = await get<HeatmapResponse>('/heatmap', { ...selectionParams(readFilters()), limit: MAX_TESTS })
+      const data = await get<HeatmapResponse>('/heatmap', selectionParams(readFilters()))
       if (mine !== seq) return
       view = layout(data)
-      const shown =
-        data.tests.length < data.total_tests ? `${data.tests.length} of ${data.total_tests}` : `${data.total_tests}`
-      info.textContent = `${shown} tests × ${data.runs.length} runs`
+      showCount(data)
       if (data.tests.length === 0) {
         status.replaceChildren(h('div', { class: 'empty' }, 'No results match these filters.'))
       }
       draw()
+      if (nearEnd()) void loadMore()
     } catch (error) {
       if (mine !== seq) return
       view = null
       status.replaceChildren(errorView(error))
       draw()
     }
+  }
+
+  /** Appends the next page of tests; the columns must be the same runs, else the store moved on: start over. */
+  const loadMore = async () => {
+    if (!view || fetching || view.data.tests.length >= view.data.total_tests) return
+    const mine = seq
+    const have = view.data
+    let again = false
+    fetching = true
+    more.disabled = true
+    try {
+      const page = await get<HeatmapResponse>('/heatmap', {
+        ...selectionParams(readFilters()),
+        offset: have.tests.length,
+      })
+      if (mine !== seq) return
+      const sameRuns =
+        page.runs.length === have.runs.length && page.runs.every((r, i) => r.run_id === have.runs[i]!.run_id)
+      if (!sameRuns) return void load()
+      const data: HeatmapResponse = {
+        ...page,
+        tests: have.tests.concat(page.tests),
+        cells: have.cells.concat(page.cells),
+        offset: 0,
+        limit: have.tests.length + page.tests.length,
+      }
+      view = { ...layout(data), labels: view.labels }
+      showCount(data)
+      schedule()
+      again = page.tests.length > 0
+    } catch (error) {
+      if (mine === seq) status.replaceChildren(errorView(error))
+    } finally {
+      if (mine === seq) {
+        fetching = false
+        more.disabled = false
+      }
+    }
+    // A tall screen (or a fast scroll) may still be near the end: keep filling.
+    if (again && mine === seq && nearEnd()) void loadMore()
   }
   void load()
   const off = onParams(() => void load())

@@ -5,6 +5,9 @@ import { heatmapPage } from './heatmap.js'
 import { kioskPage } from './kiosk.js'
 import { leaderboardPage } from './leaderboard.js'
 import { navigate } from './nav.js'
+import { overviewPage } from './overview.js'
+import { currentProject, projectQuery } from './project.js'
+import { loadProjects, projectSwitcher } from './project-switcher.js'
 import type { Page } from './page.js'
 import { quarantinePage } from './quarantine-page.js'
 import { filterQuery } from './state.js'
@@ -43,6 +46,8 @@ function route(pathname: string): Route {
       return { page: quarantinePage, title: 'Quarantine', nav: '/quarantine', chrome: true }
     case '/kiosk':
       return { page: kioskPage, title: 'Kiosk', chrome: false }
+    case '/overview':
+      return { page: overviewPage, title: 'Overview', nav: '/overview', chrome: true }
   }
   const test = /^\/tests\/(.+)$/.exec(pathname)
   if (test) {
@@ -69,19 +74,30 @@ function topbar(current: string | undefined): HTMLElement {
     logo.append(cell)
   }
   const keep = filterQuery()
+  const link = (path: string, label: string, href: string) =>
+    h('a', { href, 'aria-current': path === current ? 'page' : undefined }, label)
+  const nav = h(
+    'nav',
+    { class: 'nav' },
+    ...NAV.map((n) =>
+      // The filters follow the analysis pages; the quarantine list and the kiosk take only the project.
+      link(
+        n.path,
+        n.label,
+        n.path === '/quarantine' || n.path === '/kiosk' ? `${n.path}${projectQuery()}` : `${n.path}${keep}`,
+      ),
+    ),
+  )
+  // The organisation overview exists on multi-project servers only.
+  void loadProjects().then((state) => {
+    if (state.multi) nav.append(link('/overview', 'Overview', `/overview${projectQuery()}`))
+  })
   return h(
     'header',
     { class: 'topbar' },
-    h('a', { href: '/', class: 'brand' }, logo, 'flakewatch'),
-    h(
-      'nav',
-      { class: 'nav' },
-      ...NAV.map((n) => {
-        // The filters follow the analysis pages; the quarantine list and the kiosk take none.
-        const href = n.path === '/quarantine' || n.path === '/kiosk' ? n.path : `${n.path}${keep}`
-        return h('a', { href, 'aria-current': n.path === current ? 'page' : undefined }, n.label)
-      }),
-    ),
+    h('a', { href: `/${projectQuery()}`, class: 'brand' }, logo, 'flakewatch'),
+    projectSwitcher(),
+    nav,
     h('span', { class: 'spacer' }),
     age,
   )
@@ -108,6 +124,8 @@ document.addEventListener('click', (e) => {
   if (!a || a.target || !a.href) return
   const url = new URL(a.href)
   if (url.origin !== location.origin || url.pathname.startsWith('/api/')) return
+  // Another project's page is a fresh load: what this page cached (facets, the project list) was this project's.
+  if (currentProject(url.search) !== currentProject()) return
   e.preventDefault()
   navigate(url.pathname + url.search)
 })

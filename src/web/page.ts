@@ -1,5 +1,6 @@
 import { ApiError, tokens } from './api.js'
 import { h, replace } from './dom.js'
+import { currentProject } from './project.js'
 
 /** A page draws itself into `root` and returns what to undo when the user leaves it. */
 export type Page = (root: HTMLElement) => (() => void) | void
@@ -10,15 +11,10 @@ export function onParams(fn: () => void): () => void {
   return () => window.removeEventListener('fw:params', fn)
 }
 
-/** A read-token form, for servers that require one; the token stays in this tab's sessionStorage. */
-function readTokenForm(message: string): HTMLElement {
-  const input = h('input', {
-    type: 'password',
-    name: 'read-token',
-    placeholder: 'read token',
-    autocomplete: 'off',
-    'aria-label': 'read token',
-  })
+/** A token form; the token stays in this tab's sessionStorage (`save`), then the page reloads with it. */
+export function tokenForm(message: string, what: string, save: (token: string | null) => void): HTMLElement {
+  const name = what.replace(/\s+/g, '-')
+  const input = h('input', { type: 'password', name, placeholder: what, autocomplete: 'off', 'aria-label': what })
   return h(
     'form',
     {
@@ -26,7 +22,7 @@ function readTokenForm(message: string): HTMLElement {
       on: {
         submit: (e) => {
           e.preventDefault()
-          tokens.setRead(input.value.trim() || null)
+          save(input.value.trim() || null)
           location.reload()
         },
       },
@@ -39,7 +35,9 @@ function readTokenForm(message: string): HTMLElement {
 /** Renders a failed load: a token form on 401, the server's message otherwise. */
 export function errorView(error: unknown): HTMLElement {
   if (error instanceof ApiError && error.status === 401) {
-    return readTokenForm(`This server needs a read token. ${error.message}`)
+    const project = currentProject()
+    const whose = project === null ? 'This server' : `The project ${project}`
+    return tokenForm(`${whose} needs a read token. ${error.message}`, 'read token', tokens.setRead)
   }
   const message = error instanceof Error ? error.message : String(error)
   return h('div', { class: 'error-box', role: 'alert' }, message)
@@ -49,7 +47,11 @@ export function errorView(error: unknown): HTMLElement {
  * Loads data into an element: a loading note, then `render(data)`, or the error. Answers that arrive after a
  * newer load started are dropped, so fast filter changes never show stale data.
  */
-export function loader<T>(el: HTMLElement, render: (data: T) => Node | Node[]) {
+export function loader<T>(
+  el: HTMLElement,
+  render: (data: T) => Node | Node[],
+  renderError: (error: unknown) => HTMLElement = errorView,
+) {
   let seq = 0
   return async (fetcher: () => Promise<T>, opts: { quiet?: boolean } = {}) => {
     const mine = ++seq
@@ -62,7 +64,7 @@ export function loader<T>(el: HTMLElement, render: (data: T) => Node | Node[]) {
       replace(el, ...(Array.isArray(out) ? out : [out]))
     } catch (error) {
       if (mine !== seq) return
-      replace(el, errorView(error))
+      replace(el, renderError(error))
     } finally {
       if (mine === seq) el.removeAttribute('aria-busy')
     }

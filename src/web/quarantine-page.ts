@@ -2,6 +2,7 @@ import type { AuditResponse, QuarantineListResponse, RuleListResponse } from '..
 import { get, testPath } from './api.js'
 import { quarantineBadge } from './chips.js'
 import { extLink, h } from './dom.js'
+import { projectQuery } from './project.js'
 import { dateTime, day } from './format.js'
 import { loader, type Page } from './page.js'
 
@@ -24,7 +25,7 @@ function quarantineTable(list: QuarantineListResponse): Node {
           h(
             'td',
             null,
-            h('a', { href: testPath(r.test_id), class: 'test-name' }, r.test_id),
+            h('a', { href: `${testPath(r.test_id)}${projectQuery()}`, class: 'test-name' }, r.test_id),
             r.active ? quarantineBadge() : h('span', { class: 'chip verdict-insufficient_data' }, 'expired'),
           ),
           h('td', null, r.reason, ' ', extLink(r.issue_url, 'issue ↗')),
@@ -82,7 +83,7 @@ function auditTable(audit: AuditResponse): Node {
           null,
           h('td', { class: 'nowrap' }, dateTime(a.at)),
           h('td', null, a.action),
-          h('td', null, h('a', { href: testPath(a.test_id) }, a.test_id)),
+          h('td', null, h('a', { href: `${testPath(a.test_id)}${projectQuery()}` }, a.test_id)),
           h('td', null, a.actor),
           h('td', null, a.reason),
         ),

@@ -64,11 +64,11 @@ export function param(name: string): string | null {
   return new URLSearchParams(location.search).get(name)
 }
 
-/** The filter part of the current URL, to carry across pages. */
+/** The filter part of the current URL, and its project, to carry across pages. */
 export function filterQuery(): string {
   const p = new URLSearchParams(location.search)
   const keep = new URLSearchParams()
-  for (const k of ['suite', 'branch', 'env', 'last', 'q']) for (const v of p.getAll(k)) keep.append(k, v)
+  for (const k of ['project', 'suite', 'branch', 'env', 'last', 'q']) for (const v of p.getAll(k)) keep.append(k, v)
   const s = keep.toString()
   return s ? `?${s}` : ''
 }

@@ -2,6 +2,8 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { describe, expect, it } from 'vitest'
+import { printIngest } from '../../src/cli/commands/ingest.js'
+import type { Io } from '../../src/cli/output.js'
 import { runCli, testdir } from '../helpers/run-cli.js'
 
 /** Hostile and untrustworthy reports through the real CLI: refused whole (exit 2, store unchanged) or trusted less. */
@@ -16,6 +18,14 @@ function query(db: string, sql: string): unknown[] {
 }
 
 const runsIn = (db: string) => (query(db, 'SELECT count(*) AS n FROM runs')[0] as { n: number }).n
+
+/** A passing JUnit report of `cases` test cases: past the size where spreading arrays hit the call-stack limit. */
+function bigPassingJunit(cases: number): string {
+  const parts = ['<?xml version="1.0"?><testsuite name="s" timestamp="2026-03-01T10:00:00Z">']
+  for (let i = 0; i < cases; i++) parts.push(`<testcase classname="c${i % 50}" name="t${i}" time="0.001"/>`)
+  parts.push('</testsuite>')
+  return parts.join('')
+}
 
 const junit = (suiteAttrs: string, cases: string) =>
   `<?xml version="1.0"?><testsuite name="s" ${suiteAttrs}>${cases}</testsuite>`
@@ -135,10 +145,7 @@ describe('flakewatch ingest streams and still folds', () => {
   it('gate and ingest handle a passing report of 150,000 cases (no call-stack limit)', async () => {
     const dir = testdir()
     const file = join(dir, 'big.xml')
-    const parts = ['<?xml version="1.0"?><testsuite name="s" timestamp="2026-03-01T10:00:00Z">']
-    for (let i = 0; i < 150_000; i++) parts.push(`<testcase classname="c${i % 50}" name="t${i}" time="0.001"/>`)
-    parts.push('</testsuite>')
-    writeFileSync(file, parts.join(''))
+    writeFileSync(file, bigPassingJunit(150_000))
     const db = join(dir, 'fw.db')
     const gate = await runCli(['gate', file, '--db', db])
     expect(gate.stderr).not.toMatch(/call stack/)
@@ -147,4 +154,37 @@ describe('flakewatch ingest streams and still folds', () => {
     expect(ingest.exitCode).toBe(0)
     expect(JSON.parse(ingest.stdout).ingested[0]).toMatchObject({ results: 150_000 })
   }, 180_000)
+
+  it('run passes with a test command that wrote a passing report of 150,000 cases, and stores them all', async () => {
+    const dir = testdir()
+    const source = join(dir, 'source.xml')
+    writeFileSync(source, bigPassingJunit(150_000))
+    const db = join(dir, 'fw.db')
+    // The report must be written by the command (run takes only reports newer than its start): a copy is.
+    const copy = `require('node:fs').copyFileSync(${JSON.stringify(source)}, ${JSON.stringify(join(dir, 'out.xml'))})`
+    const run = await runCli(['run', '--db', db, '--report', join(dir, 'out.xml'), '--', process.execPath, '-e', copy])
+    expect(run.stderr).not.toMatch(/call stack/)
+    expect(run.exitCode).toBe(0)
+    expect(query(db, 'SELECT total, passed FROM runs')).toEqual([{ total: 150_000, passed: 150_000 }])
+  }, 180_000)
+
+  it('prints the summary of 200,000 ingested reports, as a table and as JSON (no call-stack limit)', () => {
+    const entry = (i: number) => ({ file: `r${i}.xml`, run_id: `run-${i}`, tests: 1, results: 1, attempts: 1 })
+    const summary = { ingested: Array.from({ length: 200_000 }, (_, i) => entry(i)), duplicates: [], failed: [] }
+    for (const json of [false, true]) {
+      const out: string[] = []
+      const err: string[] = []
+      const io = {
+        stdout: { write: (s: string) => out.push(s) },
+        stderr: { write: (s: string) => err.push(s) },
+        env: {},
+      } as unknown as Io
+      printIngest(summary, { json }, io)
+      if (json) expect(JSON.parse(out.join('')).ingested).toHaveLength(200_000)
+      else {
+        expect(out.join('').split('\n')).toHaveLength(200_000 + 3)
+        expect(err.join('')).toContain('stored 200000 results from 200000 report(s)')
+      }
+    }
+  })
 })

@@ -51,3 +51,43 @@ export function testdir(files: Record<string, string> = {}, prefix = 'e2e-'): st
   }
   return dir
 }
+
+export interface ServeProcess {
+  url: string
+  /** Everything it printed on stderr so far. */
+  stderr: () => string
+  close: () => Promise<void>
+}
+
+/** `flakewatch serve` from the built CLI, as its own process on a free port, as a team would run it. */
+export async function spawnServe(
+  args: string[],
+  opts: { cwd?: string; env?: Record<string, string | undefined> } = {},
+): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', ...args], {
+    cwd: opts.cwd ?? ROOT,
+    env: { ...process.env, NO_COLOR: '1', FLAKEWATCH_LOG_LEVEL: 'warn', ...opts.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let err = ''
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()))
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = ''
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString()
+      const m = /^(http:\/\/127\.0\.0\.1:\d+)\/$/m.exec(out)
+      if (m) resolve(m[1]!)
+    })
+    child.on('exit', (code) => reject(new Error(`flakewatch serve exited with ${code}: ${err}`)))
+  })
+  return {
+    url,
+    stderr: () => err,
+    close: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve()
+        child.once('exit', () => resolve())
+        child.kill('SIGTERM')
+      }),
+  }
+}

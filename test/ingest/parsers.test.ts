@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { ReportParseError } from '../../src/errors.js'
 import { parseReport, PARSERS, sourceFromBuffer } from '../../src/ingest/index.js'
+import { streamTrx } from '../../src/ingest/trx.js'
 import type { ParsedReport } from '../../src/ingest/types.js'
 import { caseNamed } from './helpers.js'
 
@@ -207,6 +208,57 @@ describe('trx', () => {
     ])
     expect(caseNamed(r, 'Broken')).toMatchObject({ message: 'boom\nline 2', stack: 'at X', durationMs: 1250 })
     expect(r.meta).toMatchObject({ runnerId: 'agent-1', startedAt: '2024-01-02T03:04:05.000Z', durationMs: 1500 })
+  })
+
+  it('streams: results come out in chunks, joined to classes defined after them, in start-time order', async () => {
+    const n = 4500
+    const results = Array.from({ length: n }, (_, i) => {
+      const start = new Date(Date.UTC(2024, 0, 2, 3, 0, 0) + (n - i) * 1000).toISOString()
+      return `<UnitTestResult testId="${i}" testName="Ns.C${i % 3}.T${i}" outcome="Passed" startTime="${start}"/>`
+    })
+    const defs = Array.from({ length: n }, (_, i) => def(String(i), `Ns.C${i % 3}`))
+    const whole = sourceFromBuffer('big.trx', trx(results.join('\n'), defs.join('')))
+    // Counts the input chunks read by the pass under way, to see results handed on before the input is all read.
+    let read = 0
+    let total = 0
+    const source = {
+      ...whole,
+      async *chunks() {
+        read = 0
+        for await (const c of whole.chunks()) {
+          read++
+          yield c
+        }
+        total = read
+      },
+    }
+    const stream = streamTrx(source)
+    const sizes: number[] = []
+    const readAtFirstChunk: number[] = []
+    const seen: [string, string, number | null | undefined][] = []
+    for await (const chunk of stream.cases) {
+      if (sizes.length === 0) readAtFirstChunk.push(read)
+      sizes.push(chunk.length)
+      for (const c of chunk) seen.push([c.module, c.name, c.position])
+    }
+    expect(readAtFirstChunk[0]).toBeLessThan(total)
+    // Handed on as the input is read (a chunk closes after the 64 KB of input that filled it), never all at once.
+    expect(sizes.length).toBeGreaterThan(1)
+    expect(sizes.reduce((a, b) => a + b, 0)).toBe(n)
+    expect(seen[0]).toEqual(['Ns.C0', 'T0', n - 1])
+    expect(seen[n - 1]).toEqual([`Ns.C${(n - 1) % 3}`, `T${n - 1}`, 0])
+  })
+
+  it('refuses a bad result near the end before handing on any result (the first pass reads it all)', async () => {
+    const good = Array.from({ length: 3000 }, (_, i) => result(String(i), `A.t${i}`, 'Passed')).join('\n')
+    const stream = streamTrx(sourceFromBuffer('late.trx', trx(`${good}\n${result('x', 'A.b', 'Exploded')}`)))
+    let handedOn = 0
+    const error = await (async () => {
+      for await (const chunk of stream.cases) handedOn += chunk.length
+    })().catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(ReportParseError)
+    expect((error as ReportParseError).message).toMatch(/unknown TRX outcome "Exploded"/)
+    expect(handedOn).toBe(0)
   })
 
   it('refuses an outcome it does not know, at its line', async () => {

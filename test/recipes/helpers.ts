@@ -1,8 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { mkdirSync, readFileSync, symlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { parse } from 'yaml'
 import { BIN, projectDir, ROOT } from '../reporters/helpers.js'
+import { spawnServe } from '../helpers/run-cli.js'
 
 export { ROOT }
 
@@ -86,29 +87,6 @@ export interface Server {
 }
 
 /** `flakewatch serve` as its own process on a free port, as a team would run it. */
-export async function serve(db: string, token: string): Promise<Server> {
-  const child: ChildProcess = spawn(process.execPath, [BIN.flakewatch, 'serve', '--port', '0', '--db', db], {
-    env: { ...process.env, FLAKEWATCH_WRITE_TOKEN: token, FLAKEWATCH_LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let err = ''
-  child.stderr!.on('data', (d: Buffer) => (err += d.toString()))
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = ''
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString()
-      const m = /^(http:\/\/127\.0\.0\.1:\d+)\/$/m.exec(out)
-      if (m) resolve(m[1]!)
-    })
-    child.on('exit', (code) => reject(new Error(`flakewatch serve exited with ${code}: ${err}`)))
-  })
-  return {
-    url,
-    close: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve()
-        child.once('exit', () => resolve())
-        child.kill('SIGTERM')
-      }),
-  }
+export function serve(db: string, token: string): Promise<Server> {
+  return spawnServe(['--db', db], { env: { FLAKEWATCH_WRITE_TOKEN: token } })
 }

@@ -8,14 +8,14 @@ import { batch, result, runMeta } from '../helpers/builders.js'
 import { config, tempDir } from './helpers.js'
 
 describe('the default heatmap', () => {
-  it('stays under its byte budget on a realistic store and pages the rest with offset', async () => {
+  it('stays under its byte budget on a realistic store (2,000 tests × 100 runs) and pages the rest with offset', async () => {
     const tmp = tempDir()
     const store = await openSqliteStore(join(tmp.dir, 'h.db'))
     const app = await createApp({ store, config: config(), webRoot: null })
     try {
-      // 1,500 tests with realistic, long names × 120 runs: far more than 300 KB as one page.
-      const names = Array.from({ length: 1500 }, (_, i) => `renders the checkout summary with discount code case ${i}`)
-      for (let r = 0; r < 120; r++) {
+      // 2,000 tests with realistic, long names × 100 runs (the issue's size): far more than 300 KB as one page.
+      const names = Array.from({ length: 2000 }, (_, i) => `renders the checkout summary with discount code case ${i}`)
+      for (let r = 0; r < 100; r++) {
         const run = runMeta(`r${r}`, new Date(Date.UTC(2026, 2, 1) + r * 3_600_000).toISOString(), {
           pipelineUrl: `https://ci.example.com/group/project/-/pipelines/${100000 + r}`,
         })
@@ -26,17 +26,17 @@ describe('the default heatmap', () => {
           ),
         )
       }
-      const whole = await app.inject({ method: 'GET', url: '/api/v1/heatmap?limit=1500' })
+      const whole = await app.inject({ method: 'GET', url: '/api/v1/heatmap?limit=2000' })
       expect(whole.rawPayload.length).toBeGreaterThan(HEATMAP_DEFAULT_BYTES)
 
       const first = await app.inject({ method: 'GET', url: '/api/v1/heatmap' })
       expect(first.rawPayload.length).toBeLessThanOrEqual(HEATMAP_DEFAULT_BYTES)
       const page = first.json<HeatmapResponse>()
-      expect(page.total_tests).toBe(1500)
+      expect(page.total_tests).toBe(2000)
       expect(page.limit).toBe(page.tests.length)
       expect(page.tests.length).toBeGreaterThan(100)
-      expect(page.tests.length).toBeLessThan(1500)
-      expect(page.cells.every((c) => c.length === 120)).toBe(true)
+      expect(page.tests.length).toBeLessThan(2000)
+      expect(page.cells.every((c) => c.length === 100)).toBe(true)
 
       // Paging with offset yields every test once, each page under the budget.
       const seen = new Set(page.tests.map((t) => t.test_id))
@@ -48,7 +48,7 @@ describe('the default heatmap', () => {
         for (const t of body.tests) seen.add(t.test_id)
         offset += body.tests.length
       }
-      expect(seen.size).toBe(1500)
+      expect(seen.size).toBe(2000)
     } finally {
       await app.close()
       await store.close()

@@ -1,4 +1,5 @@
-import { existsSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { getPriority } from 'node:os'
 import { connect, type AddressInfo, type Socket } from 'node:net'
 import { request as httpRequest } from 'node:http'
 import { join } from 'node:path'
@@ -6,6 +7,7 @@ import { describe, expect, it } from 'vitest'
 import type { HealthResponse, UploadResponse } from '../../src/server/api-types.js'
 import type { createApp as CreateApp } from '../../src/server/app.js'
 import { createApp as createAppFromSource } from '../../src/server/app.js'
+import { BACKGROUND_NICE } from '../../src/server/worker-priority.js'
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js'
 import { config, tempDir, WRITE_TOKEN } from './helpers.js'
 
@@ -144,8 +146,20 @@ describe('the upload queue', () => {
   })
 })
 
-// Worker threads run compiled JavaScript: this suite drives the build in dist/ (kept current by global-setup).
-describe.skipIf(!existsSync(DIST_APP))('uploads in worker threads', () => {
+/** This process's children whose command line runs `script` (Linux: read from /proc). */
+function childrenRunning(script: string): number[] {
+  const pids: number[] = []
+  for (const task of readdirSync(`/proc/${process.pid}/task`)) {
+    const kids = readFileSync(`/proc/${process.pid}/task/${task}/children`, 'utf8').trim()
+    for (const kid of kids ? kids.split(' ').map(Number) : []) {
+      if (readFileSync(`/proc/${kid}/cmdline`, 'utf8').includes(script)) pids.push(kid)
+    }
+  }
+  return pids
+}
+
+// Worker processes run compiled JavaScript: this suite drives the build in dist/ (kept current by global-setup).
+describe.skipIf(!existsSync(DIST_APP))('uploads in worker processes', () => {
   it('answers /healthz while a large upload is parsed and stored, and never stores on the HTTP thread', async () => {
     const { createApp } = (await import(DIST_APP)) as { createApp: typeof CreateApp }
     const tmp = tempDir()
@@ -197,6 +211,12 @@ describe.skipIf(!existsSync(DIST_APP))('uploads in worker threads', () => {
       expect(events).toEqual(['healthz answered while storing', 'upload answered'])
       expect(storedHere).toBe(0)
       expect((await store.stats()).results).toBe(120_000)
+      // The upload was stored by a process of its own, niced below the server so that reads come first.
+      if (process.platform === 'linux') {
+        const workers = childrenRunning('upload-worker.js')
+        expect(workers.length).toBeGreaterThan(0)
+        for (const pid of workers) expect(getPriority(pid)).toBe(BACKGROUND_NICE)
+      }
     } finally {
       await app.close()
       await store.close()

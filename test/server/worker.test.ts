@@ -1,9 +1,10 @@
-import { existsSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { LeaderboardResponse } from '../../src/server/api-types.js'
 import type { createApp as CreateApp } from '../../src/server/app.js'
 import { createApp as createAppFromSource } from '../../src/server/app.js'
+import { BACKGROUND_NICE } from '../../src/server/worker-priority.js'
 import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/sqlite-store.js'
 import { batch, result, runMeta } from '../helpers/builders.js'
 import { config, NOW, seed, tempDir } from './helpers.js'
@@ -44,6 +45,23 @@ describe.skipIf(!existsSync(DIST_APP))('analysis in a worker thread', () => {
     } finally {
       await worker.close()
       await local.close()
+    }
+  })
+
+  it.skipIf(process.platform !== 'linux')('analyses at a lower priority than the thread that answers', async () => {
+    // Linux keeps a nice value per thread: /proc/self/task/<tid>/stat, field 19 (after the command's parentheses).
+    const nice = (task: string) =>
+      Number(readFileSync(`/proc/self/task/${task}/stat`, 'utf8').split(') ')[1]!.split(' ')[16])
+    const lowered = () => readdirSync('/proc/self/task').filter((t) => nice(t) === BACKGROUND_NICE).length
+    expect(nice(String(process.pid))).not.toBe(BACKGROUND_NICE)
+    const before = lowered()
+    const app = await createApp({ store, db: file, config: config(), now: () => NOW, webRoot: null })
+    try {
+      expect((await app.inject({ method: 'GET', url: '/api/v1/leaderboard' })).statusCode).toBe(200)
+      expect(lowered()).toBe(before + 1)
+      expect(nice(String(process.pid))).not.toBe(BACKGROUND_NICE)
+    } finally {
+      await app.close()
     }
   })
 

@@ -69,6 +69,7 @@ if (pg.skip !== undefined) {
         'fingerprints',
         'heal_log',
         'messages',
+        'notification_rule_state',
         'notification_state',
         'quarantine',
         'quarantine_audit',

@@ -2,7 +2,15 @@ import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { AuditResponse } from '../../src/server/api-types.js'
 import { config, READ_TOKEN, WRITE_TOKEN, XSS_NAME } from '../server/helpers.js'
-import { ensureWebBuilt, launchChromium, screenshot, startSeededServer, type LiveServer } from './helpers.js'
+import {
+  ensureWebBuilt,
+  launchChromium,
+  screenshot,
+  startSeededServer,
+  watchedTab,
+  type LiveServer,
+  type WatchedTab,
+} from './helpers.js'
 
 let server: LiveServer
 let browser: Browser
@@ -19,27 +27,9 @@ afterAll(async () => {
   await server?.close()
 })
 
-interface Watched {
-  page: Page
-  errors: string[]
-  dialogs: string[]
-}
-
 /** A fresh tab that records page errors, console errors and dialogs, and records window.open instead of opening. */
-async function open(path: string, base = server.url): Promise<Watched> {
-  const context = await browser.newContext({ viewport: { width: 1440, height: 900 } })
-  contexts.push(context)
-  const page = await context.newPage()
-  const errors: string[] = []
-  const dialogs: string[] = []
-  page.on('pageerror', (e) => errors.push(e.message))
-  page.on('console', (m) => {
-    if (m.type() === 'error' && !m.text().includes('401')) errors.push(m.text())
-  })
-  page.on('dialog', (d) => {
-    dialogs.push(d.message())
-    void d.dismiss()
-  })
+async function open(path: string, base = server.url): Promise<WatchedTab> {
+  const { page, errors, dialogs } = await watchedTab(browser, contexts)
   await page.addInitScript(() => {
     const w = window as unknown as { __opened: string[] }
     w.__opened = []
@@ -64,6 +54,10 @@ describe('dashboard', () => {
     expect(names.slice(0, 2)).toEqual(['flaky', 'flaky'])
     await expect.poll(() => page.locator('.card.flaky .value').textContent()).toBe('4')
     await expect.poll(() => page.locator('.topbar .age').textContent()).toMatch(/28 runs/)
+    // A single-project server: no project switcher, no organisation overview.
+    await page.waitForLoadState('networkidle')
+    expect(await page.locator('.project-switch').textContent()).toBe('')
+    expect(await page.locator('nav.nav a').allTextContents()).not.toContain('Overview')
     await screenshot(page, 'leaderboard')
     expect(errors).toEqual([])
   })

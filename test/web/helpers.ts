@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import type { AddressInfo } from 'node:net'
-import type { Page } from 'playwright-core'
+import type { Browser, BrowserContext, Page } from 'playwright-core'
 import type { FastifyInstance } from 'fastify'
 import { createApp, type AppDeps } from '../../src/server/app.js'
 import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/sqlite-store.js'
@@ -86,4 +86,30 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   const path = join(ARTIFACTS, `${name}.png`)
   await page.screenshot({ path, fullPage: false })
   return path
+}
+
+export interface WatchedTab {
+  page: Page
+  /** Page errors and console errors (a 401 before a token is given is the expected way in, and is left out). */
+  errors: string[]
+  /** Messages of dialogs (alert, confirm), each dismissed. */
+  dialogs: string[]
+}
+
+/** A fresh tab in a context of its own (its own sessionStorage: no token yet) that records errors and dialogs. */
+export async function watchedTab(browser: Browser, contexts: BrowserContext[]): Promise<WatchedTab> {
+  const context = await browser.newContext({ viewport: { width: 1440, height: 900 } })
+  contexts.push(context)
+  const page = await context.newPage()
+  const errors: string[] = []
+  const dialogs: string[] = []
+  page.on('pageerror', (e) => errors.push(e.message))
+  page.on('console', (m) => {
+    if (m.type() === 'error' && !m.text().includes('401')) errors.push(m.text())
+  })
+  page.on('dialog', (d) => {
+    dialogs.push(d.message())
+    void d.dismiss()
+  })
+  return { page, errors, dialogs }
 }

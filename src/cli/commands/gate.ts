@@ -2,10 +2,9 @@ import { appendFileSync, existsSync, writeFileSync } from 'node:fs'
 import type { Format } from '../../ingest/formats.js'
 import { parseReport } from '../../ingest/parse-report.js'
 import { relativeToRoot } from '../../ingest/repo-root.js'
-import { sourceFromFile } from '../../ingest/source.js'
 import { isFailure, makeTestId, type Result } from '../../model.js'
 import { buildReportBatch } from '../../pipeline/build-batch.js'
-import { expandInputs, hashFile } from '../../pipeline/ingest-files.js'
+import { expandInputs, openReportFile } from '../../pipeline/ingest-files.js'
 import type { QuarantineSet } from '../../quarantine/file.js'
 import { createForgiver, gate, type Forgiver, type GateResult, type RunScope } from '../../quarantine/gate.js'
 import { formatJunit, skipMessage } from '../../quarantine/junit-out.js'
@@ -49,8 +48,8 @@ export async function readJobResults(inputs: string[], opts: GateCommandOptions,
   const scopes = new Map<Result, RunScope>()
   let junit: JunitInput[] | null = []
   for (const file of files) {
-    const parsed = await parseReport(sourceFromFile(file), { format: opts.format })
-    const hash = await hashFile(file)
+    const { source, hash } = await openReportFile(file)
+    const parsed = await parseReport(source, { format: opts.format })
     const runs = buildReportBatch({ parsed, file, contentHash: hash, context, root }).runs
     for (const run of runs) {
       const scope = { branch: run.run.branch, env: run.run.env }

@@ -1,12 +1,14 @@
 import type { TestAnalysis } from '../../analysis/types.js'
 import { analysisOptions, type ResolvedConfig } from '../../config/load.js'
 import { InputError } from '../../errors.js'
+import { notifyFromAnalyses, summaryLine, type LookReport } from '../../notify/look.js'
+import { ruleSubject } from '../../notify/detect-rules.js'
 import { notifyStateChanges, type NotifyOutcome } from '../../notify/notify.js'
 import { ownerLookupFromConfig } from '../../owners/read-codeowners.js'
 import { analyzeStore } from '../../pipeline/analyze-store.js'
 import { MAX_DELIVERY_LOG_PAGE, type Delivery, type DeliveryStatus } from '../../store/notifications.js'
 import type { Store } from '../../store/store.js'
-import { emitJson, renderTable, type Io } from '../output.js'
+import { emitJson, renderTable, sanitizeCell, type Io } from '../output.js'
 import { parseAsOf } from './analyze.js'
 import { withReadStore, withStore } from './quarantine.js'
 
@@ -48,30 +50,23 @@ export async function notifyQuietly(
   analyses: TestAnalysis[],
   io: Io,
 ): Promise<NotifyOutcome | null> {
-  if (config.notifications.webhooks.length === 0) return null
-  try {
-    const outcome = await notifyStateChanges({
-      store,
-      settings: config.notifications,
-      analyses,
-      env: io.env,
-      ownersOf: ownerLookupFromConfig(config, process.cwd()),
-    })
-    for (const w of outcome.warnings) io.stderr.write(`flakewatch: warning: ${w}\n`)
-    for (const e of outcome.delivery?.errors ?? []) io.stderr.write(`flakewatch: warning: ${e}\n`)
-    if (outcome.changes.length || outcome.delivery?.attempts) io.stderr.write(`${summaryLine(outcome)}\n`)
-    return outcome
-  } catch (error) {
-    io.stderr.write(`flakewatch: warning: notifications not sent: ${(error as Error).message}\n`)
-    return null
-  }
+  const { outcome, report } = await notifyFromAnalyses(store, analyses, {
+    config,
+    env: io.env,
+    project: null,
+    cwd: process.cwd(),
+  })
+  printLook(io)(report)
+  return outcome
 }
 
-function summaryLine(o: NotifyOutcome): string {
-  if (o.baseline) return `notifications: first look, recorded the state of the tests; changes from now on are announced`
-  const d = o.delivery
-  const sent = d ? `, ${d.delivered} delivered, ${d.pending} to retry, ${d.failed} failed` : ''
-  return `notifications: ${o.changes.length} change(s), ${o.enqueued} queued${sent}`
+/** Prints what one notification look found, on stderr, with the project's key on a multi-project server. */
+export function printLook(io: Io, project: string | null = null): (report: LookReport) => void {
+  const where = project === null ? '' : `${sanitizeCell(project)}: `
+  return (report) => {
+    for (const w of report.warnings) io.stderr.write(`flakewatch: warning: ${where}${w}\n`)
+    if (report.summary) io.stderr.write(`${where}${report.summary}\n`)
+  }
 }
 
 /** `flakewatch notify`: look for state changes now, queue their messages and send what is due. */
@@ -118,6 +113,7 @@ export function printNotify(o: NotifyOutcome, opts: NotifyCommandOptions, io: Io
           previous: c.previous,
           current: c.current,
         })),
+        rule_changes: o.ruleChanges.map((c) => ({ id: c.id, event: c.event, rule_id: c.ruleId })),
         enqueued: o.enqueued,
         unannounced: o.unannounced,
         delivery: o.delivery && {
@@ -131,13 +127,12 @@ export function printNotify(o: NotifyOutcome, opts: NotifyCommandOptions, io: Io
     )
   }
   if (opts.dryRun) io.stderr.write('dry run: nothing was recorded or sent\n')
-  if (o.changes.length) {
-    io.stdout.write(
-      `${renderTable(
-        ['event', 'test'],
-        o.changes.map((c) => [c.event, c.testId]),
-      )}\n`,
-    )
+  if (o.changes.length || o.ruleChanges.length) {
+    const rows = [
+      ...o.changes.map((c) => [c.event, c.testId]),
+      ...o.ruleChanges.map((c) => [c.event, ruleSubject(c.ruleId)]),
+    ]
+    io.stdout.write(`${renderTable(['event', 'test'], rows)}\n`)
   }
   io.stderr.write(`${summaryLine(o)}\n`)
 }

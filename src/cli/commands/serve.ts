@@ -1,10 +1,11 @@
 import type { AddressInfo } from 'node:net'
-import { analysisOptions, loadConfig, type ResolvedConfig } from '../../config/load.js'
+import { loadConfig, type ResolvedConfig } from '../../config/load.js'
 import { InputError } from '../../errors.js'
 import { createApp, type RequestLogEntry } from '../../server/app.js'
 import { openStore } from '../../store/open.js'
 import type { Store } from '../../store/store.js'
 import { sanitizeCell, type Io } from '../output.js'
+import { printLook } from './notify.js'
 
 export interface ServeOptions {
   db?: string
@@ -89,6 +90,7 @@ export async function serve(opts: ServeOptions, io: Io, hooks: ServeHooks = {}):
       artifactExpiryDays,
       logger: { level: io.env.FLAKEWATCH_LOG_LEVEL ?? 'info', stream: io.stderr },
       onRequestLog: requestLogger(io),
+      notify: { env: io.env, onReport: printLook(io) },
     })
     await app.listen({ host, port })
   } catch (error) {
@@ -112,47 +114,12 @@ export async function serve(opts: ServeOptions, io: Io, hooks: ServeHooks = {}):
     )
   }
   hooks.onListening?.(url)
-  const notifier = startNotifier(scanStore ?? store, store, config, io)
 
   const stoppedBy = await waitForStop(hooks)
   io.stderr.write(`flakewatch: ${stoppedBy === 'abort' ? 'stopping' : `${stoppedBy}, stopping`}\n`)
-  await notifier.stop()
   await app.close()
   await closeStores()
   return { url, stoppedBy }
-}
-
-/**
- * Every `notifications.intervalSeconds`, looks for state changes in the whole store (whoever wrote them: uploads,
- * the dashboard, CI jobs on the same database) and sends due deliveries. One look at a time; none without webhooks.
- */
-function startNotifier(scanStore: Store, store: Store, config: ResolvedConfig, io: Io): { stop(): Promise<void> } {
-  const every = config.notifications.intervalSeconds * 1000
-  if (config.notifications.webhooks.length === 0 || every === 0) return { stop: () => Promise.resolve() }
-  let running: Promise<unknown> = Promise.resolve()
-  let stopped = false
-  let timer: NodeJS.Timeout | undefined
-  const tick = () => {
-    running = (async () => {
-      const { analyzeStore } = await import('../../pipeline/analyze-store.js')
-      const { notifyQuietly } = await import('./notify.js')
-      try {
-        const analyses = await analyzeStore(scanStore, { config: analysisOptions(config) })
-        if (!stopped) await notifyQuietly(store, config, analyses, io)
-      } catch (error) {
-        io.stderr.write(`flakewatch: warning: notifications: ${(error as Error).message}\n`)
-      }
-      if (!stopped) timer = setTimeout(tick, every).unref()
-    })()
-  }
-  timer = setTimeout(tick, Math.min(every, 1000)).unref()
-  return {
-    async stop() {
-      stopped = true
-      clearTimeout(timer)
-      await running
-    },
-  }
 }
 
 /** Until SIGINT, SIGTERM or the hooks' abort signal. */
@@ -195,7 +162,8 @@ async function serveProjects(
     for (const [key, project] of Object.entries(config.projects)) {
       const store = await openStore({ db: project.db, env: {} })
       stores.push(store)
-      entries.push(await createProjectEntry({ key, project, store, config, app: { onRequestLog: requestLogger(io) } }))
+      const deps = { onRequestLog: requestLogger(io), notify: { env: io.env, project: key, onReport: printLook(io, key) } }
+      entries.push(await createProjectEntry({ key, project, store, config, app: deps }))
     }
     app = await createProjectsApp({
       projects: entries,

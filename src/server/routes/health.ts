@@ -13,6 +13,14 @@ export function healthRoutes(app: FastifyInstance, ctx: ServerContext): void {
       throw new HttpError(503, { code: 'FW_STORE', message: 'the store is not answering' })
     }
     void reply.header('cache-control', 'no-store')
-    return { status: 'ok', store: ctx.store.kind, uploads: ctx.uploads.stats() }
+    const notifier = ctx.notifier?.()
+    return {
+      status: 'ok',
+      store: ctx.store.kind,
+      uploads: ctx.uploads.stats(),
+      ...(notifier && {
+        notifications: { runs_in: app.flakewatchAnalysis, looks: notifier.looks, last_look_at: notifier.lastLookAt },
+      }),
+    }
   })
 }

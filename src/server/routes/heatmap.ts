@@ -82,7 +82,8 @@ export function heatmapRoutes(api: FastifyInstance, ctx: ServerContext): void {
         offset: q.offset,
         limit,
       }
-      return JSON.stringify(response)
+      // Kept as bytes: the same page is sent many times, and a string would be encoded again for each.
+      return Buffer.from(JSON.stringify(response))
     })
     return reply.type('application/json; charset=utf-8').send(body)
   })

@@ -1,13 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import { NotFoundError } from '../../errors.js'
-import {
-  describeRuleMatch,
-  isRuleActive,
-  ruleMatchFromJson,
-  ruleMatchToJson,
-  RuleMatchSchema,
-} from '../../quarantine/rules.js'
+import { isRuleActive, ruleFieldsJson, ruleMatchFromJson, RuleMatchSchema } from '../../quarantine/rules.js'
 import type { QuarantineRule, RuleAuditEntry } from '../../store/store.js'
 import type { RuleAuditResponse, RuleJson, RuleListResponse } from '../api-types.js'
 import { writeHook } from '../auth.js'
@@ -38,18 +32,7 @@ const AuditQuery = z.object({
 })
 
 export function ruleToJson(r: QuarantineRule, now: number): RuleJson {
-  return {
-    id: r.id,
-    match: ruleMatchToJson(r.match),
-    matches: describeRuleMatch(r.match),
-    reason: r.reason,
-    owner: r.owner,
-    issue_url: r.issueUrl,
-    created_at: r.createdAt,
-    created_by: r.createdBy,
-    expires_at: r.expiresAt,
-    active: isRuleActive(r, now),
-  }
+  return { ...ruleFieldsJson(r), active: isRuleActive(r, now) }
 }
 
 function ruleAuditToJson(a: RuleAuditEntry, now: number): RuleAuditResponse['audit'][number] {

@@ -295,6 +295,20 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
       `)
     },
   },
+  {
+    // Notifications of quarantine rules (issue 17): what was last said of each rule, to tell created, replaced and
+    // deleted rules apart at the next look.
+    id: '0011-rule-notifications',
+    async up(client) {
+      await client.query(`
+        CREATE TABLE notification_rule_state (
+          rule_id text PRIMARY KEY,
+          digest text NOT NULL,
+          updated_at text NOT NULL
+        );
+      `)
+    },
+  },
 ]
 
 /**

@@ -2,6 +2,7 @@ import type { PgClient, PgQueryable } from './driver.js'
 import {
   MAX_DELIVERY_LOG_PAGE,
   deliveryFromRow,
+  ruleStateFromRow,
   stateFromRow,
   type AttemptOutcome,
   type Delivery,
@@ -9,6 +10,9 @@ import {
   type DeliveryRow,
   type NewDelivery,
   type NotificationStore,
+  type RuleState,
+  type RuleStateChanges,
+  type RuleStateRow,
   type StateRow,
   type TestState,
   type WebhookSelection,
@@ -26,8 +30,23 @@ export class PostgresNotificationStore implements NotificationStore {
     return rows.map(stateFromRow)
   }
 
-  recordChanges(states: TestState[], deliveries: NewDelivery[]): Promise<number> {
+  async listRuleStates(): Promise<RuleState[]> {
+    const { rows } = await this.db.query<RuleStateRow>('SELECT * FROM notification_rule_state')
+    return rows.map(ruleStateFromRow)
+  }
+
+  recordChanges(states: TestState[], deliveries: NewDelivery[], rules?: RuleStateChanges): Promise<number> {
     return this.transaction(async (client) => {
+      for (const r of rules?.put ?? []) {
+        await client.query(
+          `INSERT INTO notification_rule_state (rule_id, digest, updated_at) VALUES ($1, $2, $3)
+           ON CONFLICT (rule_id) DO UPDATE SET digest = EXCLUDED.digest, updated_at = EXCLUDED.updated_at`,
+          [r.ruleId, r.digest, r.updatedAt],
+        )
+      }
+      if (rules?.remove.length) {
+        await client.query('DELETE FROM notification_rule_state WHERE rule_id = ANY($1::text[])', [rules.remove])
+      }
       for (const s of states) {
         await client.query(
           `INSERT INTO notification_state (test_id, verdict, quarantined, expiry_warned_for, updated_at)

@@ -328,13 +328,19 @@ export class PostgresStore implements Store {
         const keepTests = this.testKeys.size + pendingTests + tests.length <= TEST_KEY_CACHE
         const keepMessages = pendingMessages + messages.length <= MESSAGE_KEY_CACHE
         if (!keepTests && !keepMessages) return
-        if (keepTests) pendingTests += tests.length
-        if (keepMessages) pendingMessages += messages.length
+        // Only the keys wait for the commit: holding the chunk's test refs and message texts (up to 64 KB each)
+        // until then made a report's memory follow its size again.
+        const testIds = keepTests ? tests.map((t) => t.testId) : null
+        const messageKeys = keepMessages ? messages.map((m) => m.key) : null
+        const keys = keepTests ? testKeys : null
+        const ids = keepMessages ? messageIds : null
+        pendingTests += testIds?.length ?? 0
+        pendingMessages += messageKeys?.length ?? 0
         onCommit(() => {
-          if (keepTests) tests.forEach((t, i) => this.testKeys.set(t.testId, testKeys[i]!))
-          if (!keepMessages) return
-          if (this.messageKeys.size + messages.length > MESSAGE_KEY_CACHE) this.messageKeys.clear()
-          messages.forEach((m, i) => this.messageKeys.set(m.key, messageIds[i]!))
+          testIds?.forEach((id, i) => this.testKeys.set(id, keys![i]!))
+          if (!messageKeys) return
+          if (this.messageKeys.size + messageKeys.length > MESSAGE_KEY_CACHE) this.messageKeys.clear()
+          messageKeys.forEach((k, i) => this.messageKeys.set(k, ids![i]!))
         })
       },
     }

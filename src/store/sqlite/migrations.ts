@@ -253,6 +253,20 @@ export const SQLITE_MIGRATIONS: SqliteMigration[] = [
       db.exec('ALTER TABLE results ADD COLUMN position INTEGER')
     },
   },
+  {
+    // Notifications of quarantine rules (issue 17): what was last said of each rule, to tell created, replaced and
+    // deleted rules apart at the next look.
+    id: '0011-rule-notifications',
+    up(db) {
+      db.exec(`
+        CREATE TABLE notification_rule_state (
+          rule_id TEXT PRIMARY KEY,
+          digest TEXT NOT NULL,
+          updated_at TEXT NOT NULL
+        );
+      `)
+    },
+  },
 ]
 
 /**

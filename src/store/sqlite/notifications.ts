@@ -2,6 +2,7 @@ import type { SqliteDb } from './driver.js'
 import {
   MAX_DELIVERY_LOG_PAGE,
   deliveryFromRow,
+  ruleStateFromRow,
   stateFromRow,
   type AttemptOutcome,
   type Delivery,
@@ -9,6 +10,9 @@ import {
   type DeliveryRow,
   type NewDelivery,
   type NotificationStore,
+  type RuleState,
+  type RuleStateChanges,
+  type RuleStateRow,
   type StateRow,
   type TestState,
   type WebhookSelection,
@@ -26,8 +30,18 @@ export class SqliteNotificationStore implements NotificationStore {
     return Promise.resolve(rows.map(stateFromRow))
   }
 
-  recordChanges(states: TestState[], deliveries: NewDelivery[]): Promise<number> {
+  listRuleStates(): Promise<RuleState[]> {
+    const rows = this.db.prepare('SELECT * FROM notification_rule_state').all() as RuleStateRow[]
+    return Promise.resolve(rows.map(ruleStateFromRow))
+  }
+
+  recordChanges(states: TestState[], deliveries: NewDelivery[], rules?: RuleStateChanges): Promise<number> {
     return this.serial(() => {
+      const putRule = this.db.prepare(
+        `INSERT INTO notification_rule_state (rule_id, digest, updated_at) VALUES (?, ?, ?)
+         ON CONFLICT (rule_id) DO UPDATE SET digest = excluded.digest, updated_at = excluded.updated_at`,
+      )
+      const forgetRule = this.db.prepare('DELETE FROM notification_rule_state WHERE rule_id = ?')
       const upsert = this.db.prepare(
         `INSERT INTO notification_state (test_id, verdict, quarantined, expiry_warned_for, updated_at)
          VALUES (?, ?, ?, ?, ?)
@@ -41,6 +55,8 @@ export class SqliteNotificationStore implements NotificationStore {
       const added = this.db
         .transaction(() => {
           for (const s of states) upsert.run(s.testId, s.verdict, s.quarantined ? 1 : 0, s.expiryWarnedFor, s.updatedAt)
+          for (const r of rules?.put ?? []) putRule.run(r.ruleId, r.digest, r.updatedAt)
+          for (const id of rules?.remove ?? []) forgetRule.run(id)
           let n = 0
           for (const d of deliveries) {
             n += enqueue.run(d.eventId, d.webhook, d.event, d.testId, d.body, d.createdAt, d.nextAttemptAt).changes
