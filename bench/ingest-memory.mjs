@@ -217,7 +217,11 @@ try {
     }
     rmSync(file, { force: true })
   }
-  line({ bench: 'ingest-memory', metric: 'machine load (uptime 1-min average) at the end', value: loadavg()[0].toFixed(2) })
+  line({
+    bench: 'ingest-memory',
+    metric: 'machine load (uptime 1-min average) at the end',
+    value: loadavg()[0].toFixed(2),
+  })
 } finally {
   rmSync(tmp, { recursive: true, force: true })
 }

@@ -54,7 +54,11 @@ try {
   sax.close()
   const saxesS = (performance.now() - t0) / 1000
   if (seen !== CASES) throw new Error(`bare saxes counted ${seen} of ${CASES}`)
-  line({ bench: 'ingest-scale', metric: `baseline: bare saxes parse of the ${CASES}-case report, s`, value: +saxesS.toFixed(1) })
+  line({
+    bench: 'ingest-scale',
+    metric: `baseline: bare saxes parse of the ${CASES}-case report, s`,
+    value: +saxesS.toFixed(1),
+  })
 
   log('gate')
   const gate = timed([cli, 'gate', report, '--db', join(tmp, 'gate.db')])
@@ -136,7 +140,11 @@ try {
     peakRssMb: Math.round(ingest.rss),
     ...(ingest.code === 0 ? {} : { stderr: ingest.stderr.slice(-300) }),
   })
-  line({ bench: 'ingest-scale', metric: 'machine load (uptime 1-min average) at the end', value: loadavg()[0].toFixed(2) })
+  line({
+    bench: 'ingest-scale',
+    metric: 'machine load (uptime 1-min average) at the end',
+    value: loadavg()[0].toFixed(2),
+  })
 } finally {
   rmSync(tmp, { recursive: true, force: true })
 }

@@ -91,7 +91,12 @@ line({
 })
 line({ bench: 'ingest', metric: 'baseline: bare saxes parse, testcases/s', value: Math.round(seen / saxesS) })
 line({ bench: 'ingest', metric: 'baseline: bare prepared INSERT, rows/s', value: Math.round(total / insertS) })
-line({ bench: 'ingest', metric: 'ratio end to end / bare INSERT', value: +(insertS / e2eS).toFixed(2), target: '>= 0.85' })
+line({
+  bench: 'ingest',
+  metric: 'ratio end to end / bare INSERT',
+  value: +(insertS / e2eS).toFixed(2),
+  target: '>= 0.85',
+})
 line({ bench: 'ingest', metric: 'ratio end to end / bare saxes', value: +(saxesS / e2eS).toFixed(2) })
 
 line({ bench: 'ingest', metric: 'machine load (uptime 1-min average) at the end', value: loadavg()[0].toFixed(2) })

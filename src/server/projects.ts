@@ -119,7 +119,8 @@ export async function createProjectsApp(opts: ProjectsAppOptions): Promise<Fasti
         message: `name the project: the ${PROJECT_HEADER} header or ?project=<key>`,
       })
     }
-    const project = projects.get(key)
+    // A dashboard page of a project that does not exist still loads: its API calls then say "no such project".
+    const project = projects.get(key) ?? (anyForFiles === null ? undefined : projects.get(anyForFiles))
     if (!project) throw new HttpError(404, { code: 'FW_PROJECT', message: 'no such project' })
     url.searchParams.delete('project')
     const headers = { ...request.headers }
