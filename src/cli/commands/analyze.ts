@@ -9,10 +9,9 @@ import { ownerLookupFromConfig } from '../../owners/read-codeowners.js'
 import type { AuditEntry, QuarantineRecord } from '../../store/store.js'
 import { emit, emitJson, num, pct, renderMarkdownTable, renderTable, type Io } from '../output.js'
 import { withStore } from './quarantine.js'
+import type { StoreFlags } from '../project-option.js'
 
-export interface AnalyzeCommandOptions {
-  db?: string
-  config?: string
+export interface AnalyzeCommandOptions extends StoreFlags {
   verdict?: string
   class?: string
   suite?: string

@@ -15,6 +15,7 @@ import { analyzeStore } from '../../pipeline/analyze-store.js'
 import type { Store } from '../../store/store.js'
 import { emitJson, type Io } from '../output.js'
 import { withStore } from './quarantine.js'
+import type { StoreFlags } from '../project-option.js'
 
 const DAY_MS = 86_400_000
 
@@ -29,7 +30,7 @@ export interface BundleFlags {
   asOf?: string
 }
 
-export interface ExportBundleCommandOptions extends BundleFlags {
+export interface ExportBundleCommandOptions extends BundleFlags, StoreFlags {
   output?: string
   json?: boolean
 }
@@ -39,9 +40,7 @@ export interface ExportBundleResult extends BundleSummary {
   file: string | null
 }
 
-export interface ExportTableCommandOptions {
-  db?: string
-  config?: string
+export interface ExportTableCommandOptions extends StoreFlags {
   suite?: string
   branch?: string
   days?: string
