@@ -171,8 +171,8 @@ Examples:
   $ flakewatch analyze --json > flaky.json`,
     )
     .action(async (opts: AnalyzeCommandOptions) => {
-      const { analyze, printAnalyze } = await import('./commands/analyze.js')
-      printAnalyze(await analyze(opts, io), opts, io)
+      const { analyzeAndPrint } = await import('./commands/analyze.js')
+      await analyzeAndPrint(opts, io)
     })
 
   analysisCmd(program.command('show'))
@@ -453,7 +453,7 @@ Examples:
     )
     .action(async (opts: ExportTableCommandOptions) => {
       const { exportCsv, printExportCsv } = await import('./commands/export.js')
-      printExportCsv(await exportCsv(opts, io), opts, io)
+      await printExportCsv(await exportCsv(opts, io), opts, io)
     })
 
   tableFlags(exportCmd.command('stats'))
