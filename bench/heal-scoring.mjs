@@ -54,7 +54,7 @@ try {
   const collect = fingerprint.inPage((options, lib) => {
     const started = performance.now()
     const cache = new Map()
-    const ctx = { items: new Map(), forms: new Map(), regions: new Map(), headings: null }
+    const ctx = lib.createContextCache()
     const out = []
     for (const el of document.querySelectorAll('*')) out.push(lib.describeElement(el, options, cache, true, ctx))
     return { out, ms: performance.now() - started }

@@ -5,10 +5,11 @@
  */
 import { InternalError } from '../errors.js'
 import {
-  addContentScore,
+  addContextScore,
+  addNameScore,
   addPositionScore,
+  addTextScore,
   addTreeScore,
-  completeScore,
   finalScore,
   contextSimilarity,
   identityScore,
@@ -80,12 +81,14 @@ export interface RankResult {
 
 /** The scoring functions `rankElements` reaches through its `lib` argument. */
 interface ScoringLib {
+  textSimilarity: typeof textSimilarity
   toSignals: typeof toSignals
   identityScore: typeof identityScore
   addTreeScore: typeof addTreeScore
   scoreCeiling: typeof scoreCeiling
-  completeScore: typeof completeScore
-  addContentScore: typeof addContentScore
+  addTextScore: typeof addTextScore
+  addNameScore: typeof addNameScore
+  addContextScore: typeof addContextScore
   addPositionScore: typeof addPositionScore
   finalScore: typeof finalScore
 }
@@ -102,10 +105,22 @@ export interface Capture {
 
 /** Shared by the elements of one scan: container descriptions and the page's headings, computed once. */
 export interface ContextCache {
-  items: Map<Element, string>
   forms: Map<Element, string>
-  regions: Map<Element, string>
+  /** What the children of an element share, keyed by that parent (see `parentContextOf`). */
+  parents: Map<Element, ParentContext>
   headings: Element[] | null
+}
+
+/** The containers around an element's children: the same for every sibling, so looked up once per parent. */
+export interface ParentContext {
+  /** The nearest row, list item or card at or above the parent, and its description. */
+  itemEl: Element | null
+  item: string
+  /** The nearest dialog or landmark at or above the parent, and its description. */
+  regionEl: Element | null
+  region: string
+  /** The nearest `form` at or above the parent. */
+  form: Element | null
 }
 
 /** Every shipped helper by name, handed to `main` as its last argument. */
@@ -147,11 +162,7 @@ export function inPage<A extends unknown[], R>(
 export function elementText(el: Element, max: number): string {
   const tag = el.localName
   if (tag === 'input' || tag === 'script' || tag === 'style' || tag === 'noscript' || tag === 'template') return ''
-  return (el.textContent ?? '')
-    .slice(0, max * 4)
-    .replace(/\s+/g, ' ')
-    .trim()
-    .slice(0, max)
+  return squashText(el.textContent, max)
 }
 
 /** `tag` or `tag#id`: ancestors' ids are stable enough to tell two look-alike forms apart. */
@@ -181,13 +192,16 @@ export function siblingTags(el: Element, window: number): string[] {
   return before
 }
 
-/** The element's box in page coordinates, or null when it has no layout box. */
-export function boxOf(el: Element): ElementFingerprint['box'] {
+/**
+ * The element's box in page coordinates, or null when it has no layout box. A scan passes the page's scroll
+ * offsets, read once: reading them costs as much as the box.
+ */
+export function boxOf(el: Element, scroll?: { x: number; y: number }): ElementFingerprint['box'] {
   const r = el.getBoundingClientRect()
   if (r.width <= 0 || r.height <= 0) return null
-  const view = el.ownerDocument.defaultView
-  const x = r.left + (view ? view.scrollX : 0)
-  const y = r.top + (view ? view.scrollY : 0)
+  const view = scroll ? null : el.ownerDocument.defaultView
+  const x = r.left + (scroll ? scroll.x : view ? view.scrollX : 0)
+  const y = r.top + (scroll ? scroll.y : view ? view.scrollY : 0)
   return { x, y, width: r.width, height: r.height }
 }
 
@@ -235,11 +249,15 @@ export function describeElement(
   return fp
 }
 
-/** Whitespace collapsed, trimmed and cut to `max` characters. */
+/**
+ * Whitespace collapsed, trimmed and cut to `max` characters. Only runs and other whitespace than a single space
+ * are replaced, the same result as replacing every `\s+`: most texts have nothing to replace, and then no new
+ * string is built.
+ */
 export function squashText(s: string | null | undefined, max: number): string {
   return (s ?? '')
     .slice(0, max * 4)
-    .replace(/\s+/g, ' ')
+    .replace(/\s{2,}|[^\S ]/g, ' ')
     .trim()
     .slice(0, max)
 }
@@ -351,8 +369,19 @@ export function headingAbove(el: Element, ctx: ContextCache, max: number): strin
   return found >= 0 ? squashText(headings[found]!.textContent, max) : ''
 }
 
-/** Where `el` lives: row or card, form, dialog or landmark, heading above. Containers are described once. */
-export function contextOf(el: Element, ctx: ContextCache, max: number): ElementFingerprint['context'] {
+/** An empty `ContextCache`, for one scan. */
+export function createContextCache(): ContextCache {
+  return { forms: new Map(), parents: new Map(), headings: null }
+}
+
+/**
+ * The row or card and the dialog or landmark around `parent`'s children, and the form above them: what
+ * `parent.closest()` finds for each. Siblings share all three, and so do cousins above a common ancestor: the
+ * answer is built from the grandparent's, known already, so that each element of a scan is matched once.
+ */
+export function parentContextOf(parent: Element, ctx: ContextCache, max: number): ParentContext {
+  const known = ctx.parents.get(parent)
+  if (known) return known
   // Selectors inline: this runs in the page, where module constants do not exist.
   const itemSelector =
     'tr, li, [role=row], [role=listitem], article, [role=article], [class*=card], [class*=Card], [class*=tile]'
@@ -361,34 +390,56 @@ export function contextOf(el: Element, ctx: ContextCache, max: number): ElementF
     '[role=complementary], [role=banner], [role=contentinfo], [role=main], [role=region], [role=tabpanel], ' +
     'section[aria-label], section[aria-labelledby], fieldset'
   const keep = 40 < max ? 40 : max
-  const describe = (cache: Map<Element, string>, c: Element | null, make: (c: Element) => string): string => {
-    if (!c) return ''
-    let d = cache.get(c)
-    if (d === undefined) {
-      d = make(c)
-      cache.set(c, d)
+  const above = parent.parentElement
+  const up = above ? parentContextOf(above, ctx, max) : null
+  const around: ParentContext = up ? { ...up } : { itemEl: null, item: '', regionEl: null, region: '', form: null }
+  if (parent.matches(itemSelector)) {
+    around.itemEl = parent
+    around.item = ''
+    // A form styled as a card is the form context already, not a repeated item.
+    if (parent.localName !== 'form') {
+      const kind =
+        parent.localName === 'tr' || parent.getAttribute('role') === 'row'
+          ? 'row'
+          : parent.localName === 'li'
+            ? 'item'
+            : 'card'
+      const key = itemKeyOf(parent, keep)
+      around.item = key ? kind + '|' + key : ''
     }
-    return d
   }
+  if (parent.matches(regionSelector)) {
+    const kind = parent.getAttribute('role') ?? parent.localName
+    around.regionEl = parent
+    around.region = kind + '|' + (ariaLabelOf(parent, keep) || headingIn(parent, keep))
+  }
+  if (parent.localName === 'form') around.form = parent
+  ctx.parents.set(parent, around)
+  return around
+}
+
+/** Where `el` lives: row or card, form, dialog or landmark, heading above. Containers are described once. */
+export function contextOf(el: Element, ctx: ContextCache, max: number): ElementFingerprint['context'] {
+  const keep = 40 < max ? 40 : max
   const parent = el.parentElement
-  const itemEl = parent ? parent.closest(itemSelector) : null
-  // A form styled as a card is the form context already, not a repeated item.
-  const item = describe(ctx.items, itemEl && itemEl.localName !== 'form' ? itemEl : null, (c) => {
-    const kind =
-      c.localName === 'tr' || c.getAttribute('role') === 'row' ? 'row' : c.localName === 'li' ? 'item' : 'card'
-    const key = itemKeyOf(c, keep)
-    return key ? kind + '|' + key : ''
-  })
-  const formEl = (el as HTMLInputElement).form ?? el.closest('form')
-  const form = describe(ctx.forms, formEl, (f) => {
-    const label = ariaLabelOf(f, keep) || headingIn(f, keep)
-    return [f.id, f.getAttribute('name') ?? '', f.getAttribute('action') ?? '', label].join('|')
-  })
-  const region = describe(ctx.regions, parent ? parent.closest(regionSelector) : null, (r) => {
-    const kind = r.getAttribute('role') ?? r.localName
-    return kind + '|' + (ariaLabelOf(r, keep) || headingIn(r, keep))
-  })
-  return { item, form, region, heading: headingAbove(el, ctx, keep) }
+  const around = parent ? parentContextOf(parent, ctx, max) : null
+  // `el.closest('form')`, with the part above `el` looked up once per parent.
+  const formEl = (el as HTMLInputElement).form ?? (el.localName === 'form' ? el : around ? around.form : null)
+  let form = ''
+  if (formEl) {
+    const cached = ctx.forms.get(formEl)
+    if (cached === undefined) {
+      const label = ariaLabelOf(formEl, keep) || headingIn(formEl, keep)
+      form = [formEl.id, formEl.getAttribute('name') ?? '', formEl.getAttribute('action') ?? '', label].join('|')
+      ctx.forms.set(formEl, form)
+    } else form = cached
+  }
+  return {
+    item: around ? around.item : '',
+    form,
+    region: around ? around.region : '',
+    heading: headingAbove(el, ctx, keep),
+  }
 }
 
 /** Playwright's notion of visible: a non-empty box and not `visibility: hidden` (opacity does not count). */
@@ -465,7 +516,7 @@ export function ariaRoleOf(el: Element): string {
  * Close enough to rank by; a suggested `getByRole` is confirmed with Playwright's own engine before use.
  */
 export function accessibleNameOf(el: Element): string {
-  const squash = (s: string | null | undefined): string => (s ?? '').replace(/\s+/g, ' ').trim()
+  const squash = (s: string | null | undefined): string => (s ?? '').replace(/\s{2,}|[^\S ]/g, ' ').trim()
   const label = squash(el.getAttribute('aria-label'))
   if (label) return label
   const by = el.getAttribute('aria-labelledby')
@@ -526,13 +577,13 @@ export function shortDescription(el: Element, text: string): string {
 
 /** In-page: the fingerprint of the element an action is about to use. */
 export function captureElement(el: Element, options: DescribeOptions, _lib: HelperLib): Capture {
-  const ctx: ContextCache = { items: new Map(), forms: new Map(), regions: new Map(), headings: null }
+  const ctx = createContextCache()
   return { fingerprint: describeElement(el, options, null, true, ctx), selector: cssPathOf(el) }
 }
 
 /** In-page: the fingerprints of every element a locator matches (a strict-mode violation), in order. */
 export function captureElements(els: Element[], options: DescribeOptions, _lib: HelperLib): Capture[] {
-  const ctx: ContextCache = { items: new Map(), forms: new Map(), regions: new Map(), headings: null }
+  const ctx = createContextCache()
   const cache = new Map<Element, string[]>()
   return els.map((el) => ({
     fingerprint: describeElement(el, options, cache, true, ctx),
@@ -543,62 +594,169 @@ export function captureElements(els: Element[], options: DescribeOptions, _lib: 
   }))
 }
 
+/** The learned element's classes and attributes, prepared once per ranking for `identityOf`. */
+export interface LearnedIdentity {
+  /** Distinct classes. */
+  classes: string[]
+  /** Attribute values by name, `style` left out as `toSignals` does. */
+  attrs: Map<string, string>
+}
+
+export function learnedIdentityOf(fp: ElementFingerprint): LearnedIdentity {
+  const attrs = new Map<string, string>()
+  for (const name in fp.attrs) if (name !== 'style') attrs.set(name, fp.attrs[name]!)
+  return { classes: fp.classes.filter((c, i) => fp.classes.indexOf(c) === i), attrs }
+}
+
+/**
+ * `identityScore(fp, toSignals(describeIdentity(el)), w)`, read straight from the DOM: the same figures, summed
+ * in the same order, without building the description. Most elements of a page are dropped right after this step,
+ * and building their descriptions cost more than scoring them. `similar` is `textSimilarity`.
+ */
+export function identityOf(
+  el: Element,
+  fp: ElementSignals,
+  learned: LearnedIdentity,
+  w: Weights,
+  similar: (a: string, b: string) => number,
+): ScoreSum {
+  const b: Breakdown = {}
+  let sum = 0
+  let total = 0
+  b.tag = fp.tag === el.localName ? 1 : 0
+  sum += w.tag * b.tag
+  total += w.tag
+  if (fp.id !== '') {
+    b.id = similar(fp.id, el.id)
+    sum += w.id * b.id
+    total += w.id
+  }
+  // Jaccard on sets: a DOMTokenList holds each class once, and attribute names are unique.
+  const classList = el.classList
+  if (learned.classes.length > 0 || classList.length > 0) {
+    let common = 0
+    for (let i = 0; i < learned.classes.length; i++) if (classList.contains(learned.classes[i]!)) common++
+    b.classes = common / (learned.classes.length + classList.length - common)
+    sum += w.classes * b.classes
+    total += w.classes
+  }
+  let own = 0
+  let common = 0
+  // Names, not `el.attributes`: walking that builds an `Attr` node per attribute, twice the cost.
+  const names = el.hasAttributes() ? el.getAttributeNames() : []
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i]!
+    if (name === 'id' || name === 'class' || name === 'style') continue
+    own++
+    const value = learned.attrs.get(name)
+    if (value !== undefined && (el.getAttribute(name) ?? '').slice(0, 100) === value) common++
+  }
+  if (learned.attrs.size > 0 || own > 0) {
+    b.attributes = common / (learned.attrs.size + own - common)
+    sum += w.attributes * b.attributes
+    total += w.attributes
+  }
+  return { sum, total, breakdown: b }
+}
+
 /**
  * In-page: describes and scores every element of the document against the fingerprint and reports the best
  * `limit` with their breakdown, visibility and a selector. Two passes, so that the costly steps run only for
  * elements that can still make the list. The first scores every signal but position, each step stopping elements
- * whose ceiling cannot beat the `limit`-th best floor so far (the score with the worst position). The second
- * measures layout boxes, best ceiling first, and stops once no ceiling left can beat the list: on a page of many
- * identical rows only the rows near the learned one are measured. Visibility is only computed for the winners:
- * it decides whether one may be used, not how elements rank.
+ * whose ceiling cannot beat the `limit`-th best floor so far (the score with the worst position). It reads the
+ * cheap signals straight from the DOM into one reused record, and describes an element fully only when it makes
+ * the list. The second measures layout boxes, best ceiling first, and stops once no ceiling left can beat the
+ * list: on a page of many identical rows only the rows near the learned one are measured. Visibility is only
+ * computed for the winners: it decides whether one may be used, not how elements rank.
  */
 export function rankElements(arg: RankArgs, lib: HelperLib): RankResult {
   const started = performance.now()
   // Not destructured under the imports' own names: a loader may rewrite those even when shadowed.
   const scoring = lib as unknown as ScoringLib
-  const skip = ['html', 'head', 'body', 'script', 'style', 'meta', 'link', 'title', 'base', 'noscript', 'template']
   const w = arg.weights
+  const max = arg.options.textMax
   const fp = scoring.toSignals(arg.fingerprint)
+  const learned = learnedIdentityOf(arg.fingerprint)
   // Position applies only when the learned element had a box; then it adds between 0 and its full weight.
   const wp = fp.box ? w.position : 0
   const cache = new Map<Element, string[]>()
-  const ctx: ContextCache = { items: new Map(), forms: new Map(), regions: new Map(), headings: null }
-  type Held = { el: Element; order: number; raw: ElementFingerprint; signals: ElementSignals; acc: ScoreSum }
-  const held: Array<Held & { ceiling: number }> = []
+  const ctx = createContextCache()
+  const none: string[] = []
+  type Held = { el: Element; order: number; signals: ElementSignals; acc: ScoreSum; ceiling: number }
+  const held: Held[] = []
   // The `limit` best floors so far, highest first: no element at or below the last can make the list.
   const floors: number[] = []
   let floor = -1
   let scanned = 0
-  for (const el of document.querySelectorAll('*')) {
-    if (skip.includes(el.localName)) continue
-    const order = scanned++
-    // Cheapest first.
-    const raw = describeIdentity(el, arg.options)
-    const signals = scoring.toSignals(raw)
-    const acc = scoring.identityScore(fp, signals, w)
-    if (floor >= 0 && scoring.scoreCeiling(fp, signals, w, acc, true) <= floor) continue
-    signals.path = ancestorPath(el, cache)
-    signals.siblings = siblingTags(el, arg.options.siblingWindow)
-    scoring.addTreeScore(fp, signals, w, acc)
-    if (floor >= 0 && scoring.scoreCeiling(fp, signals, w, acc, false) <= floor) continue
-    raw.role = ariaRoleOf(el)
-    raw.name = controlNameOf(el, raw.role, arg.options.textMax)
-    raw.context = contextOf(el, ctx, arg.options.textMax)
-    signals.name = raw.name.toLowerCase()
-    const c = raw.context!
-    signals.context = {
-      item: c.item.toLowerCase(),
-      form: c.form.toLowerCase(),
-      region: c.region.toLowerCase(),
-      heading: c.heading.toLowerCase(),
+  // One record for the cheap first step, refilled for each element: most elements end there.
+  const probe: ElementSignals = {
+    tag: '',
+    id: '',
+    text: '',
+    classes: none,
+    attrs: none,
+    path: none,
+    siblings: none,
+    box: null,
+    name: '',
+    context: null,
+  }
+  const all = document.querySelectorAll('*')
+  for (let i = 0; i < all.length; i++) {
+    const el = all[i]!
+    switch (el.localName) {
+      case 'html':
+      case 'head':
+      case 'body':
+      case 'script':
+      case 'style':
+      case 'meta':
+      case 'link':
+      case 'title':
+      case 'base':
+      case 'noscript':
+      case 'template':
+        continue
     }
-    scoring.addContentScore(fp, signals, w, acc)
+    const order = scanned++
+    // Cheapest first. An element without a role has no name: known now, it bounds the ceiling tighter.
+    const acc = identityOf(el, fp, learned, w, scoring.textSimilarity)
+    const role = ariaRoleOf(el)
+    const text = elementText(el, max).toLowerCase()
+    probe.text = text
+    if (floor >= 0 && scoring.scoreCeiling(fp, probe, w, acc, role === '') <= floor) continue
+    // Text and name next: two short edit distances, cheaper than the tree and the context they can spare.
+    // Classes and attributes are scored already: their lists stay empty.
+    const c: ElementSignals = {
+      tag: el.localName,
+      id: el.id,
+      text,
+      classes: none,
+      attrs: none,
+      path: none,
+      siblings: none,
+      box: null,
+      name: role ? controlNameOf(el, role, max).toLowerCase() : '',
+      context: null,
+    }
+    scoring.addNameScore(fp, c, w, scoring.addTextScore(fp, c, w, acc))
+    if (floor >= 0 && scoring.scoreCeiling(fp, c, w, acc) <= floor) continue
+    c.path = ancestorPath(el, cache)
+    c.siblings = siblingTags(el, arg.options.siblingWindow)
+    scoring.addTreeScore(fp, c, w, acc)
+    if (floor >= 0 && scoring.scoreCeiling(fp, c, w, acc) <= floor) continue
+    const context = contextOf(el, ctx, max)!
+    c.context = {
+      item: context.item.toLowerCase(),
+      form: context.form.toLowerCase(),
+      region: context.region.toLowerCase(),
+      heading: context.heading.toLowerCase(),
+    }
+    scoring.addContextScore(fp, c, w, acc)
     const total = acc.total + wp
     const ceiling = total > 0 ? (acc.sum + wp) / total : 0
     if (floor >= 0 && ceiling <= floor) continue
-    raw.path = signals.path
-    raw.siblings = signals.siblings
-    held.push({ el, order, raw, signals, acc, ceiling })
+    held.push({ el, order, signals: c, acc, ceiling })
     const low = total > 0 ? acc.sum / total : 0
     let at = floors.length
     while (at > 0 && floors[at - 1]! < low) at--
@@ -608,11 +766,11 @@ export function rankElements(arg: RankArgs, lib: HelperLib): RankResult {
   }
 
   held.sort((a, b) => b.ceiling - a.ceiling || a.order - b.order)
+  const scroll = { x: window.scrollX, y: window.scrollY }
   const top: Array<Held & { score: number; breakdown: Breakdown }> = []
   for (const h of held) {
     if (top.length === arg.limit && h.ceiling <= top[top.length - 1]!.score) break
-    h.signals.box = boxOf(h.el)
-    h.raw.box = h.signals.box
+    h.signals.box = boxOf(h.el, scroll)
     const scored = scoring.finalScore(scoring.addPositionScore(fp, h.signals, w, h.acc))
     // Equal scores keep document order, as the list would have in one pass.
     let at = top.length
@@ -624,15 +782,25 @@ export function rankElements(arg: RankArgs, lib: HelperLib): RankResult {
     top.splice(at, 0, { ...h, score: scored.score, breakdown: scored.breakdown })
     if (top.length > arg.limit) top.pop()
   }
-  const candidates = top.map((t) => ({
-    score: t.score,
-    breakdown: t.breakdown,
-    visible: isElementVisible(t.el),
-    enabled: isElementEnabled(t.el),
-    selector: cssPathOf(t.el),
-    description: shortDescription(t.el, t.raw.text),
-    fingerprint: t.raw,
-  }))
+  const candidates = top.map((t) => {
+    // The full description, as `describeElement` gives it, built only for the few that made the list.
+    const raw = describeIdentity(t.el, arg.options)
+    raw.path = t.signals.path
+    raw.siblings = t.signals.siblings
+    raw.box = t.signals.box
+    raw.role = ariaRoleOf(t.el)
+    raw.name = controlNameOf(t.el, raw.role, max)
+    raw.context = contextOf(t.el, ctx, max)
+    return {
+      score: t.score,
+      breakdown: t.breakdown,
+      visible: isElementVisible(t.el),
+      enabled: isElementEnabled(t.el),
+      selector: cssPathOf(t.el),
+      description: shortDescription(t.el, raw.text),
+      fingerprint: raw,
+    }
+  })
   const suggestions = top[0] ? suggestLocators(top[0].el, arg.options.testIdAttribute) : []
   return { candidates, suggestions, scanned, elapsedMs: performance.now() - started }
 }
@@ -656,6 +824,8 @@ export const DESCRIBE_HELPERS = [
   ariaLabelOf,
   itemKeyOf,
   headingAbove,
+  createContextCache,
+  parentContextOf,
   contextOf,
 ]
 
@@ -671,8 +841,9 @@ const SCORING_HELPERS = [
   identityScore,
   addTreeScore,
   scoreCeiling,
-  completeScore,
-  addContentScore,
+  addTextScore,
+  addNameScore,
+  addContextScore,
   addPositionScore,
   finalScore,
 ]
@@ -696,4 +867,6 @@ export const rankPageFunction = inPage(rankElements, [
   isElementEnabled,
   suggestLocators,
   shortDescription,
+  learnedIdentityOf,
+  identityOf,
 ])

@@ -333,74 +333,77 @@ export function addTreeScore(fp: ElementSignals, c: ElementSignals, w: Weights, 
 }
 
 /**
- * The highest score `c` could reach given the signals in `acc`: the signals still to come count as perfect,
- * except text, bounded by the lengths alone (an edit distance is at least the length difference). A ranking
- * skips the costly steps, tree signals, Levenshtein and the layout box, for every element whose ceiling cannot
- * beat the candidates it already holds. Adding a perfect signal can only raise a mean, so the ceiling holds even
- * when a signal counted here turns out not to apply (no box).
- * @example scoreCeiling(fp, c, w, identityScore(fp, c, w), true) >= scoreCandidate(fp, c, w).score // always
+ * The highest score `c` could reach given the signals in `acc`. The signals `acc` holds are final; those still to
+ * come count as perfect, except text, bounded by the lengths alone (an edit distance is at least the length
+ * difference), and the name when `nameKnown` says `c.name` is final already (an element without a role has none).
+ * A ranking skips the costly steps, Levenshtein, the tree, the context and the layout box, for every element whose
+ * ceiling cannot beat the candidates it already holds. Adding a perfect signal can only raise a mean, so the
+ * ceiling holds even when a signal counted here turns out not to apply (no box, no context).
+ * @example scoreCeiling(fp, c, w, identityScore(fp, c, w)) >= scoreCandidate(fp, c, w).score // always
  */
 export function scoreCeiling(
   fp: ElementSignals,
   c: ElementSignals,
   w: Weights,
   acc: ScoreSum,
-  treeToCome: boolean,
+  nameKnown = false,
 ): number {
+  const done = acc.breakdown
   let sum = acc.sum
   let total = acc.total
-  if (treeToCome) {
+  if (done.path === undefined) {
     sum += w.path + w.siblings
     total += w.path + w.siblings
   }
-  if (fp.text !== '' || c.text !== '') {
+  if (done.text === undefined && (fp.text !== '' || c.text !== '')) {
     const la = fp.text.length
     const lb = c.text.length
     sum += (w.text * Math.min(la, lb)) / Math.max(la, lb)
     total += w.text
   }
-  // Name and context are computed last, in the page, only for elements that can still win: count them perfect.
-  if (fp.name !== '') {
-    sum += w.name
+  if (done.name === undefined && fp.name !== '') {
+    sum += nameKnown ? w.name * textSimilarity(fp.name, c.name) : w.name
     total += w.name
   }
-  if (fp.context) {
+  if (done.context === undefined && fp.context) {
     sum += w.context
     total += w.context
   }
-  if (fp.box) {
+  if (done.position === undefined && fp.box) {
     sum += w.position
     total += w.position
   }
   return total > 0 ? sum / total : 0
 }
 
-/**
- * Adds text, name and context to `acc`: every signal but position. Name applies when the learned element had one
- * (a candidate's name alone says nothing); context when both sides were described with it.
- */
-export function addContentScore(fp: ElementSignals, c: ElementSignals, w: Weights, acc: ScoreSum): ScoreSum {
-  const breakdown = acc.breakdown
-  let sum = acc.sum
-  let total = acc.total
+/** Adds text to `acc`, when either side has some. */
+export function addTextScore(fp: ElementSignals, c: ElementSignals, w: Weights, acc: ScoreSum): ScoreSum {
   if (fp.text !== '' || c.text !== '') {
-    breakdown.text = textSimilarity(fp.text, c.text)
-    sum += w.text * breakdown.text
-    total += w.text
+    acc.breakdown.text = textSimilarity(fp.text, c.text)
+    acc.sum += w.text * acc.breakdown.text
+    acc.total += w.text
   }
+  return acc
+}
+
+/** Adds the name to `acc`, when the learned element had one (a candidate's name alone says nothing). */
+export function addNameScore(fp: ElementSignals, c: ElementSignals, w: Weights, acc: ScoreSum): ScoreSum {
   if (fp.name !== '') {
-    breakdown.name = textSimilarity(fp.name, c.name)
-    sum += w.name * breakdown.name
-    total += w.name
+    acc.breakdown.name = textSimilarity(fp.name, c.name)
+    acc.sum += w.name * acc.breakdown.name
+    acc.total += w.name
   }
+  return acc
+}
+
+/** Adds the context to `acc`, when both sides were described with one. */
+export function addContextScore(fp: ElementSignals, c: ElementSignals, w: Weights, acc: ScoreSum): ScoreSum {
   const context = contextSimilarity(fp.context, c.context)
   if (context !== null) {
-    breakdown.context = context
-    sum += w.context * context
-    total += w.context
+    acc.breakdown.context = context
+    acc.sum += w.context * context
+    acc.total += w.context
   }
-  acc.sum = sum
-  acc.total = total
   return acc
 }
 
@@ -420,18 +423,17 @@ export function finalScore(acc: ScoreSum): Scored {
   return { score: acc.total > 0 ? acc.sum / acc.total : 0, breakdown: acc.breakdown }
 }
 
-/** Adds text, name, context and position to `acc` and gives the final score. */
-export function completeScore(fp: ElementSignals, c: ElementSignals, w: Weights, acc: ScoreSum): Scored {
-  return finalScore(addPositionScore(fp, c, w, addContentScore(fp, c, w, acc)))
-}
-
 /**
  * Scores one candidate against the learned element: the weighted mean of the signals that apply. A signal
- * applies when the learned element had something to compare (an id, text, classes, attributes, a box).
+ * applies when the learned element had something to compare (an id, text, classes, attributes, a box). Summed in
+ * the order the in-page ranking adds them, cheapest first, so that both give the very same figures.
  * @example scoreCandidate(toSignals(learned), toSignals(candidate), DEFAULT_WEIGHTS).score // 0.93
  */
 export function scoreCandidate(fp: ElementSignals, c: ElementSignals, w: Weights): Scored {
-  return completeScore(fp, c, w, addTreeScore(fp, c, w, identityScore(fp, c, w)))
+  const acc = identityScore(fp, c, w)
+  addNameScore(fp, c, w, addTextScore(fp, c, w, acc))
+  addContextScore(fp, c, w, addTreeScore(fp, c, w, acc))
+  return finalScore(addPositionScore(fp, c, w, acc))
 }
 
 /** A scored element as the heal decision sees it. */

@@ -351,9 +351,10 @@ test('in-page ranking equals scoring every element in Node: the shipped source a
   const describeAll = inPage((options: fingerprint.DescribeOptions, lib: fingerprint.HelperLib) => {
     // Through `lib`: the test module's own imports do not exist in the page.
     const describe = lib.describeElement as typeof fingerprint.describeElement
+    const createContextCache = lib.createContextCache as typeof fingerprint.createContextCache
     const skip = ['html', 'head', 'body', 'script', 'style', 'meta', 'link', 'title', 'base', 'noscript', 'template']
     const cache = new Map<Element, string[]>()
-    const ctx = { items: new Map(), forms: new Map(), regions: new Map(), headings: null }
+    const ctx = createContextCache()
     return [...document.querySelectorAll('*')]
       .filter((el) => !skip.includes(el.localName))
       .map((el) => describe(el, options, cache, true, ctx))

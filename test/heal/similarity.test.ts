@@ -3,8 +3,12 @@ import {
   DEFAULT_MARGIN,
   DEFAULT_THRESHOLD,
   DEFAULT_WEIGHTS,
-  completeScore,
+  addContextScore,
+  addNameScore,
+  addPositionScore,
+  addTextScore,
   decideHeal,
+  finalScore,
   jaccard,
   lcsLength,
   levenshtein,
@@ -169,11 +173,13 @@ describe('scoreCandidate', () => {
     expect(scoreCandidate(toSignals(payButton()), toSignals(other), weights).score).toBe(1)
   })
 
-  test('the ceiling is never below the final score, whatever the candidate', () => {
+  test('the ceiling is never below the final score at any step of the ranking, whatever the candidate', () => {
     const rand = prng(11)
     const pick = <T>(xs: T[]): T => xs[Math.floor(rand() * xs.length)]!
-    const fp = toSignals(payButton())
-    for (let i = 0; i < 1000; i++) {
+    const checkout = { item: '', form: 'checkout|||', region: 'main|', heading: 'checkout' }
+    const fp = toSignals(payButton({ role: 'button', name: 'Place order', context: checkout }))
+    let tighter = 0
+    for (let i = 0; i < 2000; i++) {
       const c = toSignals(
         payButton({
           tag: pick(['button', 'a', 'div']),
@@ -184,17 +190,27 @@ describe('scoreCandidate', () => {
           box: pick([null, { x: 0, y: 0, width: 5, height: 5 }, { x: 100, y: 300, width: 90, height: 30 }]),
           path: pick([['html', 'body'], ['html', 'body', 'main', 'form#checkout', 'div'], []]),
           siblings: pick([['*'], ['button', '*'], ['*', 'a', 'a', 'a']]),
+          name: pick(['', 'Place order', 'Cancel']),
+          context: pick([undefined, checkout, { ...checkout, item: 'row|alice', heading: 'users' }]),
         }),
       )
       const w = DEFAULT_WEIGHTS
-      const identity = identityScore(fp, c, w)
-      const beforeTree = scoreCeiling(fp, c, w, identity, true)
-      const afterTree = scoreCeiling(fp, c, w, addTreeScore(fp, c, w, identity), false)
-      const final = completeScore(fp, c, w, identity).score
-      expect(beforeTree).toBeGreaterThanOrEqual(afterTree - 1e-12)
-      expect(afterTree).toBeGreaterThanOrEqual(final - 1e-12)
-      expect(final).toBeCloseTo(scoreCandidate(fp, c, w).score, 12)
+      // The ranking's steps, in its order: identity, text and name, tree, context, position.
+      const acc = identityScore(fp, c, w)
+      const identity = scoreCeiling(fp, c, w, acc)
+      const nameKnown = scoreCeiling(fp, c, w, acc, true)
+      const content = scoreCeiling(fp, c, w, addNameScore(fp, c, w, addTextScore(fp, c, w, acc)))
+      const tree = scoreCeiling(fp, c, w, addTreeScore(fp, c, w, acc))
+      const context = scoreCeiling(fp, c, w, addContextScore(fp, c, w, acc))
+      const final = finalScore(addPositionScore(fp, c, w, acc)).score
+      const steps = [identity, nameKnown, content, tree, context, final]
+      for (let s = 1; s < steps.length; s++)
+        expect(steps[s - 1]!, `step ${s}`).toBeGreaterThanOrEqual(steps[s]! - 1e-12)
+      if (nameKnown < identity) tighter++
+      expect(final).toBe(scoreCandidate(fp, c, w).score)
     }
+    // A known name does bound tighter, or the ranking would gain nothing from it.
+    expect(tighter).toBeGreaterThan(0)
   })
 })
 

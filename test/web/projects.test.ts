@@ -131,6 +131,19 @@ describe('dashboard on a multi-project server', () => {
     expect(dialogs).toEqual([])
   })
 
+  it('shows a project that does not exist as an error, its name as text', async () => {
+    const name = '<img src=x onerror=alert(1)>'
+    const { page, dialogs } = await open(`/?project=${encodeURIComponent(name)}`)
+    await expect.poll(() => page.locator('.error-box').first().textContent()).toContain('no such project')
+    expect(await page.locator('main img, .topbar img').count()).toBe(0)
+    expect(dialogs).toEqual([])
+    // The API itself answers 404 for it, whatever the token.
+    const api = await fetch(`${url}/api/v1/leaderboard?project=${encodeURIComponent(name)}`, {
+      headers: { authorization: `Bearer ${ORG}` },
+    })
+    expect(api.status).toBe(404)
+  })
+
   it('shows the organisation overview: both projects with their figures, test names as text', async () => {
     const expected = (await (
       await fetch(`${url}/api/v1/overview`, { headers: { authorization: `Bearer ${ORG}` } })
