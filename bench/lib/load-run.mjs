@@ -185,6 +185,7 @@ export async function measure({ bench, backend, pg, tests, runs, seconds, store:
     uploads: stored.length,
     refused_503: posts.filter((r) => r.status === 503).length,
     first: failures.join(' | '),
+    clients: `${READERS} readers in the bench process; ${UPLOADERS} upload clients in a process of their own at nice ${CLIENT_NICE} (they stand for remote CI machines)`,
   })
   const mb = (b) => Math.round(b / 1048576)
   const thirds = (s) => {

@@ -5,6 +5,7 @@ import { hadFailure } from './had-failure.js'
 import { hintAlpha } from './hint-alpha.js'
 import type { HintsConfig } from './resolve-analysis-config.js'
 import type { TimeoutHint } from './types.js'
+import { compareText } from '../compare-text.js'
 
 /** Durations within this share of the ceiling count as "at the ceiling" (timer jitter, teardown time). */
 export const CEILING_TOLERANCE = 0.05
@@ -24,16 +25,14 @@ const TIMEOUT_MESSAGE = /time[ds]?[\s_-]?out|timed out|exceeded .*\d\s*m?s/i
  */
 export function timeoutHint(entries: readonly HistoryEntry[], cfg: HintsConfig): TimeoutHint | null {
   const failures: { e: HistoryEntry; ms: number | null; said: boolean }[] = []
-  const passMs: number[] = []
   for (const e of entries) {
-    if (hadFailure(e)) {
-      const ms = isFailure(e.status)
-        ? e.durationMs
-        : e.failedAttempts > 0 && e.failedAttemptsMs > 0
-          ? e.failedAttemptsMs / e.failedAttempts
-          : null
-      failures.push({ e, ms, said: e.message !== null && TIMEOUT_MESSAGE.test(e.message) })
-    } else if (e.durationMs !== null) passMs.push(e.durationMs)
+    if (!hadFailure(e)) continue
+    const ms = isFailure(e.status)
+      ? e.durationMs
+      : e.failedAttempts > 0 && e.failedAttemptsMs > 0
+        ? e.failedAttemptsMs / e.failedAttempts
+        : null
+    failures.push({ e, ms, said: e.message !== null && TIMEOUT_MESSAGE.test(e.message) })
   }
   const total = failures.length
   if (total < cfg.minFailures || total === entries.length) return null
@@ -59,15 +58,20 @@ export function timeoutHint(entries: readonly HistoryEntry[], cfg: HintsConfig):
   const k = atCeiling.length
   if (k < cfg.minFailures || k * 2 <= total) return null
   // A ceiling is a maximum: passes that reach it would be timeouts that happened to pass.
+  let passesTimed = 0
   let passesNear = 0
-  for (const ms of passMs) if (ms >= lower) passesNear++
-  const share = (passesNear + 1) / (passMs.length + 1)
+  for (const e of entries) {
+    if (e.durationMs === null || hadFailure(e)) continue
+    passesTimed++
+    if (e.durationMs >= lower) passesNear++
+  }
+  const share = (passesNear + 1) / (passesTimed + 1)
   const pValue = Math.min(1, binomialUpperTail(k, total, share) * timed.length)
   if (pValue >= hintAlpha(cfg, 'timeout')) return null
 
   const slow = slowRunners(entries, new Set(atCeiling.map((f) => f.e)), k, cfg)
   const trend = durationTrend(entries)
-  let message = `times out at ${duration(ceilingMs)}: ${k} of ${total} failures at that duration (±${CEILING_TOLERANCE * 100}%), which passes reach in ${pct(passesNear / Math.max(1, passMs.length))} of executions (${pValueText(pValue)})`
+  let message = `times out at ${duration(ceilingMs)}: ${k} of ${total} failures at that duration (±${CEILING_TOLERANCE * 100}%), which passes reach in ${pct(passesNear / Math.max(1, passesTimed))} of executions (${pValueText(pValue)})`
   if (slow !== null) {
     message += `; ${slow.failures} of ${k} on the ${slow.runners.length === 1 ? 'slowest runner' : `${slow.runners.length} slowest runners`} (${slow.runners.join(', ')}), where its median duration is ${duration(slow.medianMs)} (${pValueText(slow.pValue)})`
   }
@@ -121,7 +125,7 @@ function slowRunners(
   if (byRunner.size < 2) return null
   const ranked = [...byRunner]
     .map(([id, r]) => ({ id, ...r, median: median(r.ms) ?? -Infinity }))
-    .sort((a, b) => b.median - a.median || a.id.localeCompare(b.id))
+    .sort((a, b) => b.median - a.median || compareText(a.id, b.id))
   const n = entries.length
   let best: SlowRunners | null = null
   let executions = 0

@@ -1,5 +1,4 @@
-import { writeFileSync } from 'node:fs'
-import { maxOf } from '../extent.js'
+import { closeSync, openSync, writeFileSync, writeSync } from 'node:fs'
 
 /** Where a command writes: data to stdout, human messages to stderr. Injected so that tests capture both. */
 export interface Io {
@@ -57,35 +56,104 @@ export interface TableOptions {
  * @example renderTable(['test', 'runs'], [['a', '3']], { right: [1] })
  */
 export function renderTable(headers: string[], rows: string[][], opts: TableOptions = {}): string {
+  return [...tableLines(headers, rows, (r) => r, opts)].join('\n')
+}
+
+/**
+ * The lines of `renderTable` for items whose cells are made on demand, twice (once to size the columns, once to
+ * write them), so that a table of a million rows is written without holding its cells.
+ * @example for (const line of tableLines(['test'], analyses, (a) => [a.testId])) out.write(`${line}\n`)
+ */
+export function* tableLines<T>(
+  headers: string[],
+  items: readonly T[],
+  cellsOf: (item: T) => string[],
+  opts: TableOptions = {},
+): Generator<string> {
   const max = opts.maxWidth ?? 60
-  const cells = rows.map((r) => r.map((c) => truncate(sanitizeCell(c), max)))
+  const cells = (item: T) => cellsOf(item).map((c) => truncate(sanitizeCell(c), max))
   // The header counts too: a column of short cells is still as wide as its name.
-  const widths = headers.map((h, i) =>
-    Math.max(
-      h.length,
-      maxOf(
-        cells.map((r) => (r[i] ?? '').length),
-        0,
-      ),
-    ),
-  )
+  const widths = headers.map((h) => h.length)
+  for (const item of items) {
+    const r = cells(item)
+    for (let i = 0; i < widths.length; i++) widths[i] = Math.max(widths[i]!, (r[i] ?? '').length)
+  }
   const right = new Set(opts.right ?? [])
   const line = (r: string[]) =>
     r
       .map((c, i) => (right.has(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))
       .join('  ')
       .trimEnd()
-  return [line(headers), widths.map((w) => '─'.repeat(w)).join('  '), ...cells.map(line)].join('\n')
+  yield line(headers)
+  yield widths.map((w) => '─'.repeat(w)).join('  ')
+  for (const item of items) yield line(cells(item))
 }
 
 /** A Markdown table, with pipes in cells escaped. */
 export function renderMarkdownTable(headers: string[], rows: string[][]): string {
+  return [...markdownLines(headers, rows, (r) => r)].join('\n')
+}
+
+/** The lines of `renderMarkdownTable` for items whose cells are made one row at a time. */
+export function* markdownLines<T>(headers: string[], items: Iterable<T>, cellsOf: (item: T) => string[]) {
   const esc = (c: string) => sanitizeCell(c).replace(/\|/g, '\\|')
-  return [
-    `| ${headers.map(esc).join(' | ')} |`,
-    `| ${headers.map(() => '---').join(' | ')} |`,
-    ...rows.map((r) => `| ${r.map(esc).join(' | ')} |`),
-  ].join('\n')
+  yield `| ${headers.map(esc).join(' | ')} |`
+  yield `| ${headers.map(() => '---').join(' | ')} |`
+  for (const item of items) yield `| ${cellsOf(item).map(esc).join(' | ')} |`
+}
+
+/**
+ * The lines of `JSON.stringify(items.map(toJson), null, 2)`, byte for byte, made one item at a time: a million
+ * tests' JSON is larger than the longest string V8 can hold.
+ */
+export function* jsonArrayLines<T>(items: readonly T[], toJson: (item: T) => unknown): Generator<string> {
+  if (items.length === 0) {
+    yield '[]'
+    return
+  }
+  yield '['
+  for (let i = 0; i < items.length; i++) {
+    const text = JSON.stringify(toJson(items[i]!), null, 2).replace(/\n/g, '\n  ')
+    yield `  ${text}${i < items.length - 1 ? ',' : ''}`
+  }
+  yield ']'
+}
+
+/** Bytes gathered before one write: few system calls, little memory. */
+const WRITE_CHUNK = 1 << 20
+
+/**
+ * `emit` for output too large for one string: writes the lines (each followed by a newline, control characters
+ * stripped) to `--output <file>` or stdout in chunks.
+ */
+export function emitLines(io: Io, lines: Iterable<string>, output?: string): Promise<void> {
+  function* withEnds() {
+    for (const line of lines) yield `${line.replace(CONTROL, '')}\n`
+  }
+  return writePieces(io, withEnds(), output)
+}
+
+/**
+ * Writes the pieces as they are to `output` (a file) or stdout, gathered into chunks and waiting for stdout to
+ * drain, so that memory does not follow the output's size.
+ */
+export async function writePieces(io: Io, pieces: Iterable<string>, output?: string): Promise<void> {
+  const fd = output ? openSync(output, 'w') : null
+  try {
+    let chunk = ''
+    const flush = async () => {
+      if (fd !== null) writeSync(fd, chunk)
+      else if (!io.stdout.write(chunk)) await new Promise((resolve) => io.stdout.once('drain', resolve))
+      chunk = ''
+    }
+    for (const piece of pieces) {
+      chunk += piece
+      if (chunk.length >= WRITE_CHUNK) await flush()
+    }
+    if (chunk.length > 0) await flush()
+  } finally {
+    if (fd !== null) closeSync(fd)
+  }
 }
 
 export const pct = (x: number | null | undefined): string => (x == null ? '–' : `${(x * 100).toFixed(1)}%`)

@@ -1,4 +1,5 @@
 import type { TestAnalysis } from '../analysis/types.js'
+import { compareText } from '../compare-text.js'
 
 type Cell = string | number | boolean | null
 
@@ -62,12 +63,25 @@ export function toCsv(rows: Iterable<readonly Cell[]>): string {
   return out
 }
 
+/** The CSV's header line, CRLF included. */
+export function analysisCsvHeader(): string {
+  return toCsv([Object.keys(ANALYSIS_CSV_COLUMNS)])
+}
+
+/** One test's CSV line, CRLF included. */
+export function analysisCsvLine(a: TestAnalysis): string {
+  return toCsv([COLUMNS.map((get) => get(a))])
+}
+
+const COLUMNS = Object.values(ANALYSIS_CSV_COLUMNS) as ((a: TestAnalysis) => Cell)[]
+
 /**
  * One row per test with its metrics, in test-id order so that two exports diff cleanly.
  * @example writeFileSync('tests.csv', analysesToCsv(await analyzeStore(store)))
  */
 export function analysesToCsv(analyses: readonly TestAnalysis[]): string {
-  const columns = Object.entries(ANALYSIS_CSV_COLUMNS) as [string, (a: TestAnalysis) => Cell][]
-  const sorted = [...analyses].sort((a, b) => (a.testId < b.testId ? -1 : a.testId > b.testId ? 1 : 0))
-  return toCsv([columns.map(([name]) => name), ...sorted.map((a) => columns.map(([, get]) => get(a)))])
+  const sorted = [...analyses].sort((a, b) => compareText(a.testId, b.testId))
+  let out = analysisCsvHeader()
+  for (const a of sorted) out += analysisCsvLine(a)
+  return out
 }

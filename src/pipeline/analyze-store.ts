@@ -4,7 +4,7 @@ import { analyzeTest } from '../analysis/analyze-test.js'
 import { infraRunIds } from '../analysis/infra-run-ids.js'
 import { createOrderIndex } from '../analysis/order-dependency.js'
 import { resolveAnalysisConfig, type AnalysisConfigOptions } from '../analysis/resolve-analysis-config.js'
-import type { TestAnalysis } from '../analysis/types.js'
+import type { OrderHint, TestAnalysis } from '../analysis/types.js'
 import type { TestHistory } from '../model.js'
 import type { HistoryFilter, Store } from '../store/store.js'
 
@@ -26,6 +26,38 @@ export interface AnalyzeStoreOptions {
  * @example const analyses = await analyzeStore(store, { filter: { suite: 'unit' } })
  */
 export async function analyzeStore(store: Store, opts: AnalyzeStoreOptions = {}): Promise<TestAnalysis[]> {
+  const out: TestAnalysis[] = []
+  const orderHints = await forEachAnalysis(store, { ...opts, orderHints: true }, (history, analysis) => {
+    opts.onTest?.(history, analysis)
+    out.push(analysis)
+  })
+  return withOrderHints(out, orderHints)
+}
+
+/**
+ * The analyses of `analyzeStore`, handed to `onTest` one at a time and kept by no one: memory stays flat however
+ * many tests the store holds. Order-dependency hints need every test of a file, so they are not in the analyses
+ * handed over: with `orderHints`, they are returned once the scan is through (test id → hint, added last to that
+ * test's hints by `analyzeStore`); without, they are not computed. Everything else, verdicts included, is the same.
+ * @example await forEachAnalysis(store, {}, (history, a) => rates.set(a.testId, a.successRate))
+ */
+export async function forEachAnalysis(
+  store: Store,
+  opts: Omit<AnalyzeStoreOptions, 'onTest'> & { orderHints?: boolean },
+  onTest: (history: TestHistory, analysis: TestAnalysis) => void,
+): Promise<Map<string, OrderHint>> {
+  const { cfg, filter, now, excludedRuns } = await scanSetup(store, opts)
+  const order = opts.orderHints
+    ? createOrderIndex(cfg.hints, { now, excludedRuns, lookbackDays: cfg.scoring.lookbackDays })
+    : null
+  for await (const history of store.scanHistory(filter)) {
+    order?.add(history)
+    onTest(history, analyzeTest(history, cfg, { now, excludedRuns }))
+  }
+  return order === null ? new Map() : order.hints()
+}
+
+async function scanSetup(store: Store, opts: AnalyzeStoreOptions) {
   const cfg = resolveAnalysisConfig(opts.config)
   const filter = opts.filter ?? {}
   const summaries = await store.runSummaries({
@@ -35,14 +67,5 @@ export async function analyzeStore(store: Store, opts: AnalyzeStoreOptions = {})
     until: filter.until,
   })
   const now = asOfTime(summaries, opts.now, Date.now())
-  const excludedRuns = infraRunIds(summaries, cfg)
-  const out: TestAnalysis[] = []
-  const order = createOrderIndex(cfg.hints, { now, excludedRuns, lookbackDays: cfg.scoring.lookbackDays })
-  for await (const history of store.scanHistory(filter)) {
-    order.add(history)
-    const analysis = analyzeTest(history, cfg, { now, excludedRuns })
-    opts.onTest?.(history, analysis)
-    out.push(analysis)
-  }
-  return withOrderHints(out, order.hints())
+  return { cfg, filter, now, excludedRuns: infraRunIds(summaries, cfg) }
 }

@@ -1,6 +1,7 @@
 import { quarantineCriterion } from '../analysis/quarantine-criteria.js'
 import type { FlipClass } from '../analysis/types.js'
 import type { QuarantineRecord } from '../store/store.js'
+import { compareText } from '../compare-text.js'
 
 export type { FlipClass }
 
@@ -57,7 +58,7 @@ export function harmOrder(a: PolicyTest, b: PolicyTest): number {
     (b.failures ?? 0) - (a.failures ?? 0) ||
     (b.lastFailureAt ?? -Infinity) - (a.lastFailureAt ?? -Infinity) ||
     b.score - a.score ||
-    a.testId.localeCompare(b.testId)
+    compareText(a.testId, b.testId)
   )
 }
 

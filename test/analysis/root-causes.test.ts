@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import {
   analyzeHistories,
   burstScan,
+  clusterCountTail,
   hypergeometricUpperTail,
   numericFacetHints,
   orderDependency,
@@ -166,5 +167,41 @@ describe('burstScan', () => {
       if (burstScan(outcomes, 0.01) !== null) bursts++
     }
     expect(bursts).toBeLessThanOrEqual(5)
+  })
+})
+
+describe('clusterCountTail', () => {
+  // Every placement of f failures among n runs, enumerated: the share that forms at most `observed` clusters.
+  function enumerated(n: number, f: number, observed: number, gap: number): number {
+    let all = 0
+    let asFew = 0
+    const walk = (from: number, picked: number[]) => {
+      if (picked.length === f) {
+        let clusters = 1
+        for (let i = 1; i < f; i++) if (picked[i]! - picked[i - 1]! - 1 > gap) clusters++
+        all++
+        if (clusters <= observed) asFew++
+        return
+      }
+      for (let i = from; i < n; i++) walk(i + 1, [...picked, i])
+    }
+    walk(0, [])
+    return asFew / all
+  }
+
+  it('equals the share of all placements with as few clusters', () => {
+    for (const gap of [0, 2])
+      for (const n of [6, 11])
+        for (let f = 1; f <= n; f++)
+          for (let observed = 0; observed <= f; observed++)
+            expect(clusterCountTail(n, f, observed, gap)).toBeCloseTo(enumerated(n, f, observed, gap), 12)
+  })
+
+  it('stops summing once the probability reaches the level asked about', () => {
+    const full = clusterCountTail(100, 20, 12, 2)
+    expect(full).toBeGreaterThan(0.05)
+    const bounded = clusterCountTail(100, 20, 12, 2, 0.05)
+    expect(bounded).toBeGreaterThanOrEqual(0.05)
+    expect(bounded).toBeLessThan(full)
   })
 })

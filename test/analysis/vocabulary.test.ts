@@ -41,14 +41,14 @@ describe('one vocabulary', () => {
 
     const list = await analyze({ db }, fakeIo().io)
     const table = fakeIo()
-    printAnalyze(list, { db }, table.io)
+    await printAnalyze(list, { db }, table.io)
     const header = table.out().split('\n')[0]!
     expect(header).toContain('flip-rate class')
     expect(header).toContain('verdict')
     expect(header).not.toMatch(/\bclass\b(?<!rate class)/)
 
     const json = fakeIo()
-    printAnalyze(list, { db, json: true }, json.io)
+    await printAnalyze(list, { db, json: true }, json.io)
     const rows = JSON.parse(json.out()) as Record<string, unknown>[]
     const csv = analysesToCsv(list).trim().split('\n')
     const csvHead = csv[0]!.split(',')

@@ -94,7 +94,7 @@ describe('export commands', () => {
   it('export csv: a row per test, formula cells defused', async () => {
     const db = await seededDb('c.db')
     const { io, out } = fakeIo()
-    printExportCsv(await exportCsv({ db }, io), {}, io)
+    await printExportCsv(await exportCsv({ db }, io), {}, io)
     const lines = out().trimEnd().split('\r\n')
     expect(lines[0]).toMatch(/^test_id,suite,module,name,runs,passes,fails,/)
     expect(lines).toHaveLength(4)

@@ -1,18 +1,33 @@
 import { asOfTime } from '../../analysis/as-of.js'
-import { toAnalysisJson } from '../../analysis/to-analysis-json.js'
+import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { hintToJson, toAnalysisJson } from '../../analysis/to-analysis-json.js'
 import type { TestAnalysis } from '../../analysis/types.js'
 import { analysisOptions } from '../../config/load.js'
 import { InputError, NotFoundError } from '../../errors.js'
 import type { TestHistory } from '../../model.js'
-import { analyzeStore } from '../../pipeline/analyze-store.js'
+import { analyzeStore, forEachAnalysis } from '../../pipeline/analyze-store.js'
 import { ownerLookupFromConfig } from '../../owners/read-codeowners.js'
 import type { AuditEntry, QuarantineRecord } from '../../store/store.js'
-import { emit, emitJson, num, pct, renderMarkdownTable, renderTable, type Io } from '../output.js'
+import {
+  emit,
+  emitJson,
+  emitLines,
+  jsonArrayLines,
+  markdownLines,
+  num,
+  pct,
+  renderMarkdownTable,
+  renderTable,
+  tableLines,
+  type Io,
+} from '../output.js'
 import { withStore } from './quarantine.js'
+import type { StoreFlags } from '../project-option.js'
+import { compareText } from '../../compare-text.js'
 
-export interface AnalyzeCommandOptions {
-  db?: string
-  config?: string
+export interface AnalyzeCommandOptions extends StoreFlags {
   verdict?: string
   class?: string
   suite?: string
@@ -57,14 +72,15 @@ export function leaderboardOrder(a: TestAnalysis, b: TestAnalysis): number {
     VERDICT_ORDER[a.verdict] - VERDICT_ORDER[b.verdict] ||
     b.score - a.score ||
     b.flipRate - a.flipRate ||
-    a.testId.localeCompare(b.testId)
+    compareText(a.testId, b.testId)
   )
 }
 
 /** An analysis with the test's code owners from CODEOWNERS. */
 export type OwnedAnalysis = TestAnalysis & { owners: string[] }
 
-export async function analyze(opts: AnalyzeCommandOptions, io: Io): Promise<OwnedAnalysis[]> {
+/** The flags of `analyze`, checked and parsed. */
+function resolveAnalyzeFlags(opts: AnalyzeCommandOptions) {
   const since = parseSince(opts.since)
   const asOf = parseAsOf(opts.asOf)
   const limit = opts.limit === undefined ? undefined : Number(opts.limit)
@@ -72,6 +88,11 @@ export async function analyze(opts: AnalyzeCommandOptions, io: Io): Promise<Owne
     throw new InputError(`--limit must be a positive integer`)
   const verdicts = parseListFilter('--verdict', opts.verdict, VERDICTS)
   const classes = parseListFilter('--class', opts.class, CLASSES)
+  return { since, asOf, limit, verdicts, classes }
+}
+
+export async function analyze(opts: AnalyzeCommandOptions, io: Io): Promise<OwnedAnalysis[]> {
+  const { since, asOf, limit, verdicts, classes } = resolveAnalyzeFlags(opts)
   return withStore(
     opts,
     io,
@@ -82,13 +103,19 @@ export async function analyze(opts: AnalyzeCommandOptions, io: Io): Promise<Owne
         filter: { suite: opts.suite, branch: opts.branch, since },
       })
       const ownersOf = ownerLookupFromConfig(config, process.cwd(), (m) => io.stderr.write(`warning: ${m}\n`))
-      const filtered = all
-        .map((a): OwnedAnalysis => ({ ...a, owners: ownersOf(a.test) }))
-        .filter((a) => !opts.owner || a.owners.includes(opts.owner))
-        .filter((a) => !verdicts || verdicts.includes(a.verdict))
-        .filter((a) => !classes || classes.includes(a.flipRateClass))
-        .sort(leaderboardOrder)
-      return limit ? filtered.slice(0, limit) : filtered
+      // In place, one pass, no copies: a store of a million tests makes a million analyses.
+      const filtered: OwnedAnalysis[] = []
+      for (const a of all as OwnedAnalysis[]) {
+        if (verdicts && !verdicts.includes(a.verdict)) continue
+        if (classes && !classes.includes(a.flipRateClass)) continue
+        a.owners = ownersOf(a.test)
+        if (opts.owner && !a.owners.includes(opts.owner)) continue
+        filtered.push(a)
+      }
+      all.length = 0
+      filtered.sort(leaderboardOrder)
+      if (limit && filtered.length > limit) filtered.length = limit
+      return filtered
     },
     'read',
   )
@@ -130,8 +157,8 @@ export function describeFilters(opts: AnalyzeCommandOptions): string[] {
 
 const evidenceText = (a: TestAnalysis) => a.evidence.map((e) => e.kind.replace(/_/g, ' ')).join('; ') || '–'
 
-function leaderboardRows(list: TestAnalysis[]): string[][] {
-  return list.map((a) => [
+function leaderboardRow(a: TestAnalysis): string[] {
+  return [
     a.testId,
     String(a.runs),
     pct(a.passRate),
@@ -143,7 +170,7 @@ function leaderboardRows(list: TestAnalysis[]): string[][] {
     a.recommendation.action,
     a.verdict,
     evidenceText(a),
-  ])
+  ]
 }
 
 const HEADERS = [
@@ -160,14 +187,15 @@ const HEADERS = [
   'evidence',
 ]
 
-export function printAnalyze(list: OwnedAnalysis[], opts: AnalyzeCommandOptions, io: Io): void {
+/** Written line by line: the leaderboard of a million tests is larger than one string can be. */
+export async function printAnalyze(list: OwnedAnalysis[], opts: AnalyzeCommandOptions, io: Io): Promise<void> {
   if (opts.json || opts.format === 'json')
-    return emitJson(
+    return emitLines(
       io,
-      list.map((a) => ({ ...toAnalysisJson(a), owners: a.owners })),
+      jsonArrayLines(list, (a) => ({ ...toAnalysisJson(a), owners: a.owners })),
       opts.output,
     )
-  if (opts.format === 'markdown') return emit(io, renderMarkdownTable(HEADERS, leaderboardRows(list)), opts.output)
+  if (opts.format === 'markdown') return emitLines(io, markdownLines(HEADERS, list, leaderboardRow), opts.output)
   if (!list.length) {
     const filters = describeFilters(opts)
     return void io.stderr.write(
@@ -176,13 +204,128 @@ export function printAnalyze(list: OwnedAnalysis[], opts: AnalyzeCommandOptions,
         : 'no tests stored yet (store reports first: flakewatch ingest <files>)\n',
     )
   }
-  emit(io, renderTable(HEADERS, leaderboardRows(list), { right: [1, 2, 3, 4, 5, 6], maxWidth: 70 }), opts.output)
-  const counts = list.reduce<Record<string, number>>((m, a) => ((m[a.verdict] = (m[a.verdict] ?? 0) + 1), m), {})
-  io.stderr.write(
-    `\n${list.length} tests: ${Object.entries(counts)
-      .map(([k, v]) => `${v} ${k}`)
-      .join(', ')}\n`,
+  await emitLines(
+    io,
+    tableLines(HEADERS, list, leaderboardRow, { right: [1, 2, 3, 4, 5, 6], maxWidth: 70 }),
+    opts.output,
   )
+  io.stderr.write(`\n${verdictCounts(list)}\n`)
+}
+
+/** One leaderboard row as `analyzeAndPrint` keeps it: the sort key and where its output is. */
+interface KeptRow {
+  rank: number
+  score: number
+  flipRate: number
+  testId: string
+  verdict: TestAnalysis['verdict']
+  /** Table and Markdown: the cells as a JSON array. JSON: the byte offset of the test's JSON in the spill file. */
+  cells: string
+  offset: number
+  bytes: number
+}
+
+/**
+ * `flakewatch analyze` as the CLI runs it: the output of `analyze` + `printAnalyze`, made without holding every
+ * analysis, so that a store of a million tests fits in a few hundred MB. Each analysis is reduced as it is made to
+ * its sort key and what the output needs: its cells (table, Markdown), or its JSON in a temporary file (JSON),
+ * read back in leaderboard order. Order-dependency hints, known once the scan is through, are added then.
+ */
+export async function analyzeAndPrint(opts: AnalyzeCommandOptions, io: Io): Promise<void> {
+  const { since, asOf, limit, verdicts, classes } = resolveAnalyzeFlags(opts)
+  const json = opts.json || opts.format === 'json'
+  const spillDir = json ? mkdtempSync(join(tmpdir(), 'flakewatch-analyze-')) : null
+  const spill = spillDir === null ? null : openSync(join(spillDir, 'analyses.jsonl'), 'w+')
+  try {
+    let spilled = 0
+    let pending: string[] = []
+    let pendingBytes = 0
+    const flushSpill = () => {
+      if (spill === null || pending.length === 0) return
+      writeSync(spill, pending.join(''))
+      pending = []
+      pendingBytes = 0
+    }
+    const { rows, orderHints } = await withStore(
+      opts,
+      io,
+      async (store, config) => {
+        const ownersOf = ownerLookupFromConfig(config, process.cwd(), (m) => io.stderr.write(`warning: ${m}\n`))
+        const kept: KeptRow[] = []
+        const hints = await forEachAnalysis(
+          store,
+          {
+            config: analysisOptions(config),
+            now: asOf,
+            filter: { suite: opts.suite, branch: opts.branch, since },
+            orderHints: json,
+          },
+          (_, a) => {
+            if (verdicts && !verdicts.includes(a.verdict)) return
+            if (classes && !classes.includes(a.flipRateClass)) return
+            const owners = ownersOf(a.test)
+            if (opts.owner && !owners.includes(opts.owner)) return
+            const row: KeptRow = {
+              rank: VERDICT_ORDER[a.verdict],
+              score: a.score,
+              flipRate: a.flipRate,
+              testId: a.testId,
+              verdict: a.verdict,
+              cells: '',
+              offset: 0,
+              bytes: 0,
+            }
+            if (spill === null) row.cells = JSON.stringify(leaderboardRow(a))
+            else {
+              const text = JSON.stringify({ ...toAnalysisJson(a), owners })
+              row.offset = spilled
+              row.bytes = Buffer.byteLength(text)
+              spilled += row.bytes
+              pending.push(text)
+              pendingBytes += row.bytes
+              if (pendingBytes >= 1 << 20) flushSpill()
+            }
+            kept.push(row)
+          },
+        )
+        flushSpill()
+        return { rows: kept, orderHints: hints }
+      },
+      'read',
+    )
+    rows.sort(
+      (a, b) => a.rank - b.rank || b.score - a.score || b.flipRate - a.flipRate || compareText(a.testId, b.testId),
+    )
+    if (limit && rows.length > limit) rows.length = limit
+    if (spill !== null) {
+      const read = (r: KeptRow) => {
+        const buf = Buffer.alloc(r.bytes)
+        readSync(spill, buf, 0, r.bytes, r.offset)
+        const item = JSON.parse(buf.toString('utf8')) as ReturnType<typeof toAnalysisJson>
+        const hint = orderHints.get(r.testId)
+        if (hint !== undefined) item.hints.push(hintToJson(hint))
+        return item
+      }
+      return await emitLines(io, jsonArrayLines(rows, read), opts.output)
+    }
+    const cellsOf = (r: KeptRow) => JSON.parse(r.cells) as string[]
+    if (opts.format === 'markdown') return await emitLines(io, markdownLines(HEADERS, rows, cellsOf), opts.output)
+    if (!rows.length) return printAnalyze([], opts, io)
+    await emitLines(io, tableLines(HEADERS, rows, cellsOf, { right: [1, 2, 3, 4, 5, 6], maxWidth: 70 }), opts.output)
+    io.stderr.write(`\n${verdictCounts(rows)}\n`)
+  } finally {
+    if (spill !== null) closeSync(spill)
+    if (spillDir !== null) rmSync(spillDir, { recursive: true, force: true })
+  }
+}
+
+/** "12 tests: 3 flaky, 9 healthy", in the order the verdicts first appear. */
+function verdictCounts(list: readonly { verdict: string }[]): string {
+  const counts: Record<string, number> = {}
+  for (const a of list) counts[a.verdict] = (counts[a.verdict] ?? 0) + 1
+  return `${list.length} tests: ${Object.entries(counts)
+    .map(([k, v]) => `${v} ${k}`)
+    .join(', ')}`
 }
 
 export interface ShowResult {

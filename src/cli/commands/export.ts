@@ -1,4 +1,4 @@
-import { createWriteStream, writeFileSync } from 'node:fs'
+import { createWriteStream } from 'node:fs'
 import { rename, rm } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import { asOfTime } from '../../analysis/as-of.js'
@@ -7,14 +7,16 @@ import { successRateMap } from '../../analysis/success-rate.js'
 import type { TestAnalysis } from '../../analysis/types.js'
 import { analysisOptions } from '../../config/load.js'
 import { InputError } from '../../errors.js'
-import { analysesToCsv } from '../../export/analysis-csv.js'
+import { analysisCsvHeader, analysisCsvLine } from '../../export/analysis-csv.js'
 import type { ClassificationMode } from '../../export/classify-bundle-test.js'
 import { ownerLookupFromConfig } from '../../owners/read-codeowners.js'
 import { writeBundle, type BundleExportOptions, type BundleSummary } from '../../export/write-bundle.js'
-import { analyzeStore } from '../../pipeline/analyze-store.js'
+import { forEachAnalysis } from '../../pipeline/analyze-store.js'
 import type { Store } from '../../store/store.js'
-import { emitJson, type Io } from '../output.js'
+import { emitJson, writePieces, type Io } from '../output.js'
+import { compareText } from '../../compare-text.js'
 import { withStore } from './quarantine.js'
+import type { StoreFlags } from '../project-option.js'
 
 const DAY_MS = 86_400_000
 
@@ -29,7 +31,7 @@ export interface BundleFlags {
   asOf?: string
 }
 
-export interface ExportBundleCommandOptions extends BundleFlags {
+export interface ExportBundleCommandOptions extends BundleFlags, StoreFlags {
   output?: string
   json?: boolean
 }
@@ -39,9 +41,7 @@ export interface ExportBundleResult extends BundleSummary {
   file: string | null
 }
 
-export interface ExportTableCommandOptions {
-  db?: string
-  config?: string
+export interface ExportTableCommandOptions extends StoreFlags {
   suite?: string
   branch?: string
   days?: string
@@ -120,7 +120,15 @@ export function printExportBundle(r: ExportBundleResult, opts: ExportBundleComma
   io.stderr.write(`bundle: ${r.runs} runs, ${r.tests} tests, ${mb} MB${r.file ? ` → ${r.file}` : ''}\n`)
 }
 
-async function analyses(opts: ExportTableCommandOptions, io: Io): Promise<TestAnalysis[]> {
+/**
+ * Every test's analysis, one at a time and kept by no one (`forEachAnalysis`), for the exports whose rows need
+ * no other test: a store of a million tests never holds a million analyses.
+ */
+async function eachAnalysis(
+  opts: ExportTableCommandOptions,
+  io: Io,
+  onTest: (analysis: TestAnalysis) => void,
+): Promise<void> {
   const days = parseDays(opts.days)
   const asOf = parseAsOf(opts.asOf)
   return withStore(
@@ -131,37 +139,52 @@ async function analyses(opts: ExportTableCommandOptions, io: Io): Promise<TestAn
       const now =
         asOf ?? asOfTime(await store.runSummaries({ suite: opts.suite, branch: opts.branch }), undefined, Date.now())
       const since = days === undefined ? undefined : now - days * DAY_MS
-      return analyzeStore(store, {
-        config: analysisOptions(config),
-        now,
-        filter: { suite: opts.suite, branch: opts.branch, since },
-      })
+      await forEachAnalysis(
+        store,
+        { config: analysisOptions(config), now, filter: { suite: opts.suite, branch: opts.branch, since } },
+        (_, a) => onTest(a),
+      )
     },
     'read',
   )
 }
 
-/** `flakewatch export csv`: every test's metrics, one row per test. */
-export async function exportCsv(opts: ExportTableCommandOptions, io: Io): Promise<TestAnalysis[]> {
-  return analyses(opts, io)
+/** The CSV export: one line per test, in test-id order. */
+export interface CsvExport {
+  header: string
+  rows: { testId: string; line: string }[]
+}
+
+/** `flakewatch export csv`: every test's metrics, one row per test, made as each test is analysed. */
+export async function exportCsv(opts: ExportTableCommandOptions, io: Io): Promise<CsvExport> {
+  const rows: CsvExport['rows'] = []
+  await eachAnalysis(opts, io, (a) => rows.push({ testId: a.testId, line: analysisCsvLine(a) }))
+  rows.sort((a, b) => compareText(a.testId, b.testId))
+  return { header: analysisCsvHeader(), rows }
 }
 
 // Terminal escapes in a test name must not reach a terminal; CR, LF and tab are CSV data and stay.
 // eslint-disable-next-line no-control-regex
 const TERMINAL_CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/g
 
-export function printExportCsv(list: TestAnalysis[], opts: ExportTableCommandOptions, io: Io): void {
+export async function printExportCsv(csv: CsvExport, opts: ExportTableCommandOptions, io: Io): Promise<void> {
   // Not `emit`: it strips every control character, and CSV needs its CRLF line ends and the cells as they are.
-  const csv = analysesToCsv(list)
-  if (opts.output) {
-    writeFileSync(opts.output, csv)
-    io.stderr.write(`wrote ${list.length} tests to ${opts.output}\n`)
-  } else io.stdout.write(io.stdout.isTTY ? csv.replace(TERMINAL_CONTROL, '') : csv)
+  const clean = !opts.output && io.stdout.isTTY
+  function* pieces() {
+    yield csv.header
+    for (const r of csv.rows) yield clean ? r.line.replace(TERMINAL_CONTROL, '') : r.line
+  }
+  await writePieces(io, pieces(), opts.output)
+  if (opts.output) io.stderr.write(`wrote ${csv.rows.length} tests to ${opts.output}\n`)
 }
 
 /** `flakewatch export stats`: the quarantine blog's `{ "test id": success rate }`, for tests with relevant runs. */
 export async function exportStats(opts: ExportTableCommandOptions, io: Io): Promise<Record<string, number>> {
-  return successRateMap(await analyses(opts, io))
+  const rates: { testId: string; successRate: number | null }[] = []
+  await eachAnalysis(opts, io, (a) => {
+    if (a.successRate !== null) rates.push({ testId: a.testId, successRate: a.successRate })
+  })
+  return successRateMap(rates)
 }
 
 export function printExportStats(stats: Record<string, number>, opts: ExportTableCommandOptions, io: Io): void {

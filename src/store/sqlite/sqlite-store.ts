@@ -3,7 +3,17 @@ import type { NotificationStore } from '../notifications.js'
 import { SqliteNotificationStore } from './notifications.js'
 import { dirname, resolve } from 'node:path'
 import { FlakewatchError, StoreError } from '../../errors.js'
-import type { Attempt, HistoryEntry, Run, RunInfo, RunMeta, TestHistory, TestRef } from '../../model.js'
+import type {
+  Attempt,
+  EnvFacets,
+  HistoryEntry,
+  Run,
+  RunInfo,
+  RunMeta,
+  RunStatus,
+  TestHistory,
+  TestRef,
+} from '../../model.js'
 import { AUDIT_GENESIS, auditHash, type ChainedAuditEntry } from '../audit-chain.js'
 import { clip, messageKey, statusFromCode } from '../codes.js'
 import {
@@ -64,8 +74,45 @@ const TEST_KEY_CACHE = 100_000
 /** Page cache of a connection that writes, in KB (see openSqliteStore). */
 const WRITE_CACHE_KB = 32 * 1024
 
-/** Rows fetched per page of the analysis scan: big enough to amortise the call, small enough to stay flat. */
-const SCAN_PAGE = 20_000
+/** Tests fetched per page of the analysis scan: big enough to amortise the call, small enough to stay flat. */
+const SCAN_PAGE_TESTS = 500
+
+/** Run key and packed small integers share one number: run key × PACKED_SPAN + packed (see HISTORY_GROUPS). */
+const PACKED_SPAN = 1 << 20
+
+/**
+ * One row per test for the analysis scan, its results as JSON arrays in index order (at, run). Every value that
+ * crosses into JavaScript costs, and per-row arrays cost most: one row per test with JSON that V8 parses natively
+ * measured about a third of the CPU of one row per result. The run key and the small integers of RESULT_COLUMNS
+ * share one number (run key < 2^33 stays exact); whole durations are written as integers, which SQLite formats
+ * faster than reals; failure details with their message text, present on few rows, come in a filtered array.
+ */
+const HISTORY_GROUPS = `SELECT test,
+  json_group_array(run * ${1 << 20} + (status | (flaky << 2) | (healing << 3) | (min(attempts, 255) << 4) | (min(failed_attempts, 255) << 12))),
+  json_group_array(CASE WHEN duration_ms = CAST(duration_ms AS INTEGER) THEN CAST(duration_ms AS INTEGER) ELSE duration_ms END),
+  json_group_array(position),
+  json_group_array(json_array(run, failed_ms, error_type, CASE WHEN message IS NULL THEN NULL ELSE ifnull((SELECT text FROM messages WHERE id = message), '') END))
+    FILTER (WHERE failed_ms != 0 OR error_type IS NOT NULL OR message IS NOT NULL)
+  FROM results`
+
+type HistoryGroup = [test: number, keyed: string, durations: string, positions: string, details: string | null]
+type RunInfoRow = [
+  id: number,
+  runId: string,
+  suite: string,
+  at: number,
+  branch: string | null,
+  revision: string | null,
+  pipelineId: string | null,
+  jobStatus: string | null,
+  pipelineStatus: string | null,
+  runnerId: string | null,
+  env: string | null,
+  status: RunStatus,
+  pipelineUrl: string | null,
+  artifactsUrl: string | null,
+]
+type TestRow = [id: number, testId: string, suite: string, module: string, name: string, file: string | null]
 
 type ResultRow = [
   test: number,
@@ -363,28 +410,49 @@ export class SqliteStore implements Store {
     return new StoreError(`${what} failed on ${this.location}: ${(error as Error).message}`, { cause: error })
   }
 
+  /**
+   * The selected runs by key, for the scan. A store may hold a million runs, so rows are iterated rather than
+   * all fetched, and the values that repeat from run to run (suite, branch, runner, statuses, the env facets) are
+   * shared instead of copied once per run.
+   */
   private runsFor(filter: HistoryFilter | RunFilter = {}, limit?: number): Map<number, RunInfo> {
     const { sql: where, params } = this.runWhere(filter)
-    const sql = `SELECT id, * FROM runs ${where} ORDER BY at DESC, id DESC LIMIT ?`
     params.push(limit ?? -1)
-    const map = new Map<number, RunInfo>()
-    for (const row of this.db.prepare(sql).all(...params) as (RunRow & { id: number })[]) {
-      map.set(row.id, runInfoFromRow(row))
+    const rows = this.db
+      .prepare(
+        `SELECT id, run_id, suite, at, branch, revision, pipeline_id, job_status, pipeline_status, runner_id, env,
+          status, pipeline_url, artifacts_url FROM runs ${where} ORDER BY at DESC, id DESC LIMIT ?`,
+      )
+      .raw(true)
+    const shared = new Map<string, string>()
+    const one = <T extends string | null>(text: T): T => {
+      if (text === null) return text
+      let kept = shared.get(text)
+      if (kept === undefined) shared.set(text, (kept = text))
+      return kept as T
     }
-    return map
-  }
-
-  private allTests(): Map<number, TestRef> {
-    const map = new Map<number, TestRef>()
-    const rows = this.db.prepare('SELECT id, test_id, suite, module, name, file FROM tests').raw().all() as [
-      number,
-      string,
-      string,
-      string,
-      string,
-      string | null,
-    ][]
-    for (const [id, testId, suite, module, name, file] of rows) map.set(id, { testId, suite, module, name, file })
+    const envs = new Map<string, EnvFacets>()
+    const map = new Map<number, RunInfo>()
+    for (const row of rows.iterate(...params) as Iterable<RunInfoRow>) {
+      const [id, runId, suite, at, branch, revision, pipelineId, jobStatus, pipelineStatus, runnerId, envText] = row
+      let env = envs.get(envText ?? '')
+      if (env === undefined) envs.set(envText ?? '', (env = envText ? (JSON.parse(envText) as EnvFacets) : {}))
+      map.set(id, {
+        runId,
+        suite: one(suite),
+        at: Number(at),
+        branch: one(branch),
+        revision,
+        pipelineId,
+        jobStatus: one(jobStatus),
+        pipelineStatus: one(pipelineStatus),
+        runnerId: one(runnerId),
+        env,
+        status: row[11],
+        pipelineUrl: row[12],
+        artifactsUrl: row[13],
+      })
+    }
     return map
   }
 
@@ -424,45 +492,92 @@ export class SqliteStore implements Store {
       yield* this.historiesOf(filter.testIds, runs)
       return
     }
-    const tests = this.allTests()
-    let only: Set<number> | undefined
-    if (filter.testIds) {
-      only = new Set()
-      const wanted = new Set(filter.testIds)
-      for (const [id, t] of tests) if (wanted.has(t.testId)) only.add(id)
-    }
     let minAt = Infinity
-    for (const r of runs.values()) minAt = Math.min(minAt, r.at)
-    // Keyset pagination instead of one long-lived cursor: consumers may await between tests.
+    for (const r of runs.values()) if (r.at < minAt) minAt = r.at
+    // Keyset pagination by test instead of one long-lived cursor: consumers may await between tests.
     const page = this.db.prepare(
-      `SELECT ${RESULT_COLUMNS} FROM results WHERE (test, at, run) > (?, ?, ?) ORDER BY test, at, run LIMIT ${SCAN_PAGE}`,
+      `${HISTORY_GROUPS} WHERE test > ? AND at >= ? GROUP BY test ORDER BY test LIMIT ${SCAN_PAGE_TESTS}`,
     )
     page.raw(true)
-    let cursor: [number, number, number] = [-1, 0, 0]
-    let current: TestHistory | null = null
-    let currentKey = -1
+    const refs = this.db.prepare(
+      'SELECT id, test_id, suite, module, name, file FROM tests WHERE id IN (SELECT value FROM json_each(?))',
+    )
+    refs.raw(true)
+    let cursor = -1
     for (;;) {
-      const rows = page.all(...cursor) as ResultRow[]
-      if (rows.length === 0) break
-      for (const row of rows) {
-        const testKey = row[0]
-        if (testKey !== currentKey) {
-          if (current && current.entries.length) yield current
-          currentKey = testKey
-          const ref = only && !only.has(testKey) ? undefined : tests.get(testKey)
-          current = ref ? { test: ref, entries: [] } : null
-        }
-        if (!current || row[1] < minAt) continue
-        const run = runs.get(row[2])
-        if (run) current.entries.push(this.entryFromRow(row, run))
+      const groups = page.all(cursor, minAt) as HistoryGroup[]
+      if (groups.length === 0) break
+      // Test names are read per page, so that a store of a million tests never holds them all.
+      const tests = new Map<number, TestRef>()
+      const keys = groups.map((g) => g[0])
+      for (const [id, testId, suite, module, name, file] of refs.all(JSON.stringify(keys)) as TestRow[]) {
+        tests.set(id, { testId, suite, module, name, file })
       }
-      const last = rows[rows.length - 1]!
-      cursor = [last[0], last[1], last[2]]
-      if (rows.length < SCAN_PAGE) break
+      for (const group of groups) {
+        const test = tests.get(group[0])
+        if (test === undefined) continue
+        const entries = this.entriesOfGroup(group, runs)
+        if (entries.length > 0) yield { test, entries }
+      }
+      cursor = groups[groups.length - 1]![0]
+      if (groups.length < SCAN_PAGE_TESTS) break
       // Between pages, let a server answer other requests.
       await new Promise((resolve) => setImmediate(resolve))
     }
-    if (current && current.entries.length) yield current
+  }
+
+  /** One test's entries from its `HISTORY_GROUPS` row, runs outside `runs` left out, oldest first. */
+  private entriesOfGroup(group: HistoryGroup, runs: Map<number, RunInfo>): HistoryEntry[] {
+    const keyed = JSON.parse(group[1]) as number[]
+    const durations = JSON.parse(group[2]) as (number | null)[]
+    const positions = JSON.parse(group[3]) as (number | null)[]
+    // Failure details are rare: a few rows per test, looked up by run.
+    let details: Map<number, [number, string | null, string | null]> | null = null
+    if (group[4] !== null && group[4] !== '[]') {
+      details = new Map()
+      for (const [run, failedMs, errorType, message] of JSON.parse(group[4]) as [
+        number,
+        number,
+        string | null,
+        string | null,
+      ][]) {
+        details.set(run, [failedMs, errorType, message])
+      }
+    }
+    const entries: HistoryEntry[] = []
+    let ordered = true
+    let lastAt = -Infinity
+    let lastKey = -1
+    for (let i = 0; i < keyed.length; i++) {
+      const runKey = Math.floor(keyed[i]! / PACKED_SPAN)
+      const run = runs.get(runKey)
+      if (run === undefined) continue
+      const packed = keyed[i]! % PACKED_SPAN
+      const detail = details?.get(runKey)
+      entries.push({
+        run,
+        status: statusFromCode(packed & 3),
+        flakyOnRetry: (packed & 4) !== 0,
+        durationMs: durations[i]!,
+        attempts: (packed >> 4) & 255,
+        failedAttempts: (packed >> 12) & 255,
+        failedAttemptsMs: detail === undefined ? 0 : detail[0],
+        errorType: detail === undefined ? null : detail[1],
+        message: detail === undefined ? null : detail[2],
+        healingOccurred: (packed & 8) !== 0,
+        position: positions[i]!,
+      })
+      if (run.at < lastAt || (run.at === lastAt && runKey < lastKey)) ordered = false
+      lastAt = run.at
+      lastKey = runKey
+    }
+    // SQLite aggregates in index order (test, at, run) in practice, but does not promise it: check, never trust.
+    if (!ordered) {
+      const keyOf = new Map<RunInfo, number>()
+      for (const [key, run] of runs) keyOf.set(run, key)
+      entries.sort((a, b) => a.run.at - b.run.at || keyOf.get(a.run)! - keyOf.get(b.run)!)
+    }
+    return entries
   }
 
   /**
