@@ -3,6 +3,7 @@ import { ExitError, InputError } from '../errors.js'
 import { FORMATS } from '../ingest/formats.js'
 import { VERSION } from '../version.js'
 import type { Io } from './output.js'
+import type { StoreFlags } from './project-option.js'
 import type { AnalyzeCommandOptions } from './commands/analyze.js'
 import type { AuditVerifyOptions } from './commands/audit.js'
 import type { ExportBundleCommandOptions, ExportTableCommandOptions } from './commands/export.js'
@@ -18,6 +19,10 @@ import type { QuarantineCommandOptions, RuleCommandOptions } from './commands/qu
 import type { RunCommandOptions } from './commands/run.js'
 
 const collect = (value: string, previous: string[] = []) => [...previous, value]
+
+/** `--project <key>` of the commands that work on one store: that project's store and webhooks (docs/projects.md). */
+const PROJECT_FLAG = '--project <key>'
+const PROJECT_HELP = "work on this project of the config's projects: its store and webhooks"
 
 /** Adds the run-context flags; each defaults from the CI's own variables (GitHub, GitLab, Buildkite, CircleCI, Jenkins). */
 export function addRunFlags(cmd: Command): Command {
@@ -78,6 +83,8 @@ export function createProgram(io: Io): Command {
       .description('store test reports (JUnit XML, TRX, CTRF, Playwright JSON, Jest JSON, simple CI JSON)')
       .argument('<inputs...>', 'report files, directories or globs')
       .option('--db <path|url>', 'SQLite file or postgres:// URL (default: FLAKEWATCH_DB or .flakewatch.db)')
+      .option('--config <file>', 'config file (with --project)')
+      .option(PROJECT_FLAG, PROJECT_HELP)
       .addOption(new Option('--format <format>', 'report format (default: detected from content)').choices(FORMATS))
       .option('--replace', 'overwrite a run that is already stored')
       .option('--max-attempts <n>', 'attempts one result may have (default 100, or FLAKEWATCH_MAX_ATTEMPTS)')
@@ -136,6 +143,7 @@ Examples:
     cmd
       .option('--db <path|url>', 'store (default: FLAKEWATCH_DB or .flakewatch.db)')
       .option('--config <file>', 'config file (default: flakewatch.config.json)')
+      .option(PROJECT_FLAG, PROJECT_HELP)
       .option('--suite <name>', 'only this suite')
       .option('--branch <name>', 'only runs on this branch')
       .option('--since <when>', 'only runs since a date or N days back (14d)')
@@ -182,6 +190,8 @@ Examples:
       .description('decide the CI job: exit 0 if every failed test is quarantined, else 1')
       .argument('<reports...>', 'this job’s report files, directories or globs')
       .option('--db <path|url>', 'store to read quarantines from (default: FLAKEWATCH_DB or .flakewatch.db)')
+      .option('--config <file>', 'config file (with --project or --comment)')
+      .option(PROJECT_FLAG, PROJECT_HELP)
       .option('--quarantine-file <file>', 'read quarantines from this file instead of the store (no database needed)')
       .addOption(new Option('--format <format>', 'report format (default: detected)').choices(FORMATS))
       .option('--fail-on-flaky', 'also fail on tests that passed only on retry')
@@ -220,6 +230,8 @@ Examples:
         [],
       )
       .option('--db <path|url>', 'store (default: FLAKEWATCH_DB or .flakewatch.db)')
+      .option('--config <file>', 'config file (with --project or --comment)')
+      .option(PROJECT_FLAG, PROJECT_HELP)
       .option('--quarantine-file <file>', 'read quarantines from this file instead of the store')
       .addOption(new Option('--format <format>', 'report format (default: detected)').choices(FORMATS))
       .option('--fail-on-flaky', 'also fail on tests that passed only on retry')
@@ -248,6 +260,7 @@ Examples:
     cmd
       .option('--db <path|url>', 'store (default: FLAKEWATCH_DB or .flakewatch.db)')
       .option('--config <file>', 'config file')
+      .option(PROJECT_FLAG, PROJECT_HELP)
   qOpts(quarantine.command('add'))
     .description('quarantine a test: its failures stop failing the build')
     .argument('<test-id>')
@@ -361,6 +374,7 @@ Examples:
     .requiredOption('--days <n>', 'keep this many days')
     .option('--db <path|url>', 'store')
     .option('--config <file>', 'config file')
+    .option(PROJECT_FLAG, PROJECT_HELP)
     .option('--json', 'print JSON')
     .action(async (opts: { days: string; json?: boolean }) => {
       const { prune } = await import('./commands/quarantine.js')
@@ -396,6 +410,7 @@ Examples:
 
   bundleFlags(exportCmd.command('bundle'))
     .description('write the GitLabViz flake-history bundle v1 (compact JSON) to stdout or a file')
+    .option(PROJECT_FLAG, PROJECT_HELP)
     .option('-o, --output <file>', 'write to this file (atomically) instead of stdout')
     .option('--json', 'with --output, print a JSON summary on stdout')
     .addHelpText(
@@ -418,6 +433,7 @@ Examples:
     cmd
       .option('--db <path|url>', 'store (default: FLAKEWATCH_DB or .flakewatch.db)')
       .option('--config <file>', 'config file')
+      .option(PROJECT_FLAG, PROJECT_HELP)
       .option('--suite <name>', 'only runs of this suite')
       .option('--branch <name>', 'only runs on this branch')
       .option('--days <n>', 'only runs of the last N days (default: the analysis lookback)')
@@ -462,6 +478,7 @@ Examples:
     .argument('<file>', 'bundle JSON file')
     .option('--db <path|url>', 'store (default: FLAKEWATCH_DB or .flakewatch.db)')
     .option('--config <file>', 'config file')
+    .option(PROJECT_FLAG, PROJECT_HELP)
     .option(
       '--context-keys <keys>',
       'bundle context fields that become env facets (comma-separated)',
@@ -564,6 +581,7 @@ Examples:
       .option('--quarantine-file <file>', 'read quarantines from this file instead of the store')
       .option('--db <path|url>', 'store (default: FLAKEWATCH_DB or .flakewatch.db)')
       .option('--config <file>', 'config file')
+      .option(PROJECT_FLAG, PROJECT_HELP)
       .addOption(
         new Option('--format <format>', 'lines (test ids), grep (Playwright --grep), test-name (Vitest/Jest -t), json')
           .choices(['lines', 'json', 'grep', 'test-name'])
@@ -627,6 +645,7 @@ Examples:
     .description('send webhooks for test state changes since the last look (never fails a build)')
     .option('--db <path|url>', 'store (default: FLAKEWATCH_DB or .flakewatch.db)')
     .option('--config <file>', 'config file (webhooks are in notifications.webhooks)')
+    .option(PROJECT_FLAG, "this project of the config's projects: its store and webhooks, its key in every payload")
     .option('--as-of <date>', 'judge tests as of this date, like analyze --as-of (default: the newest run)')
     .option('--wait <seconds>', 'how long to wait for retries falling due in this pass', '30')
     .option('--dry-run', 'show the changes without recording or sending anything')
@@ -642,6 +661,7 @@ backoff, and kept in a log: flakewatch notify log. quarantine auto and serve loo
 Examples:
   $ flakewatch notify
   $ flakewatch notify --dry-run --json
+  $ flakewatch notify --project acme/shop
   $ flakewatch notify log --status failed`,
     )
     .action(async (opts: NotifyCommandOptions) => {
@@ -653,6 +673,7 @@ Examples:
     .description('the webhook delivery log, newest first')
     .option('--db <path|url>', 'store (default: FLAKEWATCH_DB or .flakewatch.db)')
     .option('--config <file>', 'config file')
+    .option(PROJECT_FLAG, PROJECT_HELP)
     .addOption(new Option('--status <status>', 'only these').choices(['pending', 'delivered', 'failed']))
     .option('--webhook <name>', 'only this webhook')
     .option('--limit <n>', 'at most this many (1–1000)', '50')
@@ -672,6 +693,7 @@ Examples:
     .description('check the audit trail’s hash chain and name the first entry that was tampered with (exit 1)')
     .option('--db <path|url>', 'store (default: FLAKEWATCH_DB or .flakewatch.db)')
     .option('--config <file>', 'config file')
+    .option(PROJECT_FLAG, PROJECT_HELP)
     .option('--json', 'print JSON')
     .option('--output <file>', 'write the output to a file')
     .addHelpText(
@@ -689,13 +711,17 @@ Examples:
     .command('heals')
     .description('list self-healed Playwright locators with the locator to put in the test instead')
     .option('--db <path|url>', 'store (default: FLAKEWATCH_DB or .flakewatch.db)')
+    .option('--config <file>', 'config file (with --project)')
+    .option(PROJECT_FLAG, PROJECT_HELP)
     .option('--test <test-id>', 'only heals of this test')
     .option('--json', 'print JSON')
     .addHelpText('after', `\nExamples:\n  $ flakewatch heals\n  $ flakewatch heals --json > heals.json`)
-    .action(async (opts: { db?: string; test?: string; json?: boolean }) => {
+    .action(async (opts: StoreFlags & { test?: string; json?: boolean }) => {
       const { heals, printHeals } = await import('./commands/heals.js')
       const { openStore } = await import('../store/open.js')
-      const store = await openStore({ db: opts.db, env: io.env, mustExist: true, createFolder: false, readOnly: true })
+      const { projectStoreFlags } = await import('./project-option.js')
+      const { db } = projectStoreFlags(opts, io.env)
+      const store = await openStore({ db, env: io.env, mustExist: true, createFolder: false, readOnly: true })
       try {
         printHeals(await heals({ store, json: opts.json, testId: opts.test }), opts, io.stdout)
       } finally {

@@ -6,6 +6,7 @@ import { answerClientError, SECURITY_HEADERS } from './security-headers.js'
 import { tokenMatches } from './auth.js'
 import { createApp, type AppDeps } from './app.js'
 import type { ResolvedConfig } from '../config/load.js'
+import { projectConfig } from '../config/project-config.js'
 import type { ProjectConfig } from '../config/defaults.js'
 import type { Store } from '../store/store.js'
 import type { OverviewResponse, ProjectListResponse, ProjectOverview } from './api-types.js'
@@ -158,12 +159,8 @@ export async function createProjectEntry(opts: {
 }): Promise<ProjectEntry> {
   const { key, project, store } = opts
   const writeTokens = project.writeTokens ?? {}
-  const config: ResolvedConfig = {
-    ...opts.config,
-    db: project.db,
-    server: { ...opts.config.server, writeToken: null, writeTokens, readToken: project.readToken },
-    notifications: { ...opts.config.notifications, webhooks: project.webhooks ?? opts.config.notifications.webhooks },
-  }
+  // The project's own entry wins over the config's (tests build a project the config does not list).
+  const config = projectConfig({ ...opts.config, projects: { ...opts.config.projects, [key]: project } }, key)
   const app = await createApp({ ...opts.app, store, config, db: opts.app?.db ?? project.db })
   let cached: { at: number; value: Promise<ProjectOverview> } | null = null
   return {

@@ -168,6 +168,22 @@ describe('flakewatch ingest streams and still folds', () => {
     expect(query(db, 'SELECT total, passed FROM runs')).toEqual([{ total: 150_000, passed: 150_000 }])
   }, 180_000)
 
+  it('a TRX report that fails after results were already handed on leaves nothing stored (streamed, all or nothing)', async () => {
+    const results = Array.from({ length: 6000 }, (_, i) => {
+      // The last result's name passes the identity limit: found only in the second pass, chunks after the first.
+      const name = i === 5999 ? 'x'.repeat(20_000) : `T${i}`
+      return `<UnitTestResult testId="${i}" testName="${name}" outcome="Passed"/>`
+    })
+    const trx = `<?xml version="1.0"?><TestRun><Results>${results.join('\n')}</Results><TestDefinitions/></TestRun>`
+    const dir = testdir({ 'run.trx': trx })
+    const db = join(dir, 'fw.db')
+    const r = await runCli(['ingest', join(dir, 'run.trx'), '--db', db, '--json'])
+    expect(r.exitCode).toBe(2)
+    expect((JSON.parse(r.stdout) as { failed: { error: string }[] }).failed[0]!.error).toMatch(/longer than/)
+    expect(runsIn(db)).toBe(0)
+    expect(query(db, 'SELECT count(*) AS n FROM results')).toEqual([{ n: 0 }])
+  }, 60_000)
+
   it('prints the summary of 200,000 ingested reports, as a table and as JSON (no call-stack limit)', () => {
     const entry = (i: number) => ({ file: `r${i}.xml`, run_id: `run-${i}`, tests: 1, results: 1, attempts: 1 })
     const summary = { ingested: Array.from({ length: 200_000 }, (_, i) => entry(i)), duplicates: [], failed: [] }

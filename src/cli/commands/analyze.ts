@@ -24,11 +24,10 @@ import {
   type Io,
 } from '../output.js'
 import { withStore } from './quarantine.js'
+import type { StoreFlags } from '../project-option.js'
 import { compareText } from '../../compare-text.js'
 
-export interface AnalyzeCommandOptions {
-  db?: string
-  config?: string
+export interface AnalyzeCommandOptions extends StoreFlags {
   verdict?: string
   class?: string
   suite?: string

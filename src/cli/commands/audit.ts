@@ -1,10 +1,9 @@
 import { verifyAuditChain, type AuditVerification } from '../../store/audit-chain.js'
 import { emitJson, type Io } from '../output.js'
+import type { StoreFlags } from '../project-option.js'
 import { withReadStore } from './quarantine.js'
 
-export interface AuditVerifyOptions {
-  db?: string
-  config?: string
+export interface AuditVerifyOptions extends StoreFlags {
   json?: boolean
   output?: string
 }

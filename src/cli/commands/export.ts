@@ -16,6 +16,7 @@ import type { Store } from '../../store/store.js'
 import { emitJson, writePieces, type Io } from '../output.js'
 import { compareText } from '../../compare-text.js'
 import { withStore } from './quarantine.js'
+import type { StoreFlags } from '../project-option.js'
 
 const DAY_MS = 86_400_000
 
@@ -30,7 +31,7 @@ export interface BundleFlags {
   asOf?: string
 }
 
-export interface ExportBundleCommandOptions extends BundleFlags {
+export interface ExportBundleCommandOptions extends BundleFlags, StoreFlags {
   output?: string
   json?: boolean
 }
@@ -40,9 +41,7 @@ export interface ExportBundleResult extends BundleSummary {
   file: string | null
 }
 
-export interface ExportTableCommandOptions {
-  db?: string
-  config?: string
+export interface ExportTableCommandOptions extends StoreFlags {
   suite?: string
   branch?: string
   days?: string

@@ -12,11 +12,11 @@ import { rewriteJunit, type JunitInput } from '../../quarantine/junit-rewrite.js
 import { suiteHints } from '../../quarantine/suite-hints.js'
 import { InputError } from '../../errors.js'
 import { emitJson, renderMarkdownTable, sanitizeCell, type Io } from '../output.js'
+import { projectStoreFlags, type StoreFlags } from '../project-option.js'
 import { repoRootFromFlags, runContextFromFlags, type RunFlags } from './ingest.js'
 import { appendAll } from '../../extent.js'
 
-export interface GateCommandOptions extends RunFlags {
-  db?: string
+export interface GateCommandOptions extends RunFlags, StoreFlags {
   format?: Format
   quarantineFile?: string
   failOnFlaky?: boolean
@@ -143,6 +143,7 @@ export interface GateOutcome {
  * hold no test at all is bad input (exit 2) unless `allowEmpty`: it is usually a broken test step.
  */
 export async function runGate(inputs: string[], opts: GateCommandOptions, io: Io): Promise<GateOutcome> {
+  opts = projectStoreFlags(opts, io.env)
   const job = await readJobResults(inputs, opts, io)
   const { results, scopes } = job
   if (results.length === 0 && !opts.allowEmpty) {

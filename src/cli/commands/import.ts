@@ -1,10 +1,9 @@
 import { importBundle, type ImportSummary } from '../../export/import-bundle.js'
 import { emitJson, type Io } from '../output.js'
 import { withStore } from './quarantine.js'
+import type { StoreFlags } from '../project-option.js'
 
-export interface ImportCommandOptions {
-  db?: string
-  config?: string
+export interface ImportCommandOptions extends StoreFlags {
   contextKeys?: string
   replace?: boolean
   json?: boolean

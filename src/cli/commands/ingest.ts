@@ -7,6 +7,7 @@ import { envRunContext, mergeContexts, parseEnvPairs, type RunContext } from '..
 import type { RunStatus } from '../../model.js'
 import { openStore } from '../../store/open.js'
 import { loadConfig } from '../../config/load.js'
+import { projectStoreFlags, type StoreFlags } from '../project-option.js'
 import { resolveRepoRoot } from '../../ingest/repo-root.js'
 import { emitJson, isInteractive, renderTable, type Io } from '../output.js'
 
@@ -30,8 +31,7 @@ export interface RunFlags {
   root?: string
 }
 
-export interface IngestCommandOptions extends RunFlags {
-  db?: string
+export interface IngestCommandOptions extends RunFlags, StoreFlags {
   format?: Format
   replace?: boolean
   /** Attempts one result may have; FLAKEWATCH_MAX_ATTEMPTS otherwise, else the default. */
@@ -83,7 +83,7 @@ export function runContextFromFlags(flags: RunFlags, env: NodeJS.ProcessEnv): Ru
 export async function ingest(inputs: string[], opts: IngestCommandOptions, io: Io): Promise<IngestSummary> {
   const context = runContextFromFlags(opts, io.env)
   const limits = ingestLimits(opts.maxAttempts, io.env)
-  const store = await openStore({ db: opts.db, env: io.env, createFolder: false })
+  const store = await openStore({ db: projectStoreFlags(opts, io.env).db, env: io.env, createFolder: false })
   const bar =
     isInteractive(io) && !opts.json
       ? new SingleBar({ stream: io.stderr, format: 'ingesting [{bar}] {value}/{total} {file}' })

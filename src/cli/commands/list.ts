@@ -8,6 +8,7 @@ import { parseTestId } from '../../tracker.js'
 import { emit, emitJson, type Io } from '../output.js'
 import { withReadStore } from './quarantine.js'
 import type { RunFlags } from './ingest.js'
+import type { StoreFlags } from '../project-option.js'
 import { compareText } from '../../compare-text.js'
 
 /** Why a test is listed. */
@@ -16,9 +17,7 @@ export type ListReason = 'flaky' | 'quarantined' | 'new'
 export const LIST_FORMATS = ['lines', 'json', 'grep', 'test-name'] as const
 export type ListFormat = (typeof LIST_FORMATS)[number]
 
-export interface ListCommandOptions extends RunFlags {
-  db?: string
-  config?: string
+export interface ListCommandOptions extends RunFlags, StoreFlags {
   flaky?: boolean
   quarantined?: boolean
   new?: boolean

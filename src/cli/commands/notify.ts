@@ -9,12 +9,11 @@ import { analyzeStore } from '../../pipeline/analyze-store.js'
 import { MAX_DELIVERY_LOG_PAGE, type Delivery, type DeliveryStatus } from '../../store/notifications.js'
 import type { Store } from '../../store/store.js'
 import { emitJson, renderTable, sanitizeCell, type Io } from '../output.js'
+import type { StoreFlags } from '../project-option.js'
 import { parseAsOf } from './analyze.js'
 import { withReadStore, withStore } from './quarantine.js'
 
-export interface NotifyCommandOptions {
-  db?: string
-  config?: string
+export interface NotifyCommandOptions extends StoreFlags {
   asOf?: string
   wait?: string
   dryRun?: boolean
@@ -22,9 +21,7 @@ export interface NotifyCommandOptions {
   output?: string
 }
 
-export interface NotifyLogOptions {
-  db?: string
-  config?: string
+export interface NotifyLogOptions extends StoreFlags {
   status?: DeliveryStatus
   webhook?: string
   limit?: string
@@ -49,14 +46,15 @@ export async function notifyQuietly(
   config: ResolvedConfig,
   analyses: TestAnalysis[],
   io: Io,
+  project: string | null = null,
 ): Promise<NotifyOutcome | null> {
   const { outcome, report } = await notifyFromAnalyses(store, analyses, {
     config,
     env: io.env,
-    project: null,
+    project,
     cwd: process.cwd(),
   })
-  printLook(io)(report)
+  printLook(io, project)(report)
   return outcome
 }
 
@@ -76,7 +74,7 @@ export async function notify(opts: NotifyCommandOptions, io: Io): Promise<Notify
   return withStore(
     opts,
     io,
-    async (store, config) => {
+    async (store, config, project) => {
       if (config.notifications.webhooks.length === 0) {
         throw new InputError(
           `no webhooks are configured (notifications.webhooks in ${config.file ?? 'flakewatch.config.json'})`,
@@ -86,6 +84,7 @@ export async function notify(opts: NotifyCommandOptions, io: Io): Promise<Notify
       return notifyStateChanges({
         store,
         settings: config.notifications,
+        project,
         analyses,
         env: io.env,
         ownersOf: ownerLookupFromConfig(config, process.cwd()),

@@ -53,12 +53,15 @@ async function accumulate(
   if (!latest.ok) return { ok: false, error: `--accumulate: could not read the published history: ${latest.error}` }
   if (latest.version === null) return { ok: true, version: null, runs: 0 }
   const { version, body } = latest
-  return withStore(opts, io, async (store) => {
+  return withStore(ownStore(opts), io, async (store) => {
     const skipRuns = new Set((await store.runSummaries()).map((r) => r.runId))
     const imported = await importBundleBytes(store, body, `published version ${version}`, { skipRuns })
     return { ok: true as const, version, runs: imported.runs }
   })
 }
+
+/** The local store: this command's `--project` is the GitLab project, not one of the config's projects. */
+const ownStore = (opts: PublishCommandOptions) => ({ db: opts.db, config: opts.config })
 
 /** `--token` is a personal/project access token; otherwise GitLab CI's own job token. */
 export function gitlabToken(opts: { token?: string }, env: NodeJS.ProcessEnv): GitlabToken | null {
@@ -77,7 +80,7 @@ async function bundleBytes(opts: PublishCommandOptions, io: Io): Promise<{ body:
     },
   })
   const summary = await withStore(
-    opts,
+    ownStore(opts),
     io,
     (store, config) => writeBundleFromFlags(store, config, opts, sink, true),
     'read',

@@ -1,5 +1,5 @@
 import type { TestAnalysis } from '../../analysis/types.js'
-import { loadConfig } from '../../config/load.js'
+import type { ResolvedConfig } from '../../config/load.js'
 import { InputError } from '../../errors.js'
 import { importQuarantineFile, readQuarantineFile, writeQuarantineFile } from '../../quarantine/file.js'
 import { createQuarantineManager, type AutoUpdateResult } from '../../quarantine/manager.js'
@@ -11,10 +11,9 @@ import type { QuarantineRecord, QuarantineRule, Store } from '../../store/store.
 import { openStore } from '../../store/open.js'
 import { ownerLookupFromConfig } from '../../owners/read-codeowners.js'
 import { emitJson, renderTable, type Io } from '../output.js'
+import { selectConfig, type StoreFlags } from '../project-option.js'
 
-export interface QuarantineCommandOptions {
-  db?: string
-  config?: string
+export interface QuarantineCommandOptions extends StoreFlags {
   reason?: string
   owner?: string
   issue?: string
@@ -67,12 +66,12 @@ export function parseExpiry(value: string | undefined, now = Date.now()): string
  * database: a missing file is an error. No command creates a missing folder.
  */
 export async function withStore<T>(
-  opts: { db?: string; config?: string },
+  opts: StoreFlags,
   io: Io,
-  fn: (store: Store, config: ReturnType<typeof loadConfig>) => Promise<T>,
+  fn: (store: Store, config: ResolvedConfig, project: string | null) => Promise<T>,
   access: 'read' | 'existing' | 'write' = 'write',
 ): Promise<T> {
-  const config = loadConfig({ file: opts.config, env: io.env })
+  const { config, project } = selectConfig(opts, io.env)
   const store = await openStore({
     db: opts.db ?? config.db,
     env: {},
@@ -82,7 +81,7 @@ export async function withStore<T>(
     readOnly: access === 'read',
   })
   try {
-    return await fn(store, config)
+    return await fn(store, config, project)
   } finally {
     await store.close()
   }
@@ -93,14 +92,14 @@ export async function withStore<T>(
  * ingest is writing.
  */
 export function withReadStore<T>(
-  opts: { db?: string; config?: string },
+  opts: StoreFlags,
   io: Io,
-  fn: (store: Store, config: ReturnType<typeof loadConfig>) => Promise<T>,
+  fn: (store: Store, config: ResolvedConfig, project: string | null) => Promise<T>,
 ): Promise<T> {
   return withStore(opts, io, fn, 'read')
 }
 
-function manager(store: Store, config: ReturnType<typeof loadConfig>, analyze?: () => Promise<PolicyTest[]>) {
+function manager(store: Store, config: ResolvedConfig, analyze?: () => Promise<PolicyTest[]>) {
   const ownersOf = ownerLookupFromConfig(config, process.cwd())
   const codeOwner = async (testId: string) => {
     const test = await store.getTest(testId)
@@ -279,7 +278,7 @@ export async function quarantineAuto(opts: QuarantineCommandOptions, io: Io): Pr
   return withStore(
     opts,
     io,
-    async (store, config) => {
+    async (store, config, project) => {
       const { policyTestsFromStore } = await import('../../quarantine/from-analysis.js')
       const { parseAsOf } = await import('./analyze.js')
       // The same as-of time as `analyze` (the newest run, or --as-of), so that it acts on the verdicts analyze prints.
@@ -288,7 +287,7 @@ export async function quarantineAuto(opts: QuarantineCommandOptions, io: Io): Pr
       const m = manager(store, config, () => policyTestsFromStore(store, config, asOf, (a) => analyses.push(a)))
       const result = await m.autoUpdate({ actor: 'flakewatch', dryRun: opts.dryRun })
       // After the changes, so that this run's quarantines and releases are announced with the verdicts.
-      if (!opts.dryRun) await (await import('./notify.js')).notifyQuietly(store, config, analyses, io)
+      if (!opts.dryRun) await (await import('./notify.js')).notifyQuietly(store, config, analyses, io, project)
       return result
     },
     // It writes (unless a dry run), but only from a history: without a database there is nothing to decide from.

@@ -4,6 +4,7 @@ import { stat } from 'node:fs/promises'
 import { glob } from 'tinyglobby'
 import type { Io } from '../output.js'
 import { printGate, runGate, type GateCommandOptions } from './gate.js'
+import { projectStoreFlags } from '../project-option.js'
 
 /** Where test runners usually write reports, used when no --report is given. */
 export const DEFAULT_REPORT_GLOBS = [
@@ -84,6 +85,8 @@ async function freshReports(globs: string[], since: number): Promise<string[]> {
  * failed without a report, or failed although every test passed, exits with the command's own code.
  */
 export async function run(argv: string[], opts: RunCommandOptions, io: Io): Promise<RunOutcome> {
+  // An unknown --project is a usage error before the tests run, not after.
+  opts = projectStoreFlags(opts, io.env)
   const started = Date.now()
   const end = await runCommand(argv, io, Boolean(opts.json))
   const commandCode = end.code
