@@ -103,19 +103,33 @@ export function createOrderIndex(cfg: HintsConfig, ctx: OrderIndexContext) {
   const files = new Map<string, OrderSeries[]>()
   return {
     add(history: TestHistory): void {
-      let series: OrderSeries | null = null
+      const counted = (e: TestHistory['entries'][number]) =>
+        e.position !== undefined &&
+        e.position !== null &&
+        e.status !== 'skipped' &&
+        e.run.at >= since &&
+        !ctx.excludedRuns?.has(e.run.runId)
+      let count = 0
+      for (const e of history.entries) if (counted(e)) count++
+      if (count === 0) return
+      // Arrays of exactly the size needed: every test of the scan is held until the end, and arrays grown by
+      // push reserve room for 17 numbers, several times what a test with a few runs needs.
+      const series: OrderSeries = {
+        test: history.test,
+        runs: new Array<number>(count),
+        positions: new Array<number>(count),
+        failed: new Array<number>(count),
+      }
+      let i = 0
       for (const e of history.entries) {
-        const position = e.position
-        if (position === undefined || position === null || e.status === 'skipped' || e.run.at < since) continue
-        if (ctx.excludedRuns?.has(e.run.runId)) continue
+        if (!counted(e)) continue
         let run = runNumbers.get(e.run.runId)
         if (run === undefined) runNumbers.set(e.run.runId, (run = runNumbers.size))
-        series ??= { test: history.test, runs: [], positions: [], failed: [] }
-        series.runs.push(run)
-        series.positions.push(position)
-        series.failed.push(hadFailure(e) ? 1 : 0)
+        series.runs[i] = run
+        series.positions[i] = e.position!
+        series.failed[i] = hadFailure(e) ? 1 : 0
+        i++
       }
-      if (series === null) return
       const key = `${history.test.suite}\u0000${history.test.module}`
       const file = files.get(key)
       if (file === undefined) files.set(key, [series])
