@@ -56,7 +56,10 @@ function relayed(m: Extract<FromParser, { kind: 'error' }>): Error {
 export async function parseAhead(files: string[], opts: ParseReportOptions): Promise<ParseAhead | null> {
   if (files.length === 0 || !existsSync(fileURLToPath(WORKER_URL))) return null
   if (files.length === 1) {
-    const size = await stat(files[0]!).then((s) => s.size, () => 0)
+    const size = await stat(files[0]!).then(
+      (s) => s.size,
+      () => 0,
+    )
     if (size < MIN_BYTES_FOR_ONE_FILE) return null
   }
   const { format, context, limits, root } = opts
