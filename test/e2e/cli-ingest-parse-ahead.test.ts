@@ -101,4 +101,16 @@ describe('flakewatch ingest of several files (parsed in a worker thread)', () =>
     expect(again.failed.map((f) => f.file.slice(dir.length + 1))).toEqual(['c.xml'])
     expect(stored(together)).toEqual(got)
   })
+
+  it('goes on with the next file when the store refuses one part-way through (a repeat over --max-attempts)', async () => {
+    const dir = testdir(FILES)
+    const db = join(dir, 'limit.db')
+    const files = ['d.xml', 'b.xml'].map((f) => join(dir, f))
+    const out = await runCli(['ingest', ...files, '--db', db, '--suite', 'u', '--max-attempts', '1', '--json'])
+    expect(out.exitCode).toBe(2)
+    const summary = JSON.parse(out.stdout) as Summary
+    expect(summary.failed).toEqual([{ file: files[0], error: expect.stringMatching(/attempts of "u::big::first"/) }])
+    expect(summary.ingested.map((e) => e.file)).toEqual([files[1]])
+    expect(stored(db).results).toEqual([expect.objectContaining({ test_id: 'u::n::three', status: 0 })])
+  })
 })
