@@ -103,9 +103,10 @@ describe('flakewatch ingest of several files (parsed in a worker thread)', () =>
   })
 
   it('goes on with the next file when the store refuses one part-way through (a repeat over --max-attempts)', async () => {
-    const dir = testdir(FILES)
+    // Files are taken in name order: the refused one first.
+    const dir = testdir({ 'd.xml': FILES['d.xml'], 'e.xml': FILES['b.xml'] })
     const db = join(dir, 'limit.db')
-    const files = ['d.xml', 'b.xml'].map((f) => join(dir, f))
+    const files = ['d.xml', 'e.xml'].map((f) => join(dir, f))
     const out = await runCli(['ingest', ...files, '--db', db, '--suite', 'u', '--max-attempts', '1', '--json'])
     expect(out.exitCode).toBe(2)
     const summary = JSON.parse(out.stdout) as Summary
