@@ -6,6 +6,7 @@ import { FlakewatchError, StoreError } from '../errors.js'
 import type { RunMeta } from '../model.js'
 import type { ReportStream, RunBatch } from '../store/store.js'
 import type { ParseReportOptions } from './ingest-files.js'
+import { unpackRunBatch, type PackedRunBatch } from './packed-batch.js'
 
 /** What the parse worker is started with. */
 export interface ParseAheadData {
@@ -18,7 +19,7 @@ export interface ParseAheadData {
 /** From the worker, per report in order: opened, its chunks, then end; or an error at any point instead. */
 export type FromParser =
   | { kind: 'opened'; file: string; contentHash: string }
-  | { kind: 'chunk'; file: string; batch: RunBatch[] }
+  | { kind: 'chunk'; file: string; batch: PackedRunBatch[] }
   | { kind: 'end'; file: string; runs: RunMeta[]; warnings: string[] }
   | { kind: 'error'; file: string; message: string; code: string | undefined }
 
@@ -123,7 +124,7 @@ export class ParseAhead {
     const chunks = async function* (this: ParseAhead): AsyncGenerator<RunBatch[], void, undefined> {
       for (;;) {
         const m = await this.take()
-        if (m.kind === 'chunk') yield m.batch
+        if (m.kind === 'chunk') yield m.batch.map(unpackRunBatch)
         else {
           this.unfinished = false
           if (m.kind === 'end') return void (end = m)

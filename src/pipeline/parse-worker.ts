@@ -1,6 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads'
 import { FlakewatchError } from '../errors.js'
 import { openReportFile, openReportStream } from './ingest-files.js'
+import { packRunBatch } from './packed-batch.js'
 import type { FromParser, ParseAheadData } from './parse-ahead.js'
 
 /**
@@ -33,7 +34,7 @@ for (const file of files) {
     const { source, hash } = await openReportFile(file)
     const { stream, warnings } = await openReportStream(source, hash, opts)
     await send({ kind: 'opened', file, contentHash: hash })
-    for await (const batch of stream.chunks) await send({ kind: 'chunk', file, batch })
+    for await (const batch of stream.chunks) await send({ kind: 'chunk', file, batch: batch.map(packRunBatch) })
     const runs = stream.runs()
     await send({ kind: 'end', file, runs, warnings: warnings.list() })
   } catch (error) {
