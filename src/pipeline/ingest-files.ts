@@ -14,7 +14,7 @@ import { parseAhead } from './parse-ahead.js'
 import type { RunContext } from './run-context.js'
 
 /** Reports up to this size are hashed from one read; larger ones stream. */
-const WHOLE_READ_BYTES = 8 * 1024 * 1024
+export const WHOLE_READ_BYTES = 8 * 1024 * 1024
 
 /** Report files a directory may hold. */
 const REPORT_GLOB = '**/*.{xml,json,trx}'
@@ -189,13 +189,13 @@ export async function ingestFiles(opts: IngestFilesOptions): Promise<IngestSumma
   }
   for (const m of missing) summary.failed.push({ file: m, error: `${m}: no such file, directory or matching glob` })
   let done = 0
-  const ahead = await parseAhead(files, opts)
+  const ahead = parseAhead(files, opts)
   try {
     for (const file of files) {
       try {
-        if (ahead) {
-          const { stream, warnings } = await ahead.next(file)
-          await storeReportStream(stream, warnings, opts, summary)
+        const parsed = await ahead?.next(file)
+        if (parsed) {
+          await storeReportStream(parsed.stream, parsed.warnings, opts, summary)
         } else {
           const { source, hash } = await openReportFile(file)
           await ingestSource(source, hash, opts, summary)

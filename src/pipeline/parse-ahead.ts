@@ -1,5 +1,4 @@
 import { existsSync } from 'node:fs'
-import { stat } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import { FlakewatchError, StoreError } from '../errors.js'
@@ -19,6 +18,8 @@ export interface ParseAheadData {
 /** From the worker, per report in order: opened, its chunks, then end; or an error at any point instead. */
 export type FromParser =
   | { kind: 'opened'; file: string; contentHash: string }
+  /** A file too big to parse in a second heap: the store's thread parses it itself. */
+  | { kind: 'local'; file: string }
   | { kind: 'chunk'; file: string; batch: PackedRunBatch[] }
   | { kind: 'end'; file: string; runs: RunMeta[]; warnings: string[] }
   | { kind: 'error'; file: string; message: string; code: string | undefined }
@@ -27,12 +28,6 @@ const WORKER_URL = new URL('./parse-worker.js', import.meta.url)
 
 /** A few chunks in flight: enough to keep both threads busy, few enough that memory stays a few chunks. */
 const WINDOW = 6
-
-/**
- * Below this much report a worker thread costs more to start (tens of ms) than the overlap saves: one small
- * file, as a CI step ingesting its own report has.
- */
-const MIN_BYTES_FOR_ONE_FILE = 1024 * 1024
 
 /** An error the parse worker raised on purpose, with its code and message as they were. */
 class RelayedError extends FlakewatchError {
@@ -50,19 +45,12 @@ function relayed(m: Extract<FromParser, { kind: 'error' }>): Error {
 
 /**
  * Parses the command's reports in a worker thread while this thread stores them: the store only binds and runs
- * its statements, and the next report is parsed while this one commits. Null where a worker does not pay or
- * cannot run (running from the TypeScript sources): the caller parses in this thread then.
+ * its statements, and the next report is parsed while this one commits. Null for a single file (a worker costs tens
+ * of ms to start) or where a worker cannot run (from the TypeScript sources): the caller parses in this thread.
  * @example const ahead = await parseAhead(files, opts); const { stream } = await ahead.next(files[0])
  */
-export async function parseAhead(files: string[], opts: ParseReportOptions): Promise<ParseAhead | null> {
-  if (files.length === 0 || !existsSync(fileURLToPath(WORKER_URL))) return null
-  if (files.length === 1) {
-    const size = await stat(files[0]!).then(
-      (s) => s.size,
-      () => 0,
-    )
-    if (size < MIN_BYTES_FOR_ONE_FILE) return null
-  }
+export function parseAhead(files: string[], opts: ParseReportOptions): ParseAhead | null {
+  if (files.length < 2 || !existsSync(fileURLToPath(WORKER_URL))) return null
   const { format, context, limits, root } = opts
   return new ParseAhead({ files, opts: { format, context, limits, root }, window: WINDOW })
 }
@@ -107,15 +95,17 @@ export class ParseAhead {
 
   /**
    * The stream of the next report, which must be `file` (reports come in the order given). Throws the report's
-   * own error (the same message and code the single-thread path gives) when it cannot be opened or parsed.
+   * own error (the same message and code the single-thread path gives) when it cannot be opened or parsed. Null
+   * for a file over 8 MB: the caller parses it in this thread (a second heap would double what it costs).
    */
-  async next(file: string): Promise<{ stream: ReportStream; warnings: () => string[] }> {
+  async next(file: string): Promise<{ stream: ReportStream; warnings: () => string[] } | null> {
     while (this.unfinished) {
       const m = await this.take()
       if (m.kind === 'end' || m.kind === 'error') this.unfinished = false
     }
     const first = await this.take()
     if (first.kind === 'error') throw relayed(first)
+    if (first.kind === 'local' && first.file === file) return null
     if (first.kind !== 'opened' || first.file !== file) {
       throw new StoreError(`the parse worker is out of step: ${first.kind} of ${first.file}, expected ${file}`)
     }

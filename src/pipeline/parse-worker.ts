@@ -1,6 +1,7 @@
+import { stat } from 'node:fs/promises'
 import { parentPort, workerData } from 'node:worker_threads'
 import { FlakewatchError } from '../errors.js'
-import { openReportFile, openReportStream } from './ingest-files.js'
+import { openReportFile, openReportStream, WHOLE_READ_BYTES } from './ingest-files.js'
 import { packRunBatch } from './packed-batch.js'
 import type { FromParser, ParseAheadData } from './parse-ahead.js'
 
@@ -31,6 +32,11 @@ function relayed(file: string, error: unknown): FromParser {
 
 for (const file of files) {
   try {
+    // A big file is parsed by the store's thread: a second heap parsing it would double the memory it costs.
+    if ((await stat(file)).size > WHOLE_READ_BYTES) {
+      await send({ kind: 'local', file })
+      continue
+    }
     const { source, hash } = await openReportFile(file)
     const { stream, warnings } = await openReportStream(source, hash, opts)
     await send({ kind: 'opened', file, contentHash: hash })

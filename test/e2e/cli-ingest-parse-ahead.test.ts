@@ -114,4 +114,20 @@ describe('flakewatch ingest of several files (parsed in a worker thread)', () =>
     expect(summary.ingested.map((e) => e.file)).toEqual([files[1]])
     expect(stored(db).results).toEqual([expect.objectContaining({ test_id: 'u::n::three', status: 0 })])
   })
+
+  it('parses a file over 8 MB in the main thread and the others in the worker, all stored', async () => {
+    const padding = `<!-- ${'x'.repeat(9 * 1024 * 1024)} -->`
+    const dir = testdir({
+      'a.xml': junit(`${padding}\n<testcase classname="big" name="one"/>`),
+      'b.xml': FILES['b.xml'],
+    })
+    const db = join(dir, 'mixed.db')
+    const out = await runCli(['ingest', dir, '--db', db, '--suite', 'u', '--json'])
+    expect(out.exitCode).toBe(0)
+    expect((JSON.parse(out.stdout) as Summary).ingested.map((e) => e.file.slice(dir.length + 1))).toEqual([
+      'a.xml',
+      'b.xml',
+    ])
+    expect(stored(db).results.map((r) => (r as { test_id: string }).test_id)).toEqual(['u::big::one', 'u::n::three'])
+  })
 })
