@@ -7,12 +7,14 @@ import { streamReport } from '../ingest/parse-report.js'
 import { MAX_FILES_PER_COMMAND, resolveIngestLimits, type IngestLimits } from '../limits.js'
 import { sourceFromBuffer, sourceFromFile } from '../ingest/source.js'
 import type { ReportSource } from '../ingest/types.js'
-import type { Store } from '../store/store.js'
+import type { ReportStream, Store } from '../store/store.js'
+import type { IngestWarnings } from '../ingest/warnings.js'
 import { buildReportStream } from './build-batch.js'
+import { parseAhead } from './parse-ahead.js'
 import type { RunContext } from './run-context.js'
 
 /** Reports up to this size are hashed from one read; larger ones stream. */
-const WHOLE_READ_BYTES = 8 * 1024 * 1024
+export const WHOLE_READ_BYTES = 8 * 1024 * 1024
 
 /** Report files a directory may hold. */
 const REPORT_GLOB = '**/*.{xml,json,trx}'
@@ -116,37 +118,52 @@ export async function ingestSource(
   summary: IngestSummary = emptySummary(),
 ): Promise<IngestSummary> {
   try {
-    const limits = resolveIngestLimits(opts.limits)
-    const parsed = await streamReport(source, { format: opts.format, limits })
-    const { stream, warnings } = buildReportStream({
-      parsed,
-      file: source.name,
-      contentHash,
-      context: opts.context,
-      limits,
-      root: opts.root,
-    })
-    const outcomes = await opts.store.ingestStream(stream, {
-      replace: opts.replace,
-      maxAttemptsPerResult: limits.maxAttemptsPerResult,
-    })
-    const noted = warnings.list()
-    for (const o of outcomes) {
-      if (o.outcome === 'duplicate') summary.duplicates.push({ file: source.name, run_id: o.runId })
-      else
-        summary.ingested.push({
-          file: source.name,
-          run_id: o.runId,
-          tests: o.tests,
-          results: o.results,
-          attempts: o.attempts,
-          ...(noted.length > 0 ? { warnings: noted } : {}),
-        })
-    }
+    const { stream, warnings } = await openReportStream(source, contentHash, opts)
+    await storeReportStream(stream, () => warnings.list(), opts, summary)
   } catch (error) {
     summary.failed.push({ file: source.name, error: errorText(error) })
   }
   return summary
+}
+
+/** What parsing needs of the ingest options: plain data, so that a worker thread can be given it. */
+export type ParseReportOptions = Pick<IngestSourceOptions, 'format' | 'context' | 'limits' | 'root'>
+
+/** Detects, opens and normalises one report as the stream the store writes (nothing is parsed until pulled). */
+export async function openReportStream(
+  source: ReportSource,
+  contentHash: string,
+  opts: ParseReportOptions,
+): Promise<{ stream: ReportStream; warnings: IngestWarnings }> {
+  const limits = resolveIngestLimits(opts.limits)
+  const parsed = await streamReport(source, { format: opts.format, limits })
+  return buildReportStream({ parsed, file: source.name, contentHash, context: opts.context, limits, root: opts.root })
+}
+
+/** Stores one report stream in one transaction and adds its outcome to `summary`; throws what the store throws. */
+async function storeReportStream(
+  stream: ReportStream,
+  warnings: () => string[],
+  opts: IngestSourceOptions,
+  summary: IngestSummary,
+): Promise<void> {
+  const outcomes = await opts.store.ingestStream(stream, {
+    replace: opts.replace,
+    maxAttemptsPerResult: resolveIngestLimits(opts.limits).maxAttemptsPerResult,
+  })
+  const noted = warnings()
+  for (const o of outcomes) {
+    if (o.outcome === 'duplicate') summary.duplicates.push({ file: stream.file, run_id: o.runId })
+    else
+      summary.ingested.push({
+        file: stream.file,
+        run_id: o.runId,
+        tests: o.tests,
+        results: o.results,
+        attempts: o.attempts,
+        ...(noted.length > 0 ? { warnings: noted } : {}),
+      })
+  }
 }
 
 /** Ingests in-memory content (an HTTP upload). */
@@ -172,14 +189,24 @@ export async function ingestFiles(opts: IngestFilesOptions): Promise<IngestSumma
   }
   for (const m of missing) summary.failed.push({ file: m, error: `${m}: no such file, directory or matching glob` })
   let done = 0
-  for (const file of files) {
-    try {
-      const { source, hash } = await openReportFile(file)
-      await ingestSource(source, hash, opts, summary)
-    } catch (error) {
-      summary.failed.push({ file, error: errorText(error) })
+  const ahead = parseAhead(files, opts)
+  try {
+    for (const file of files) {
+      try {
+        const parsed = await ahead?.next(file)
+        if (parsed) {
+          await storeReportStream(parsed.stream, parsed.warnings, opts, summary)
+        } else {
+          const { source, hash } = await openReportFile(file)
+          await ingestSource(source, hash, opts, summary)
+        }
+      } catch (error) {
+        summary.failed.push({ file, error: errorText(error) })
+      }
+      opts.onProgress?.(++done, files.length, file)
     }
-    opts.onProgress?.(++done, files.length, file)
+  } finally {
+    await ahead?.close()
   }
   return summary
 }

@@ -1,0 +1,49 @@
+import { stat } from 'node:fs/promises'
+import { parentPort, workerData } from 'node:worker_threads'
+import { FlakewatchError } from '../errors.js'
+import { openReportFile, openReportStream, WHOLE_READ_BYTES } from './ingest-files.js'
+import { packRunBatch } from './packed-batch.js'
+import type { FromParser, ParseAheadData } from './parse-ahead.js'
+
+/**
+ * The parsing side of `parseAhead`: reads, parses and normalises the command's reports in order, one message per
+ * step, and waits for a credit before each one, so that at most `window` messages are ever in flight.
+ */
+const { files, opts, window } = workerData as ParseAheadData
+const port = parentPort!
+let credits = window
+let wake: (() => void) | null = null
+port.on('message', () => {
+  credits++
+  wake?.()
+  wake = null
+})
+
+async function send(message: FromParser): Promise<void> {
+  while (credits === 0) await new Promise<void>((resolve) => (wake = resolve))
+  credits--
+  port.postMessage(message)
+}
+
+function relayed(file: string, error: unknown): FromParser {
+  const message = error instanceof Error ? error.message : String(error)
+  return { kind: 'error', file, message, code: error instanceof FlakewatchError ? error.code : undefined }
+}
+
+for (const file of files) {
+  try {
+    // A big file is parsed by the store's thread: a second heap parsing it would double the memory it costs.
+    if ((await stat(file)).size > WHOLE_READ_BYTES) {
+      await send({ kind: 'local', file })
+      continue
+    }
+    const { source, hash } = await openReportFile(file)
+    const { stream, warnings } = await openReportStream(source, hash, opts)
+    await send({ kind: 'opened', file, contentHash: hash })
+    for await (const batch of stream.chunks) await send({ kind: 'chunk', file, batch: batch.map(packRunBatch) })
+    const runs = stream.runs()
+    await send({ kind: 'end', file, runs, warnings: warnings.list() })
+  } catch (error) {
+    await send(relayed(file, error))
+  }
+}
