@@ -2,33 +2,15 @@
 // wall time and peak RSS of `analyze` (table, --json, --format markdown), `show`, `export csv` and `export stats`,
 // each as its own process, beside a bare scan of the same store (every history read, nothing analysed) measured in
 // the same run. Stores are built through the store API (test/helpers/scale-store.ts).
-import { execFileSync, spawnSync } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import os from 'node:os'
-import { mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { compileTestHelpers } from './lib/test-helpers.mjs'
 
 const root = join(import.meta.dirname, '..')
-const dir = join(import.meta.dirname, '.tmp', 'analysis-scale')
-if (!process.env.BENCH_KEEP) rmSync(dir, { recursive: true, force: true })
-mkdirSync(dir, { recursive: true })
-execFileSync(
-  process.execPath,
-  [
-    join(root, 'node_modules/typescript/bin/tsc'),
-    'test/helpers/scale-store.ts',
-    '--outDir',
-    join(dir, 'gen'),
-    '--rootDir',
-    '.',
-    '--module',
-    'nodenext',
-    '--target',
-    'es2022',
-    '--skipLibCheck',
-  ],
-  { cwd: root },
-)
-const { buildScaleStore, scaleTestId } = await import(join(dir, 'gen', 'test', 'helpers', 'scale-store.js'))
+const { dir, importHelper } = compileTestHelpers('analysis-scale', ['test/helpers/scale-store.ts'])
+const { buildScaleStore, scaleTestId } = await importHelper('test/helpers/scale-store.ts')
 const { openSqliteStore } = await import('../dist/store/sqlite/sqlite-store.js')
 
 const SCALE = Number(process.env.BENCH_SCALE ?? 1_000_000)
@@ -107,5 +89,9 @@ for (const shape of SHAPES) {
     })
   }
 }
-line({ bench: 'analysis-scale', metric: 'machine load (uptime 1-min average) at the end', value: os.loadavg()[0].toFixed(2) })
+line({
+  bench: 'analysis-scale',
+  metric: 'machine load (uptime 1-min average) at the end',
+  value: os.loadavg()[0].toFixed(2),
+})
 if (!process.env.BENCH_KEEP) rmSync(dir, { recursive: true, force: true })

@@ -1,34 +1,13 @@
 // Full analysis of 10,000 tests × 100 runs (1M stored results) through one streaming scan, beside the naive
 // per-test-query baseline (the Breadcrumb reference's getRuns per test) measured in the same run; then the
 // verdict accuracy on generated histories with known truth (precision and recall of flaky and broken).
-import { execFileSync } from 'node:child_process'
 import os from 'node:os'
-import { mkdirSync, rmSync } from 'node:fs'
+import { rmSync } from 'node:fs'
 import { join } from 'node:path'
+import { compileTestHelpers } from './lib/test-helpers.mjs'
 
-const root = join(import.meta.dirname, '..')
-const dir = join(import.meta.dirname, '.tmp', 'analysis')
-if (!process.env.BENCH_KEEP) rmSync(dir, { recursive: true, force: true })
-mkdirSync(dir, { recursive: true })
-// The generators are TypeScript test helpers; compile them next to a copy of the model types they import.
-execFileSync(
-  process.execPath,
-  [
-    join(root, 'node_modules/typescript/bin/tsc'),
-    'test/analysis/generate.ts',
-    '--outDir',
-    join(dir, 'gen'),
-    '--rootDir',
-    '.',
-    '--module',
-    'nodenext',
-    '--target',
-    'es2022',
-    '--skipLibCheck',
-  ],
-  { cwd: root },
-)
-const gen = await import(join(dir, 'gen', 'test', 'analysis', 'generate.js'))
+const { dir, importHelper } = compileTestHelpers('analysis', ['test/analysis/generate.ts'])
+const gen = await importHelper('test/analysis/generate.ts')
 const { openSqliteStore } = await import('../dist/store/sqlite/sqlite-store.js')
 const { analyzeStore } = await import('../dist/pipeline/analyze-store.js')
 const { analyzeTest, resolveAnalysisConfig, infraRunIds } = await import('../dist/analysis/index.js')

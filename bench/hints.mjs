@@ -2,34 +2,16 @@
 // the share of its tests whose hints name it, and the share of stable and randomly flaky tests (the controls) that
 // get any root-cause hint at all. Also the time the hints add to the analysis of the same histories, measured in
 // the same run against the analysis with the hint tests switched off (minFailures above every test's failures).
-import { execFileSync } from 'node:child_process'
-import { mkdirSync, rmSync } from 'node:fs'
+import { rmSync } from 'node:fs'
 import { join } from 'node:path'
+import { compileTestHelpers } from './lib/test-helpers.mjs'
 
-const root = join(import.meta.dirname, '..')
-const dir = join(import.meta.dirname, '.tmp', 'hints')
-rmSync(dir, { recursive: true, force: true })
-mkdirSync(dir, { recursive: true })
-execFileSync(
-  process.execPath,
-  [
-    join(root, 'node_modules/typescript/bin/tsc'),
-    'test/analysis/generate-causes.ts',
-    'test/analysis/judge-hints.ts',
-    '--outDir',
-    join(dir, 'gen'),
-    '--rootDir',
-    '.',
-    '--module',
-    'nodenext',
-    '--target',
-    'es2022',
-    '--skipLibCheck',
-  ],
-  { cwd: root },
-)
-const gen = await import(join(dir, 'gen', 'test', 'analysis', 'generate-causes.js'))
-const judge = await import(join(dir, 'gen', 'test', 'analysis', 'judge-hints.js'))
+const { dir, importHelper } = compileTestHelpers('hints', [
+  'test/analysis/generate-causes.ts',
+  'test/analysis/judge-hints.ts',
+])
+const gen = await importHelper('test/analysis/generate-causes.ts')
+const judge = await importHelper('test/analysis/judge-hints.ts')
 const { analyzeHistories, resolveAnalysisConfig } = await import('../dist/analysis/index.js')
 
 const SEEDS = Number(process.env.BENCH_SEEDS ?? 3)
