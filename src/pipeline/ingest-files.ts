@@ -12,6 +12,7 @@ import type { IngestWarnings } from '../ingest/warnings.js'
 import { buildReportStream } from './build-batch.js'
 import { parseAhead } from './parse-ahead.js'
 import type { RunContext } from './run-context.js'
+import type { UploadResponse } from '../server/api-types.js'
 
 /** Reports up to this size are hashed from one read; larger ones stream. */
 export const WHOLE_READ_BYTES = 8 * 1024 * 1024
@@ -19,22 +20,14 @@ export const WHOLE_READ_BYTES = 8 * 1024 * 1024
 /** Report files a directory may hold. */
 const REPORT_GLOB = '**/*.{xml,json,trx}'
 
-export interface IngestedEntry {
-  file: string
-  run_id: string
-  tests: number
-  results: number
-  attempts: number
-  /** What ingest did not trust in the report and replaced (present only when something was). */
-  warnings?: string[]
-}
+/** One stored report, as `flakewatch ingest --json` prints it. */
+export type IngestedEntry = IngestSummary['ingested'][number]
 
-/** The JSON shape `flakewatch ingest --json` prints, also returned by the upload endpoint. */
-export interface IngestSummary {
-  ingested: IngestedEntry[]
-  duplicates: { file: string; run_id: string }[]
-  failed: { file: string; error: string }[]
-}
+/**
+ * The JSON shape `flakewatch ingest --json` prints, also returned by the upload endpoint: declared once, with the
+ * API's browser-safe types, so the CLI's output and the HTTP answer cannot drift apart.
+ */
+export type IngestSummary = UploadResponse
 
 export interface IngestSourceOptions {
   store: Store
