@@ -42,6 +42,8 @@ export interface SnapshotTest {
   name: string
   module: string
   suite: string
+  /** The rest of its ref, so that a test's detail needs no query for it. */
+  file: string | null
   verdict: VerdictKind
   score: number
   confidence: number
@@ -330,6 +332,7 @@ function snapshotTestOf(
     name: analysis.test.name,
     module: analysis.test.module,
     suite: analysis.test.suite,
+    file: analysis.test.file,
     verdict: analysis.verdict,
     score: analysis.score,
     confidence: analysis.confidence,
@@ -351,6 +354,11 @@ function snapshotTestOf(
     lastFailure: lastFailure > -Infinity ? lastFailure : null,
     days: countDays(entries, excludedRuns, cfg.verdict.brokenMinConsecutive),
   }
+}
+
+/** The test a snapshot analysed, as the store names it. */
+export function testRefOf(t: SnapshotTest): TestRef {
+  return { testId: t.testId, suite: t.suite, module: t.module, name: t.name, file: t.file }
 }
 
 function heatColumns(state: RunState): Map<string, number> {
