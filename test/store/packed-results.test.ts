@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { Result } from '../../src/model.js'
-import { packRunBatch, unpackRunBatch } from '../../src/pipeline/packed-batch.js'
+import { packRunBatch, TestSlots, unpackRunBatch } from '../../src/store/packed-results.js'
 import type { RunBatch } from '../../src/store/store.js'
 
 const test = (name: string, file: string | null = 'f.ts') => ({
@@ -42,15 +42,37 @@ describe('packed run batches (between the parse worker and the store)', () => {
         plain('f', { status: 'failed' }),
       ],
     }
-    const packed = packRunBatch(batch)
+    const packed = packRunBatch(batch, new TestSlots())
     expect(packed.whole.map((r) => r.test.name)).toEqual(['c', 'e'])
     expect(structuredClone(unpackRunBatch(structuredClone(packed)))).toEqual(batch)
   })
 
   it('keep an absent position as none', () => {
     const { results } = unpackRunBatch(
-      packRunBatch({ run: {} as RunBatch['run'], results: [plain('a', { position: undefined })] }),
+      packRunBatch({ run: {} as RunBatch['run'], results: [plain('a', { position: undefined })] }, new TestSlots()),
     )
     expect(results[0]!.position).toBeNull()
+  })
+
+  it('number a test id the same in every batch of one numbering, and start afresh past its bound', () => {
+    const slots = new TestSlots()
+    const run = {} as RunBatch['run']
+    const first = packRunBatch({ run, results: [plain('a'), plain('b')] }, slots)
+    const second = packRunBatch({ run, results: [plain('c'), plain('a')] }, slots)
+    expect(second.numbering).toBe(first.numbering)
+    expect([...first.slots, ...second.slots]).toEqual([0, 1, 2, 0])
+    slots.reserve(100_000)
+    const third = packRunBatch({ run, results: [plain('c')] }, slots)
+    expect(third.numbering).not.toBe(first.numbering)
+    expect([...third.slots]).toEqual([0])
+  })
+
+  it('carry ids, names and files of any length and characters', () => {
+    const odd = plain('x', { test: { testId: 'u::m::€ \0 x', suite: 'u', module: '', name: '€ \0 x', file: '' } })
+    const batch: RunBatch = {
+      run: {} as RunBatch['run'],
+      results: [plain('a'), odd, plain('b', { test: test('b', null) })],
+    }
+    expect(unpackRunBatch(structuredClone(packRunBatch(batch, new TestSlots())))).toEqual(batch)
   })
 })
