@@ -39,8 +39,12 @@ const HEALING = 2
 const NO_FILE = 4
 const STATUS_SHIFT = 3
 
-/** Tests numbered before a numbering starts afresh: the worker's map and the store's slot keys stay this small. */
+/**
+ * Tests numbered, and characters of their ids kept, before a numbering starts afresh: the worker's map and the
+ * store's slot keys stay this small even when names are long (a test id may be 48K characters).
+ */
 const MAX_SLOTS = 100_000
+const MAX_SLOT_CHARS = 16 * 1024 * 1024
 
 /**
  * Numbers test ids for the store's thread, so that it finds a test's key by index instead of hashing its id:
@@ -49,17 +53,22 @@ const MAX_SLOTS = 100_000
 export class TestSlots {
   id = randomUUID()
   private readonly slots = new Map<string, number>()
+  private chars = 0
 
-  /** Makes room for `count` more tests in the current numbering, or starts a new one. */
-  reserve(count: number): void {
-    if (this.slots.size + count <= MAX_SLOTS) return
+  /** Makes room for `count` more tests of `chars` characters in the current numbering, or starts a new one. */
+  reserve(count: number, chars: number): void {
+    if (this.slots.size + count <= MAX_SLOTS && this.chars + chars <= MAX_SLOT_CHARS) return
     this.slots.clear()
+    this.chars = 0
     this.id = randomUUID()
   }
 
   slot(testId: string): number {
     let slot = this.slots.get(testId)
-    if (slot === undefined) this.slots.set(testId, (slot = this.slots.size))
+    if (slot === undefined) {
+      this.slots.set(testId, (slot = this.slots.size))
+      this.chars += testId.length
+    }
     return slot
   }
 }
@@ -69,7 +78,9 @@ function isPlain(r: Result): boolean {
 }
 
 export function packRunBatch({ run, results }: RunBatch, numbering: TestSlots): PackedRunBatch {
-  numbering.reserve(results.length)
+  let chars = 0
+  for (const r of results) chars += r.test.testId.length
+  numbering.reserve(results.length, chars)
   const numbers = new Float64Array(results.length * FIELDS)
   const slots = new Int32Array(results.length)
   const ends = new Int32Array(results.length * TEXT_FIELDS)

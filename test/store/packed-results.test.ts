@@ -61,10 +61,16 @@ describe('packed run batches (between the parse worker and the store)', () => {
     const second = packRunBatch({ run, results: [plain('c'), plain('a')] }, slots)
     expect(second.numbering).toBe(first.numbering)
     expect([...first.slots, ...second.slots]).toEqual([0, 1, 2, 0])
-    slots.reserve(100_000)
+    slots.reserve(100_000, 0)
     const third = packRunBatch({ run, results: [plain('c')] }, slots)
     expect(third.numbering).not.toBe(first.numbering)
     expect([...third.slots]).toEqual([0])
+    // Long ids end a numbering sooner: its map is bounded in characters too.
+    const long = 'x'.repeat(9 * 1024 * 1024)
+    const big = packRunBatch({ run, results: [plain(long)] }, slots)
+    expect(big.numbering).toBe(third.numbering)
+    const bigger = packRunBatch({ run, results: [plain(long)] }, slots)
+    expect(bigger.numbering).not.toBe(big.numbering)
   })
 
   it('carry ids, names and files of any length and characters', () => {
