@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises'
 import { parentPort, workerData } from 'node:worker_threads'
 import { FlakewatchError } from '../errors.js'
 import { openReportFile, openReportStream, WHOLE_READ_BYTES } from './ingest-files.js'
-import { packRunBatch, TestSlots, unpackRunBatch } from '../store/packed-results.js'
+import { packRunBatch, TestSlots } from '../store/packed-results.js'
 import type { FromParser, ParseAheadData } from './parse-ahead.js'
 
 /**
@@ -43,7 +43,7 @@ for (const file of files) {
     const { stream, warnings } = await openReportStream(source, hash, opts)
     await send({ kind: 'opened', file, contentHash: hash })
     for await (const batch of stream.chunks) {
-      await send({ kind: 'chunk', file, batch: batch.map((b) => packRunBatch(unpackRunBatch(b), slots)) })
+      await send({ kind: 'chunk', file, batch: batch.map((b) => packRunBatch(b, slots)) })
     }
     const runs = stream.runs()
     await send({ kind: 'end', file, runs, warnings: warnings.list() })
