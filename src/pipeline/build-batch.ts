@@ -132,7 +132,10 @@ interface RunGroup {
  * fixed when the first chunk arrives; the rest of the run's metadata is final in `stream.runs()`.
  * @example const { stream, warnings } = buildReportStream({ parsed, file, contentHash, context })
  */
-export function buildReportStream(input: BuildStreamInput): { stream: ReportStream; warnings: IngestWarnings } {
+export function buildReportStream(input: BuildStreamInput): {
+  stream: ReportStream<RunBatch>
+  warnings: IngestWarnings
+} {
   const { parsed, context, file } = input
   const limits = resolveIngestLimits(input.limits)
   const now = input.now ?? Date.now()

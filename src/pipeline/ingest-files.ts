@@ -7,7 +7,7 @@ import { streamReport } from '../ingest/parse-report.js'
 import { MAX_FILES_PER_COMMAND, resolveIngestLimits, type IngestLimits } from '../limits.js'
 import { sourceFromBuffer, sourceFromFile } from '../ingest/source.js'
 import type { ReportSource } from '../ingest/types.js'
-import type { ReportStream, Store } from '../store/store.js'
+import type { ReportStream, RunBatch, Store } from '../store/store.js'
 import type { IngestWarnings } from '../ingest/warnings.js'
 import { buildReportStream } from './build-batch.js'
 import { parseAhead } from './parse-ahead.js'
@@ -127,7 +127,7 @@ export async function openReportStream(
   source: ReportSource,
   contentHash: string,
   opts: ParseReportOptions,
-): Promise<{ stream: ReportStream; warnings: IngestWarnings }> {
+): Promise<{ stream: ReportStream<RunBatch>; warnings: IngestWarnings }> {
   const limits = resolveIngestLimits(opts.limits)
   const parsed = await streamReport(source, { format: opts.format, limits })
   return buildReportStream({ parsed, file: source.name, contentHash, context: opts.context, limits, root: opts.root })

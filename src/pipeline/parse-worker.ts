@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises'
 import { parentPort, workerData } from 'node:worker_threads'
 import { FlakewatchError } from '../errors.js'
 import { openReportFile, openReportStream, WHOLE_READ_BYTES } from './ingest-files.js'
-import { packRunBatch } from './packed-batch.js'
+import { packRunBatch, TestSlots } from '../store/packed-results.js'
 import type { FromParser, ParseAheadData } from './parse-ahead.js'
 
 /**
@@ -12,9 +12,11 @@ import type { FromParser, ParseAheadData } from './parse-ahead.js'
 const { files, opts, window } = workerData as ParseAheadData
 const port = parentPort!
 let credits = window
+// One numbering for the whole command: a test's slot stays the same from report to report.
+const slots = new TestSlots()
 let wake: (() => void) | null = null
-port.on('message', () => {
-  credits++
+port.on('message', (returned: number) => {
+  credits += returned
   wake?.()
   wake = null
 })
@@ -40,7 +42,9 @@ for (const file of files) {
     const { source, hash } = await openReportFile(file)
     const { stream, warnings } = await openReportStream(source, hash, opts)
     await send({ kind: 'opened', file, contentHash: hash })
-    for await (const batch of stream.chunks) await send({ kind: 'chunk', file, batch: batch.map(packRunBatch) })
+    for await (const batch of stream.chunks) {
+      await send({ kind: 'chunk', file, batch: batch.map((b) => packRunBatch(b, slots)) })
+    }
     const runs = stream.runs()
     await send({ kind: 'end', file, runs, warnings: warnings.list() })
   } catch (error) {

@@ -5,14 +5,17 @@ import { sourceFromFile } from '../ingest/source.js'
 import { xmlSteps, type XmlHandlers } from '../ingest/xml-stream.js'
 import { escapeXml } from './junit-out.js'
 
-/** One JUnit report of the job, with the test id of each `<testcase>` element in document order. */
+/** One JUnit report of the job, and what the gate forgave in it, case by case. */
 export interface JunitInput {
   file: string
-  caseIds: string[]
+  /** `<testcase>` elements the parser read (a nested one is not a case of its own). */
+  cases: number
+  /**
+   * Why the `index`th `<testcase>` (document order) is shown as skipped, when its failure is forgiven: the
+   * `<skipped message>`, before the original message.
+   */
+  noteOf(index: number): string | undefined
 }
-
-/** Why a quarantined test's failure is shown as skipped: the `<skipped message>`, before the original message. */
-export type SkipNote = (testId: string) => string | undefined
 
 const SUITE = new Set(['testsuites', 'testsuite'])
 const FAILING = new Set(['failure', 'error'])
@@ -31,9 +34,9 @@ interface Delta {
  * error and skipped counts follow. Several reports go under one `<testsuites>`.
  * Two streaming passes per report (counts first, since a suite's counts come before its cases), so memory stays
  * flat whatever the size.
- * @example await rewriteJunit([{ file: 'junit.xml', caseIds }], (id) => forgiven.get(id), 'gated.xml')
+ * @example await rewriteJunit([{ file: 'junit.xml', cases: 3, noteOf: (i) => (i === 1 ? 'quarantined: …' : undefined) }], 'gated.xml')
  */
-export async function rewriteJunit(inputs: JunitInput[], noteOf: SkipNote, outFile: string): Promise<void> {
+export async function rewriteJunit(inputs: JunitInput[], outFile: string): Promise<void> {
   const out = createWriteStream(outFile, { encoding: 'utf8' })
   const closed = once(out, 'close')
   try {
@@ -41,8 +44,8 @@ export async function rewriteJunit(inputs: JunitInput[], noteOf: SkipNote, outFi
     out.write('<?xml version="1.0" encoding="UTF-8"?>\n')
     if (wrap) out.write('<testsuites name="flakewatch gate">\n')
     for (const input of inputs) {
-      const deltas = await suiteDeltas(input, noteOf)
-      await copyReport(input, noteOf, deltas, wrap, out)
+      const deltas = await suiteDeltas(input)
+      await copyReport(input, deltas, wrap, out)
     }
     if (wrap) out.write('\n</testsuites>\n')
     else out.write('\n')
@@ -53,7 +56,7 @@ export async function rewriteJunit(inputs: JunitInput[], noteOf: SkipNote, outFi
 }
 
 /** Walks the testcases as the JUnit parser does: a `<testcase>` inside another one is not a case of its own. */
-function caseWalker(input: JunitInput, noteOf: SkipNote) {
+function caseWalker(input: JunitInput) {
   let index = 0
   let caseDepth = -1
   let note: string | undefined
@@ -61,10 +64,9 @@ function caseWalker(input: JunitInput, noteOf: SkipNote) {
     /** On an opening tag: whether it starts a case, and the case's skip note when it is quarantined. */
     open(name: string, depth: number, file: string): void {
       if (caseDepth < 0 && name === 'testcase') {
-        const id = input.caseIds[index++]
-        if (id === undefined) throw new Error(`${file}: more <testcase> elements than the parser read`)
+        if (index >= input.cases) throw new Error(`${file}: more <testcase> elements than the parser read`)
         caseDepth = depth
-        note = noteOf(id)
+        note = input.noteOf(index++)
       }
     },
     close(depth: number): boolean {
@@ -87,10 +89,10 @@ function caseWalker(input: JunitInput, noteOf: SkipNote) {
 }
 
 /** First pass: by how much each suite element's counts change, by the suites' opening order. */
-async function suiteDeltas(input: JunitInput, noteOf: SkipNote): Promise<Delta[]> {
+async function suiteDeltas(input: JunitInput): Promise<Delta[]> {
   const deltas: Delta[] = []
   const open: number[] = []
-  const walker = caseWalker(input, noteOf)
+  const walker = caseWalker(input)
   let failed = false
   let errored = false
   await drain(
@@ -137,14 +139,8 @@ const BEFORE_SKIPPED = new Set(['rerunFailure', 'flakyFailure'])
 export const MAX_SKIPPED_BODY = 1024 * 1024
 
 /** Second pass: copies the report, element by element, with the quarantined outcomes and the counts changed. */
-async function copyReport(
-  input: JunitInput,
-  noteOf: SkipNote,
-  deltas: Delta[],
-  wrapped: boolean,
-  out: WriteStream,
-): Promise<void> {
-  const walker = caseWalker(input, noteOf)
+async function copyReport(input: JunitInput, deltas: Delta[], wrapped: boolean, out: WriteStream): Promise<void> {
+  const walker = caseWalker(input)
   let buffer = ''
   let suiteIndex = 0
   // Per open element: its name as written, or null when nothing is written for it (a self-closing tag, a

@@ -15,6 +15,11 @@ export function statusCode(status: ResultStatus): number {
   return code
 }
 
+/** A failing outcome by its code: `failed` or `error` (see isFailure). */
+export function isFailureCode(code: number): boolean {
+  return code === STATUS_CODE.failed || code === STATUS_CODE.error
+}
+
 const STATUS_BY_CODE: readonly ResultStatus[] = ['passed', 'failed', 'error', 'skipped']
 
 export function statusFromCode(code: number): ResultStatus {

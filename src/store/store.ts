@@ -1,6 +1,7 @@
 import type { ChainedAuditEntry } from './audit-chain.js'
 import type { NotificationStore } from './notifications.js'
 import type { Attempt, Result, Run, RunMeta, TestHistory, TestRef } from '../model.js'
+import type { AnyRunBatch } from './packed-results.js'
 
 /** The results of one run that one report file contributes. */
 export interface RunBatch {
@@ -34,7 +35,7 @@ export interface IngestOptions {
  * One report, streamed: the store writes each chunk as it comes, inside the report's one transaction (SQLite) or
  * COPY stream (PostgreSQL), so memory follows the chunk, never the report. All of it or none of it is stored.
  */
-export interface ReportStream {
+export interface ReportStream<Batch extends AnyRunBatch = AnyRunBatch> {
   /** The file name (or upload name), kept for provenance. */
   file: string
   /** sha256 of the report's bytes: the same content for the same run is a duplicate. */
@@ -42,9 +43,10 @@ export interface ReportStream {
   /**
    * The results in report order, a chunk at a time. Each run batch names its run with what is known of it so
    * far; the first chunk naming a run id creates (or finds) that run. A test repeated within one run of the
-   * report, in the same chunk or a later one, is folded into one result with all the attempts.
+   * report, in the same chunk or a later one, is folded into one result with all the attempts. A batch may come
+   * packed as columns (from the parse worker), with the same meaning.
    */
-  chunks: AsyncIterable<RunBatch[]>
+  chunks: AsyncIterable<Batch[]>
   /**
    * Called once `chunks` is exhausted: every run of the report in report order, with its final metadata (a
    * report may state its start time after its first test). Runs no chunk named (a report without results)

@@ -73,7 +73,8 @@ describe('gate --junit-out copies JUnit reports with only the quarantined failur
 
   it('Playwright: keeps system-out with its [[ATTACHMENT|…]] lines, adds no schema error', async () => {
     const input = join(PUBLIC_FIXTURES, 'playwright-junit/playwright-report.xml')
-    const id = 'unit::tests/grid.spec.ts::Grid › Data Entry › should open select dropdown options when pressing Spacebar in grid cell'
+    const id =
+      'unit::tests/grid.spec.ts::Grid › Data Entry › should open select dropdown options when pressing Spacebar in grid cell'
     const dir = testdir({}, 'junit-out-')
     // Three other failures are not quarantined: the job fails, and the copy still shows only this one skipped.
     const { out } = await gateWith([input], [id], dir, 1)
@@ -115,9 +116,21 @@ describe('gate --junit-out copies JUnit reports with only the quarantined failur
     const input = join(dir, 'TEST-io.acme.CartTest.xml')
     expect(await schemaErrors(input, XSD.surefire)).toEqual([])
     const q = ['unit::io.acme.CartTest::pays']
-    writeFileSync(join(dir, 'q.json'), JSON.stringify({ version: 1, quarantined: [{ test_id: q[0], reason: 'known flake' }] }))
+    writeFileSync(
+      join(dir, 'q.json'),
+      JSON.stringify({ version: 1, quarantined: [{ test_id: q[0], reason: 'known flake' }] }),
+    )
     const out = join(dir, 'gated.xml')
-    const res = await runCli(['gate', input, '--suite', 'unit', '--quarantine-file', join(dir, 'q.json'), '--junit-out', out])
+    const res = await runCli([
+      'gate',
+      input,
+      '--suite',
+      'unit',
+      '--quarantine-file',
+      join(dir, 'q.json'),
+      '--junit-out',
+      out,
+    ])
     expect(res.exitCode).toBe(1) // `totals` still fails
     expect(await schemaErrors(out, XSD.surefire)).toEqual([])
     const gated = readFileSync(out, 'utf8')
@@ -149,6 +162,53 @@ describe('gate --junit-out copies JUnit reports with only the quarantined failur
     expect(await schemaErrors(out, XSD.junit)).toEqual([])
     const both = new Map([...(await cases(a)), ...(await cases(b))])
     expect([...(await cases(out)).keys()].sort()).toEqual([...both.keys()].sort())
+  })
+
+  it('a test rerun as repeated <testcase> elements (gotestsum --rerun-fails): each of its failures is forgiven', async () => {
+    const report = `<?xml version="1.0" encoding="UTF-8"?>
+<testsuite name="pkg" tests="5" failures="3" errors="0">
+  <testcase classname="pkg" name="TestDial" time="0.2"><failure message="dial tcp: timeout">first try</failure></testcase>
+  <testcase classname="pkg" name="TestParse" time="0.1"/>
+  <testcase classname="pkg" name="TestRetry" time="0.1"><failure message="once">first try</failure></testcase>
+  <testcase classname="pkg" name="TestDial" time="0.2"><failure message="dial tcp: refused">second try</failure></testcase>
+  <testcase classname="pkg" name="TestRetry" time="0.1"/>
+</testsuite>
+`
+    const dir = testdir({ 'junit.xml': report }, 'junit-out-')
+    const { out } = await gateWith([join(dir, 'junit.xml')], ['unit::pkg::TestDial'], dir)
+    const gated = readFileSync(out, 'utf8')
+    expect(gated).toMatch(/<testsuite [^>]*failures="1"/)
+    expect(gated).toContain('<skipped message="quarantined: known flake (owner: team-a); failure: dial tcp: timeout">')
+    expect(gated).toContain('<skipped message="quarantined: known flake (owner: team-a); failure: dial tcp: refused">')
+    // The pass on retry is not a failure the gate forgave: its failed try stays as written.
+    expect(gated).toContain('<testcase classname="pkg" name="TestRetry" time="0.1"><failure message="once">')
+  })
+
+  it('a Playwright test in two projects: a rule for one project changes only that project’s case', async () => {
+    const suite = (project: string) =>
+      `<testsuite name="cart.spec.ts" hostname="${project}" tests="1" failures="1">` +
+      `<testcase name="pays" classname="cart.spec.ts" time="1"><failure message="Timeout 5000ms exceeded">x</failure></testcase>` +
+      `</testsuite>`
+    const report = `<testsuites id="" name="" tests="2" failures="2">${suite('chromium')}${suite('firefox')}</testsuites>`
+    const rule = {
+      id: 'chromium-timeouts',
+      match: { test_id: 'unit::**', env: { project: 'chromium' } },
+      reason: 'slow',
+    }
+    const dir = testdir(
+      { 'junit.xml': report, 'q.json': JSON.stringify({ version: 1, quarantined: [], rules: [rule] }) },
+      'junit-out-',
+    )
+    const out = join(dir, 'gated.xml')
+    const args = ['--suite', 'unit', '--quarantine-file', join(dir, 'q.json'), '--junit-out', out, '--json']
+    const res = await runCli(['gate', join(dir, 'junit.xml'), ...args])
+    expect(res.exitCode, res.stderr).toBe(1)
+    expect(JSON.parse(res.stdout)).toMatchObject({ quarantined: [{ rule: 'chromium-timeouts' }], blocking: [{}] })
+    const gated = readFileSync(out, 'utf8')
+    expect(gated).toMatch(
+      /hostname="chromium"[^>]*><testcase [^>]*><skipped message="quarantined by rule chromium-timeouts/,
+    )
+    expect(gated).toMatch(/hostname="firefox"[^>]*><testcase [^>]*><failure message="Timeout 5000ms exceeded"/)
   })
 
   it('a report in another format gets a JUnit copy written from its results, also valid', async () => {

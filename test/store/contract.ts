@@ -1,5 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { QuarantineRecord, Store } from '../../src/store/store.js'
+import type { Result, ResultStatus } from '../../src/model.js'
+import { packRunBatch, TestSlots } from '../../src/store/packed-results.js'
+import type { QuarantineRecord, RunBatch, Store } from '../../src/store/store.js'
 import { batch, flakyResult, history, result, runMeta } from '../helpers/builders.js'
 
 async function collect(store: Store, filter?: Parameters<Store['scanHistory']>[0]) {
@@ -456,6 +458,71 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       expect(await store.getQuarantine('unit::mod::a')).not.toBeNull()
       expect(await store.listAudit()).toHaveLength(1)
       expect(await store.getAttempts('unit::mod::a', 'r2')).toEqual([])
+    })
+
+    it('stores packed batches (from the parse worker) exactly as it stores the same results as objects', async () => {
+      const r1 = runMeta('r1', '2026-01-01T00:00:00Z')
+      const r2 = runMeta('r2', '2026-01-02T00:00:00Z')
+      // Failed without a message or error type: plain, yet kept as an attempt row.
+      const bare = (name: string, status: ResultStatus, extra: Partial<Result> = {}) =>
+        result(name, status, { errorType: null, message: null, ...extra })
+      const first = [
+        // Repeats: plain then whole (later chunk), whole then plain, plain twice in one chunk.
+        [{ run: r1, results: [bare('a', 'passed'), result('b', 'failed'), bare('c', 'failed'), bare('d', 'skipped')] }],
+        [{ run: r1, results: [bare('d', 'passed', { position: 4 }), result('b', 'passed'), flakyResult('a')] }],
+        [{ run: r1, results: [bare('e', 'passed', { durationMs: null, healingOccurred: true }), bare('c', 'error')] }],
+      ]
+      const reports: { hash: string; chunks: RunBatch[][]; replace?: boolean; objects?: boolean; fails?: boolean }[] = [
+        { hash: 'h1', chunks: first },
+        // Another shard of r1, merged: a is r1's already (skipped), f is new and repeats.
+        {
+          hash: 'h2',
+          chunks: [[{ run: r1, results: [bare('f', 'passed'), bare('a', 'failed'), bare('f', 'failed')] }]],
+        },
+        { hash: 'h1', chunks: first },
+        { hash: 'h1', replace: true, chunks: [[{ run: r1, results: [bare('a', 'failed'), bare('c', 'passed')] }]] },
+        // Tests x and y are created, then rolled back; z takes the next key; x and y come back under their slots.
+        { hash: 'h3', fails: true, chunks: [[{ run: r2, results: [bare('x', 'passed'), bare('y', 'passed')] }]] },
+        { hash: 'h4', objects: true, chunks: [[{ run: r2, results: [bare('z', 'passed')] }]] },
+        { hash: 'h5', chunks: [[{ run: r2, results: [bare('y', 'failed'), bare('x', 'passed')] }]] },
+      ]
+      async function ingestAll(target: Store, slots: TestSlots | null) {
+        const outcomes: unknown[] = []
+        for (const { hash, chunks, replace, objects, fails } of reports) {
+          async function* gen() {
+            for (const c of chunks) {
+              yield await Promise.resolve(slots && !objects ? c.map((b) => packRunBatch(b, slots)) : c)
+            }
+            if (fails) throw new Error('report truncated')
+          }
+          const runs = () => [chunks[0]![0]!.run]
+          outcomes.push(
+            await target
+              .ingestStream({ file: 'f', contentHash: hash, chunks: gen(), runs }, { replace })
+              .catch((error: Error) => error.message.replace(/^.*: /, '')),
+          )
+        }
+        const tests = 'abcdefxyz'.split('')
+        const attempts = []
+        for (const run of ['r1', 'r2'])
+          for (const t of tests) attempts.push(await target.getAttempts(`unit::mod::${t}`, run))
+        const stats = await target.stats()
+        return { outcomes, history: await collect(target), runs: await target.runSummaries(), attempts, stats }
+      }
+      const objects = await open()
+      try {
+        const packed = await ingestAll(store, new TestSlots())
+        expect(packed).toEqual(await ingestAll(objects, null))
+        expect(packed.outcomes.slice(0, 3)).toMatchObject([
+          [{ outcome: 'ingested', tests: 5, results: 5 }],
+          [{ outcome: 'ingested', tests: 2, results: 1 }],
+          [{ outcome: 'duplicate' }],
+        ])
+        const x = packed.history.find((h) => h.test.name === 'x')!
+        expect(x.entries.map((e) => [e.run.runId, e.status])).toEqual([['r2', 'passed']])
+      } finally {
+        await objects.close()
+      }
     })
 
     it('rolls back a whole report when any part fails', async () => {

@@ -6,7 +6,7 @@ import { InputError } from '../../errors.js'
 import { classifyFailures, type ClassifiedFailure } from '../../comment/classify.js'
 import { upsertComment, type CommentTarget, type PostCommentResult } from '../../comment/providers.js'
 import { renderComment } from '../../comment/render.js'
-import { createForgiver, isActive, type RunScope } from '../../quarantine/gate.js'
+import { createForgiver, isActive, type GateTotals, type RunScope } from '../../quarantine/gate.js'
 import type { QuarantineRecord, QuarantineRule } from '../../store/store.js'
 import { emitJson, type Io } from '../output.js'
 import type { GateCommandOptions } from './gate.js'
@@ -139,26 +139,26 @@ async function classify(
   })
 }
 
+/** A job's results as the comment needs them: the failures and passes on retry, each with its run, and the counts. */
+export interface CommentJob {
+  /** At least every failed, errored or passed-on-retry result (others are ignored). */
+  results: Result[]
+  /** The run of each result, for rules on branch and facets (from `readJobResults`). */
+  scopes?: ReadonlyMap<Result, RunScope>
+  totals: Pick<GateTotals, 'tests' | 'failed'>
+}
+
 /**
  * Posts (or updates) the pull-request comment for a run's results. Never throws for a posting problem: it comes
  * back as `{ ok: false, error }`, and only `--strict` makes the caller fail.
  */
-export async function commentOnResults(
-  results: Result[],
-  opts: CommentCommandOptions,
-  io: Io,
-  /** The run of each result, for rules on branch and facets (from `readJobResults`). */
-  scopes?: ReadonlyMap<Result, RunScope>,
-): Promise<CommentOutcome> {
-  const failures = await classify(results, scopes, opts, io)
+export async function commentOnResults(job: CommentJob, opts: CommentCommandOptions, io: Io): Promise<CommentOutcome> {
+  const failures = await classify(job.results, job.scopes, opts, io)
   const body = renderComment(failures, {
     key: opts.key,
     serverUrl: opts.serverUrl ?? io.env.FLAKEWATCH_SERVER_URL,
     title: opts.suite ?? io.env.FLAKEWATCH_SUITE,
-    totals: {
-      tests: results.length,
-      failed: results.filter((r) => r.status === 'failed' || r.status === 'error').length,
-    },
+    totals: { tests: job.totals.tests, failed: job.totals.failed },
     runUrl: opts.jobUrl ?? ciJobUrl(io.env),
   })
   if (opts.dryRun) return { ok: true, action: 'none', url: null, failures, body }
@@ -185,8 +185,7 @@ function ciJobUrl(env: NodeJS.ProcessEnv): string | null {
 /** `flakewatch comment <reports…>`. */
 export async function comment(reports: string[], opts: CommentCommandOptions, io: Io): Promise<CommentOutcome> {
   const { readJobResults } = await import('./gate.js')
-  const job = await readJobResults(reports, opts, io)
-  return commentOnResults(job.results, opts, io, job.scopes)
+  return commentOnResults(await readJobResults(reports, opts, io), opts, io)
 }
 
 export function printComment(outcome: CommentOutcome, opts: CommentCommandOptions & { json?: boolean }, io: Io): void {

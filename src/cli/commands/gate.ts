@@ -1,14 +1,22 @@
 import { appendFileSync, existsSync, writeFileSync } from 'node:fs'
 import type { Format } from '../../ingest/formats.js'
-import { parseReport } from '../../ingest/parse-report.js'
-import { relativeToRoot } from '../../ingest/repo-root.js'
-import { isFailure, makeTestId, type Result } from '../../model.js'
-import { buildReportBatch } from '../../pipeline/build-batch.js'
+import { streamReport } from '../../ingest/parse-report.js'
+import type { ParsedStream } from '../../ingest/types.js'
+import { isFailure, type Result } from '../../model.js'
+import { buildReportStream } from '../../pipeline/build-batch.js'
 import { expandInputs, openReportFile } from '../../pipeline/ingest-files.js'
 import type { QuarantineSet } from '../../quarantine/file.js'
-import { createForgiver, gate, type Forgiver, type GateResult, type RunScope } from '../../quarantine/gate.js'
+import {
+  createForgiver,
+  gate,
+  type Forgiver,
+  type GateResult,
+  type GateTotals,
+  type RunScope,
+} from '../../quarantine/gate.js'
 import { formatJunit, skipMessage } from '../../quarantine/junit-out.js'
-import { rewriteJunit, type JunitInput } from '../../quarantine/junit-rewrite.js'
+import { rewriteJunit } from '../../quarantine/junit-rewrite.js'
+import { ReportTally } from '../../quarantine/report-tally.js'
 import { suiteHints } from '../../quarantine/suite-hints.js'
 import { InputError } from '../../errors.js'
 import { emitJson, renderMarkdownTable, sanitizeCell, type Io } from '../output.js'
@@ -32,56 +40,103 @@ export interface GateCommandOptions extends RunFlags, StoreFlags {
 
 /** The job's results, each with the run it came from (for rules on branch and facets). */
 export interface JobResults {
+  /** Every result of the job, counted (repeats of a test in one run folded, as ingest folds them). */
+  totals: GateTotals
+  /** The results that can matter to the gate (failed, errored, passed on retry), or all of them with `all`. */
   results: Result[]
   scopes: Map<Result, RunScope>
-  /** The JUnit reports with each `<testcase>`'s test id, in document order, or null when a report is not JUnit. */
-  junit: JunitInput[] | null
+  /** The suites of the job's results. */
+  suites: Set<string>
+  /** The JUnit reports, read case by case, or null when a report is not JUnit. */
+  junit: { file: string; tally: ReportTally }[] | null
 }
 
-/** Reads the job's reports into results with the same test ids the store uses. Bad input throws (exit 2). */
-export async function readJobResults(inputs: string[], opts: GateCommandOptions, io: Io): Promise<JobResults> {
+/**
+ * Reads the job's reports into results with the same test ids the store uses. Reports stream: a passing test
+ * costs a few bytes (see `ReportTally`), so that a job of a million tests gates in bounded memory; `all` keeps
+ * every result instead (for `list`). Bad input throws (exit 2).
+ */
+export async function readJobResults(
+  inputs: string[],
+  opts: GateCommandOptions,
+  io: Io,
+  { all = false }: { all?: boolean } = {},
+): Promise<JobResults> {
   const { files, missing } = await expandInputs(inputs)
   if (missing.length) throw new InputError(`no report matches ${missing.map((m) => `"${m}"`).join(', ')}`)
   const context = runContextFromFlags(opts, io.env)
   const root = repoRootFromFlags(opts, io.env)
-  const results: Result[] = []
-  const scopes = new Map<Result, RunScope>()
-  let junit: JunitInput[] | null = []
+  const job: JobResults = {
+    totals: { tests: 0, passed: 0, failed: 0, skipped: 0 },
+    results: [],
+    scopes: new Map(),
+    suites: new Set(),
+    junit: [],
+  }
   for (const file of files) {
     const { source, hash } = await openReportFile(file)
-    const parsed = await parseReport(source, { format: opts.format })
-    const runs = buildReportBatch({ parsed, file, contentHash: hash, context, root }).runs
-    for (const run of runs) {
-      const scope = { branch: run.run.branch, env: run.run.env }
-      for (const r of run.results) {
-        results.push(r)
-        scopes.set(r, scope)
+    const parsed = await streamReport(source, { format: opts.format })
+    const junit = parsed.format === 'junit'
+    const { stream } = buildReportStream({ parsed: inDocumentOrder(parsed), file, contentHash: hash, context, root })
+    const tally = new ReportTally(all, junit && job.junit !== null)
+    for await (const batch of stream.chunks) {
+      for (const { run, results } of batch) {
+        if (results.length > 0) job.suites.add(run.suite)
+        for (const r of results) tally.add(r, run.runId, r.position!)
       }
     }
-    // The JUnit parser reads one case per <testcase>, in order: what the gated copy needs to find them again.
-    if (parsed.format === 'junit' && junit) {
-      const suite = runs[0]?.run.suite ?? ''
-      junit.push({ file, caseIds: parsed.cases.map((c) => makeTestId(suite, relativeToRoot(c.module, root), c.name)) })
-    } else junit = null
+    const scopes = new Map(stream.runs().map((run) => [run.runId, { branch: run.branch, env: run.env }]))
+    tally.end((runId) => scopes.get(runId)!, job.totals, job.results, job.scopes)
+    if (junit && job.junit) job.junit.push({ file, tally })
+    else job.junit = null
   }
-  return { results, scopes, junit }
+  return job
+}
+
+/**
+ * The cases with their document order as their position: the gated JUnit copy finds each `<testcase>` again by
+ * it. (The analysis's execution order, which some formats take from start times, plays no part in a gate.)
+ */
+function inDocumentOrder(parsed: ParsedStream): ParsedStream {
+  async function* cases() {
+    for await (const chunk of parsed.cases) {
+      for (const c of chunk) c.position = null
+      yield chunk
+    }
+  }
+  return { format: parsed.format, meta: parsed.meta, cases: cases() }
 }
 
 /**
  * The gated JUnit copy: JUnit reports are copied with only the quarantined failures changed; reports in other
- * formats are written from their results.
+ * formats are written from their results (read again whole: the streamed read kept only the failures).
  */
-async function writeJunitOut(file: string, job: JobResults, forgiverOf: (r: Result) => Forgiver | undefined) {
+async function writeJunitOut(
+  file: string,
+  job: JobResults,
+  forgiverFor: (scopes: ReadonlyMap<Result, RunScope>) => (r: Result) => Forgiver | undefined,
+  readAll: () => Promise<JobResults>,
+) {
   if (!job.junit || job.junit.length === 0) {
-    writeFileSync(file, formatJunit(job.results, forgiverOf))
+    const whole = await readAll()
+    writeFileSync(file, formatJunit(whole.results, forgiverFor(whole.scopes)))
     return
   }
-  const notes = new Map<string, string>()
+  const forgiverOf = forgiverFor(job.scopes)
+  const notes = new Map<Result, string>()
   for (const r of job.results) {
     const q = isFailure(r.status) ? forgiverOf(r) : undefined
-    if (q) notes.set(r.test.testId, skipMessage(q))
+    if (q) notes.set(r, skipMessage(q))
   }
-  await rewriteJunit(job.junit, (id) => notes.get(id), file)
+  const inputs = job.junit.map(({ file, tally }) => ({
+    file,
+    cases: tally.caseCount,
+    noteOf: (index: number) => {
+      const r = tally.resultAt(index)
+      return r && notes.get(r)
+    },
+  }))
+  await rewriteJunit(inputs, file)
 }
 
 interface LoadedQuarantines extends QuarantineSet {
@@ -135,7 +190,6 @@ async function loadQuarantines(
 
 export interface GateOutcome {
   result: GateResult
-  results: Result[]
 }
 
 /**
@@ -145,34 +199,37 @@ export interface GateOutcome {
 export async function runGate(inputs: string[], opts: GateCommandOptions, io: Io): Promise<GateOutcome> {
   opts = projectStoreFlags(opts, io.env)
   const job = await readJobResults(inputs, opts, io)
-  const { results, scopes } = job
-  if (results.length === 0 && !opts.allowEmpty) {
+  if (job.totals.tests === 0 && !opts.allowEmpty) {
     throw new InputError(
       `${inputs.join(', ')}: the report holds no test (0 tests), which usually means the test step broke before ` +
         'running anything; pass --allow-empty if an empty run is expected',
     )
   }
-  const reportSuites = new Set(results.map((r) => r.test.suite))
-  const loaded = await loadQuarantines(opts, io, reportSuites)
+  const { scopes } = job
+  const loaded = await loadQuarantines(opts, io, job.suites)
   const quarantines = new Map(loaded.records.map((r) => [r.testId, r]))
   const gateOpts = { failOnFlaky: opts.failOnFlaky, rules: loaded.rules, runOf: (r: Result) => scopes.get(r)! }
-  const result = gate(results, quarantines, gateOpts)
+  const result = gate(job.results, quarantines, { ...gateOpts, totals: job.totals })
   result.hints = suiteHints({
-    reportSuites,
+    reportSuites: job.suites,
     knownSuites: loaded.knownSuites,
     knownFrom: loaded.knownFrom,
     quarantinedIds: quarantines.keys(),
     blocking: result.blocking,
   })
-  if (opts.junitOut) await writeJunitOut(opts.junitOut, job, createForgiver(quarantines, gateOpts))
+  if (opts.junitOut) {
+    const forgiverFor = (of: ReadonlyMap<Result, RunScope>) =>
+      createForgiver(quarantines, { ...gateOpts, runOf: (r: Result) => of.get(r)! })
+    await writeJunitOut(opts.junitOut, job, forgiverFor, () => readJobResults(inputs, opts, io, { all: true }))
+  }
   if (opts.ingest) {
     const { ingest, printIngest } = await import('./ingest.js')
     const summary = await ingest(inputs, { ...opts, json: false, output: undefined }, io)
     printIngest(summary, { json: false }, { ...io, stdout: io.stderr })
   }
   if (io.env.GITHUB_STEP_SUMMARY) appendFileSync(io.env.GITHUB_STEP_SUMMARY, gateMarkdown(result))
-  if (opts.comment) await postGateComment(results, scopes, opts, io)
-  return { result, results }
+  if (opts.comment) await postGateComment(job, opts, io)
+  return { result }
 }
 
 const line = (e: { test_id: string; message: string | null }) =>
@@ -260,15 +317,10 @@ export function gateMarkdown(result: GateResult): string {
   return `${parts.join('\n')}\n`
 }
 
-async function postGateComment(
-  results: Result[],
-  scopes: ReadonlyMap<Result, RunScope>,
-  opts: GateCommandOptions,
-  io: Io,
-): Promise<void> {
+async function postGateComment(job: JobResults, opts: GateCommandOptions, io: Io): Promise<void> {
   try {
     const { commentOnResults, printComment } = await import('./comment.js')
-    printComment(await commentOnResults(results, opts, io, scopes), {}, io)
+    printComment(await commentOnResults(job, opts, io), {}, io)
   } catch (error) {
     io.stderr.write(`flakewatch comment: not posted: ${(error as Error).message}\n`)
   }

@@ -86,7 +86,7 @@ export async function listTests(reports: string[], opts: ListCommandOptions, io:
 /** The tests of the current run, from its report files (any format flakewatch reads), each once. */
 async function readCurrentTests(reports: string[], opts: ListCommandOptions, io: Io): Promise<TestRef[]> {
   const { readJobResults } = await import('./gate.js')
-  const { results } = await readJobResults(reports, { ...opts, format: opts.reportFormat }, io)
+  const { results } = await readJobResults(reports, { ...opts, format: opts.reportFormat }, io, { all: true })
   const byId = new Map<string, TestRef>()
   for (const r of results) if (!byId.has(r.test.testId)) byId.set(r.test.testId, r.test)
   return [...byId.values()]

@@ -4,7 +4,8 @@ import type { Attempt, Result, RunMeta } from '../../model.js'
 import { clip, isoToMs, messageKey, statusCode, statusFromCode } from '../codes.js'
 import { attemptLimit, checkAttempts, Seen, SeenTests, type RunState } from '../report-state.js'
 import { attemptsToStore, attemptSummary, storedPosition } from '../rows.js'
-import type { IngestOptions, ReportStream, RunBatch, RunOutcome } from '../store.js'
+import { unpackRunBatch, type AnyRunBatch } from '../packed-results.js'
+import type { IngestOptions, ReportStream, RunOutcome } from '../store.js'
 import type { ActiveRun, PostgresStore } from './postgres-store.js'
 import { prepareBatch, type PreparedRun } from './prepare-batch.js'
 
@@ -79,9 +80,10 @@ export class PgReportWriter {
     return state
   }
 
-  async write(chunk: RunBatch[]): Promise<void> {
+  async write(chunk: AnyRunBatch[]): Promise<void> {
     const batches: { state: PgRunState; results: Result[] }[] = []
-    for (const { run, results } of chunk) {
+    // COPY writes text built from objects: a packed batch is unpacked first.
+    for (const { run, results } of chunk.map(unpackRunBatch)) {
       const state = this.runs.get(run.runId) ?? (await this.claim(run))
       if (state.duplicate || results.length === 0) continue
       batches.push({ state, results: this.foldWithinChunk(results) })

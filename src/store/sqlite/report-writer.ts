@@ -1,9 +1,10 @@
 import { foldAttempts, type Repeatable } from '../../fold-attempts.js'
 import type { Attempt, Result, RunMeta } from '../../model.js'
-import { isoToMs, statusCode, statusFromCode } from '../codes.js'
+import { isFailureCode, isoToMs, statusCode, statusFromCode } from '../codes.js'
 import { attemptLimit, checkAttempts, Seen, SeenTests, type RunState } from '../report-state.js'
 import { attemptsToStore, attemptSummary, storedPosition } from '../rows.js'
-import type { IngestOptions, ReportStream, RunBatch, RunOutcome } from '../store.js'
+import { isPacked, packedResult, packedRow, type AnyRunBatch, type PackedRunBatch } from '../packed-results.js'
+import type { IngestOptions, ReportStream, RunOutcome } from '../store.js'
 import type { SqliteStore } from './sqlite-store.js'
 
 type Parts = ReturnType<SqliteStore['ingestParts']>
@@ -16,6 +17,12 @@ interface StoredResult {
   message: number | null
   healing: number
   position: number | null
+}
+
+/** A run's counts as its `runs` row keeps them (total, passed, failed, skipped, flaky), by status code. */
+interface SqliteRunState extends RunState {
+  /** Rows this report wrote: in a run it created, the run's counts without a recount. */
+  counts: { total: number; byStatus: number[]; flaky: number }
 }
 
 interface StoredAttempt {
@@ -32,7 +39,7 @@ interface StoredAttempt {
  */
 export class SqliteReportWriter {
   private readonly parts: Parts
-  private readonly runs = new Map<string, RunState>()
+  private readonly runs = new Map<string, SqliteRunState>()
   private readonly now = Date.now()
   private readonly nowIso = new Date(this.now).toISOString()
   private readonly maxAttempts: number
@@ -46,19 +53,64 @@ export class SqliteReportWriter {
     this.maxAttempts = attemptLimit(opts)
   }
 
-  write(chunk: RunBatch[]): void {
-    for (const { run, results } of chunk) {
-      const state = this.runs.get(run.runId) ?? this.claim(run)
+  write(chunk: AnyRunBatch[]): void {
+    for (const batch of chunk) {
+      const state = this.runs.get(batch.run.runId) ?? this.claim(batch.run)
       if (state.duplicate) continue
-      for (const r of results) this.writeResult(state, r)
+      if (isPacked(batch)) this.writePacked(state, batch)
+      else for (const r of batch.results) this.writeResult(state, r)
     }
   }
 
+  /** Results in report order: the plain ones bound straight from their columns, the others as objects. */
+  private writePacked(state: SqliteRunState, p: PackedRunBatch): void {
+    let w = 0
+    let n = 0
+    for (let i = 0; i < p.count; i++) {
+      if (p.wholeAt[w] === i) this.writeResult(state, p.whole[w++]!)
+      else this.writePlain(state, p, n++)
+    }
+  }
+
+  /** A result without attempts, message or error type: one row, and one attempt implied by it. */
+  private writePlain(state: SqliteRunState, p: PackedRunBatch, n: number): void {
+    const test = this.parts.slotKey(p, n)
+    if (!this.admit(state, test)) {
+      if (state.seen.get(test) === Seen.Written) this.fold(state, test, packedResult(p, n))
+      return
+    }
+    const { status, flaky, durationMs, healing, position } = packedRow(p, n)
+    const failed = isFailureCode(status) ? 1 : 0
+    const failedMs = failed ? (durationMs ?? 0) : 0
+    const { changes } = this.parts.stmts.insertResult.run(
+      test,
+      state.at,
+      state.key,
+      status,
+      flaky,
+      durationMs,
+      1,
+      failed,
+      failedMs,
+      null,
+      null,
+      healing,
+      position,
+    )
+    if (changes) {
+      this.count(state, status, flaky, 1)
+      state.attempts++
+      // A failure is kept as its attempt too (see attemptsToStore).
+      if (failed) this.parts.stmts.insertAttempt.run(state.key, test, 0, status, durationMs, null, null)
+    }
+    this.admitted(state, test, changes > 0)
+  }
+
   /** Finds or creates the run the first time the report names it; a report already stored is a duplicate. */
-  private claim(run: RunMeta): RunState {
+  private claim(run: RunMeta): SqliteRunState {
     const { stmts, runParams } = this.parts
     const existing = stmts.runByKey.get(run.runId) as { id: number; at: number } | undefined
-    const state: RunState = {
+    const state: SqliteRunState = {
       runId: run.runId,
       key: existing?.id ?? 0,
       at: existing?.at ?? 0,
@@ -70,6 +122,7 @@ export class SqliteReportWriter {
       tests: 0,
       results: 0,
       attempts: 0,
+      counts: { total: 0, byStatus: [0, 0, 0, 0], flaky: 0 },
     }
     this.runs.set(run.runId, state)
     const params = runParams(run, this.nowIso)
@@ -91,38 +144,53 @@ export class SqliteReportWriter {
     this.parts.stmts.mergeRun.run({ ...merge, id })
   }
 
-  private writeResult(state: RunState, r: Result): void {
-    const { stmts, testKey } = this.parts
+  private writeResult(state: SqliteRunState, r: Result): void {
+    const { testKey } = this.parts
     if (r.attempts.length > this.maxAttempts) {
       checkAttempts(this.stream.file, r.test.testId, r.attempts.length, this.maxAttempts)
     }
     const test = testKey(r.test)
-    const seen = state.seen.get(test)
-    if (seen === Seen.Written) return this.fold(state, test, r)
-    if (seen === Seen.Skipped) return
-    state.tests++
-    if (state.replacing) {
-      stmts.deleteResult.run(test, state.at, state.key)
-      stmts.deleteAttempts.run(state.key, test)
-    }
-    if (!this.insert(state, test, r)) {
-      state.seen.set(test, Seen.Skipped)
+    if (!this.admit(state, test)) {
+      if (state.seen.get(test) === Seen.Written) this.fold(state, test, r)
       return
     }
+    this.admitted(state, test, this.insert(state, test, r))
+  }
+
+  /**
+   * Whether a test's result is to be inserted: not when this report already wrote the test for this run (a
+   * repeat, folded by the caller) or another report of the run has it. Counts the test and, on --replace, clears
+   * the run's stored row for it.
+   */
+  private admit(state: SqliteRunState, test: number): boolean {
+    if (state.seen.get(test) !== Seen.No) return false
+    state.tests++
+    if (state.replacing) {
+      this.parts.stmts.deleteResult.run(test, state.at, state.key)
+      this.parts.stmts.deleteAttempts.run(state.key, test)
+    }
+    return true
+  }
+
+  /** After an admitted insert: false when the run already had the test from another report. */
+  private admitted(state: SqliteRunState, test: number, inserted: boolean): void {
+    if (!inserted) return state.seen.set(test, Seen.Skipped)
     state.seen.set(test, Seen.Written)
     state.results++
   }
 
   /** Inserts one result and its attempts; false when another report of the run already has this test. */
-  private insert(state: RunState, test: number, r: Result): boolean {
+  private insert(state: SqliteRunState, test: number, r: Result): boolean {
     const { stmts, messageId } = this.parts
     const sum = attemptSummary(r)
+    const status = statusCode(r.status)
+    const flaky = r.flakyOnRetry ? 1 : 0
     const inserted = stmts.insertResult.run(
       test,
       state.at,
       state.key,
-      statusCode(r.status),
-      r.flakyOnRetry ? 1 : 0,
+      status,
+      flaky,
       r.durationMs,
       sum.attempts,
       sum.failed,
@@ -133,6 +201,7 @@ export class SqliteReportWriter {
       storedPosition(r),
     ).changes
     if (!inserted) return false
+    this.count(state, status, flaky, 1)
     state.attempts += sum.attempts
     for (const a of attemptsToStore(r)) {
       stmts.insertAttempt.run(
@@ -148,24 +217,33 @@ export class SqliteReportWriter {
     return true
   }
 
+  /** Keeps the counts of a run this report created as rows go in (1) and out (-1), for finishRun. */
+  private count(state: SqliteRunState, status: number, flaky: number, sign: 1 | -1): void {
+    const c = state.counts
+    c.total += sign
+    c.byStatus[status]! += sign
+    c.flaky += flaky * sign
+  }
+
   /**
    * A test this report already wrote for this run, again (a rerun, a repeat, a second attempt reported as its
    * own case): what was written is read back and replaced by the fold of both. Rare, so reading back is cheaper
    * than keeping every written result in memory in case it repeats.
    */
-  private fold(state: RunState, test: number, r: Result): void {
+  private fold(state: SqliteRunState, test: number, r: Result): void {
     const { stmts } = this.parts
     const earlier = this.readBack(state, test)
     const folded = foldAttempts([earlier, r])
     checkAttempts(this.stream.file, r.test.testId, folded.attempts.length, this.maxAttempts)
     stmts.deleteResult.run(test, state.at, state.key)
     stmts.deleteAttempts.run(state.key, test)
+    this.count(state, statusCode(earlier.status), earlier.flakyOnRetry ? 1 : 0, -1)
     state.attempts -= earlier.attempts.length
     // The test's place in the run is where it first ran.
     this.insert(state, test, { ...folded, test: r.test, position: earlier.position })
   }
 
-  private readBack(state: RunState, test: number): Repeatable & { position: number | null } {
+  private readBack(state: SqliteRunState, test: number): Repeatable & { position: number | null } {
     const { stmts, messageText } = this.parts
     const row = stmts.resultByKey.get(test, state.at, state.key) as StoredResult
     const rows = stmts.attemptsByKey.all(state.key, test) as StoredAttempt[]
@@ -223,7 +301,14 @@ export class SqliteReportWriter {
       }
     }
     stmts.insertReport.run(state.key, this.stream.contentHash, this.stream.file, this.nowIso)
-    stmts.recount.run({ run: state.key })
+    if (state.created) {
+      const { total, byStatus, flaky } = state.counts
+      const [passed, failed, error, skipped] = byStatus as [number, number, number, number]
+      stmts.setCounts.run(total, passed, failed + error, skipped, flaky, state.key)
+    } else {
+      // Counted where the rows are: a merged run holds rows from several reports.
+      stmts.recount.run({ run: state.key })
+    }
     return {
       runId: run.runId,
       outcome: state.replacing ? 'replaced' : 'ingested',

@@ -53,6 +53,7 @@ import type {
   TestFilter,
 } from '../store.js'
 import { streamOfBatch, type ReportStream } from '../store.js'
+import { packedRef, type PackedRunBatch } from '../packed-results.js'
 import { loadSqlite, type SqliteConstructor, type SqliteDb, type SqliteStatement } from './driver.js'
 import { SqliteReportWriter } from './report-writer.js'
 import { migrateSqlite, pendingSqliteMigrations } from './migrations.js'
@@ -290,6 +291,7 @@ export class SqliteStore implements Store {
                   coalesce(sum(status = 3), 0), coalesce(sum(flaky), 0)
            FROM results WHERE run = @run) WHERE id = @run`,
       ),
+      setCounts: db.prepare('UPDATE runs SET total = ?, passed = ?, failed = ?, skipped = ?, flaky = ? WHERE id = ?'),
       insertAttempt: db.prepare(
         `INSERT INTO attempts (run, test, retry, status, duration_ms, message, stack)
          VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
@@ -311,6 +313,28 @@ export class SqliteStore implements Store {
     if (this.testIds.size >= TEST_KEY_CACHE) this.testIds.clear()
     this.testIds.set(ref.testId, id)
     return id
+  }
+
+  /** The numbering that `slotKeys` follows, and per slot the test's key (0: not known yet). */
+  private slotNumbering = ''
+  private slotKeys = new Int32Array(0)
+
+  /** The key of the `n`th plain result's test: by its slot when known, else by its id (and remembered). */
+  private slotKey(batch: PackedRunBatch, n: number): number {
+    const slot = batch.slots[n]!
+    if (batch.numbering !== this.slotNumbering) {
+      this.slotNumbering = batch.numbering
+      this.slotKeys = new Int32Array(1024)
+    }
+    let keys = this.slotKeys
+    if (slot >= keys.length) {
+      let size = keys.length * 2
+      while (size <= slot) size *= 2
+      keys = new Int32Array(size)
+      keys.set(this.slotKeys)
+      this.slotKeys = keys
+    }
+    return (keys[slot] ||= this.testKey(packedRef(batch, n)))
   }
 
   private messageId(text: string | null | undefined): number | null {
@@ -366,6 +390,7 @@ export class SqliteStore implements Store {
         if (this.db.inTransaction) this.db.exec('ROLLBACK')
         // Keys cached during the transaction may name tests that no longer exist.
         this.testIds.clear()
+        this.slotKeys.fill(0)
         throw this.wrap('ingest', error)
       }
     })
@@ -400,6 +425,7 @@ export class SqliteStore implements Store {
     return {
       stmts: this.stmts,
       testKey: (ref: TestRef) => this.testKey(ref),
+      slotKey: (batch: PackedRunBatch, n: number) => this.slotKey(batch, n),
       messageId: (text: string | null | undefined) => this.messageId(text),
       messageText: (id: number | null) => this.messageById(id),
       runParams: (run: RunMeta, uploadedAt: string) => this.runParams(run, uploadedAt),
