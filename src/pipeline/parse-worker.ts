@@ -1,7 +1,6 @@
-import { stat } from 'node:fs/promises'
 import { parentPort, workerData } from 'node:worker_threads'
 import { FlakewatchError } from '../errors.js'
-import { openReportFile, openReportStream, WHOLE_READ_BYTES } from './ingest-files.js'
+import { openReportStream, openSmallReportFileSync } from './ingest-files.js'
 import { packRunBatch, TestSlots } from '../store/packed-results.js'
 import type { FromParser, ParseAheadData } from './parse-ahead.js'
 
@@ -34,14 +33,14 @@ function relayed(file: string, error: unknown): FromParser {
 
 for (const file of files) {
   try {
+    const opened = openSmallReportFileSync(file)
     // A big file is parsed by the store's thread: a second heap parsing it would double the memory it costs.
-    if ((await stat(file)).size > WHOLE_READ_BYTES) {
+    if (!opened) {
       await send({ kind: 'local', file })
       continue
     }
-    const { source, hash } = await openReportFile(file)
-    const { stream, warnings } = await openReportStream(source, hash, opts)
-    await send({ kind: 'opened', file, contentHash: hash })
+    const { stream, warnings } = await openReportStream(opened.source, opened.hash, opts)
+    await send({ kind: 'opened', file, contentHash: opened.hash })
     for await (const batch of stream.chunks) {
       await send({ kind: 'chunk', file, batch: batch.map((b) => packRunBatch(b, slots)) })
     }

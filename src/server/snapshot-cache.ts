@@ -12,7 +12,10 @@ export interface SnapshotCacheOptions {
   now?: () => number
   /** How often the store is probed for other instances' writes. Default 5 s. */
   ttlMs?: number
-  /** A snapshot older than this is rebuilt in the background even if no probe saw a change. Default 60 s. */
+  /**
+   * A snapshot older than this is rebuilt in the background even if no probe saw a change. Default 60 s; never
+   * sooner than {@link REBUILD_AGE_PER_BUILD_MS} times its last full build took.
+   */
   maxAgeMs?: number
   /** Selections kept. Default 8. */
   maxEntries?: number
@@ -21,10 +24,19 @@ export interface SnapshotCacheOptions {
   onError?: (error: unknown) => void
 }
 
+/**
+ * The periodic rebuild waits at least this many times as long as the last full build took, so that rebuilds for
+ * age take at most a twentieth of the builder's time. At 10M results a build takes 20-60 s: a rebuild every minute
+ * would keep a core busy for windows measured in days, which move by minutes in between.
+ */
+export const REBUILD_AGE_PER_BUILD_MS = 20
+
 interface Built {
   snapshot: Snapshot
   /** When its last full scan finished, by the cache's clock: incremental updates keep it. */
   fullAt: number
+  /** How long that full build took, by the cache's clock. */
+  buildMs: number
   /** This process's write counter when the build started. */
   writes: number
   /** The store's fingerprint when the build started. */
@@ -155,6 +167,11 @@ export class SnapshotCache {
     return promise
   }
 
+  /** This process changed something the small values hold but no snapshot does (a quarantine). */
+  dropValues(): void {
+    this.values.clear()
+  }
+
   /** Snapshots already built, newest use last; for answers that may use whatever is known (run counts). */
   cached(): Snapshot[] {
     return [...this.entries.values()].flatMap((e) => (e.value ? [e.value.snapshot] : []))
@@ -163,7 +180,7 @@ export class SnapshotCache {
   private revalidate(key: string, entry: Entry, value: Built): void {
     if (this.clock() - this.probedAt >= this.ttlMs) this.probe().catch((e) => this.opts.onError?.(e))
     const changed = this.fingerprint !== null && value.fingerprint !== this.fingerprint
-    const old = this.clock() - value.fullAt >= this.maxAgeMs
+    const old = this.clock() - value.fullAt >= Math.max(this.maxAgeMs, REBUILD_AGE_PER_BUILD_MS * value.buildMs)
     if ((changed || old) && !entry.pending) this.build(key, entry).catch((e) => this.opts.onError?.(e))
   }
 
@@ -184,8 +201,10 @@ export class SnapshotCache {
       writes,
       promise: this.serial(async () => {
         const fingerprint = await this.probe()
+        const started = this.clock()
         const snapshot = await this.opts.builder.build(entry.selection, this.now?.())
-        return { snapshot, writes, fingerprint, fullAt: this.clock() }
+        const fullAt = this.clock()
+        return { snapshot, writes, fingerprint, fullAt, buildMs: fullAt - started }
       }).then(
         (built) => {
           if (!entry.value || entry.value.writes <= built.writes) entry.value = built
@@ -221,14 +240,20 @@ export class SnapshotCache {
         value && runs.length ? await this.opts.builder.delta(entry.selection, deltaBaseOf(value.snapshot), runs) : null
       let snapshot: Snapshot
       let fullAt: number
+      let buildMs: number
       if (value && (delta || runs.length === 0)) {
         snapshot = delta ? applyDelta(value.snapshot, delta) : value.snapshot
         fullAt = value.fullAt
+        buildMs = value.buildMs
       } else {
+        const started = this.clock()
         snapshot = await this.opts.builder.build(entry.selection, this.now?.())
         fullAt = this.clock()
+        buildMs = fullAt - started
       }
-      if (!entry.value || entry.value.writes <= writes) entry.value = { snapshot, writes, fingerprint, fullAt }
+      if (!entry.value || entry.value.writes <= writes) {
+        entry.value = { snapshot, writes, fingerprint, fullAt, buildMs }
+      }
       return snapshot
     })
     entry.queued = queued

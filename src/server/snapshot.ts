@@ -42,6 +42,8 @@ export interface SnapshotTest {
   name: string
   module: string
   suite: string
+  /** The rest of its ref, so that a test's detail needs no query for it. */
+  file: string | null
   verdict: VerdictKind
   score: number
   confidence: number
@@ -55,8 +57,17 @@ export interface SnapshotTest {
   row: string
   /** The full analysis, `toAnalysisJson`, as JSON. */
   detail: string
-  /** One {@link HeatCell} per heatmap run, aligned with `Snapshot.heatRuns`. */
+  /**
+   * One {@link HeatCell} per heatmap run from column `heatAt` on; read it through {@link heatOf}, which aligns it
+   * with `Snapshot.heatRuns`.
+   */
   heat: string
+  /**
+   * The snapshot column, counted from the `heatOffset` of the build this snapshot descends from, at which `heat`
+   * begins. An upload that adds a column and drops the oldest leaves an untouched test's object as it is: only the
+   * snapshot's offset moves, instead of a new object and string per test of the store on every upload.
+   */
+  heatAt: number
   /** The last five results as cells, oldest first. */
   last5: string
   /** Failures in a row at the end of the countable history, and when that streak began. */
@@ -91,6 +102,8 @@ export interface Snapshot {
   runs: Run[]
   /** The heatmap's runs, oldest first (the newest {@link HEATMAP_MAX_RUNS} of the selection). */
   heatRuns: Run[]
+  /** The column number of `heatRuns[0]`, as tests' `heatAt` count them. */
+  heatOffset: number
   /** Tests, most flaky first. */
   tests: SnapshotTest[]
   byId: Map<string, SnapshotTest>
@@ -330,6 +343,7 @@ function snapshotTestOf(
     name: analysis.test.name,
     module: analysis.test.module,
     suite: analysis.test.suite,
+    file: analysis.test.file,
     verdict: analysis.verdict,
     score: analysis.score,
     confidence: analysis.confidence,
@@ -342,6 +356,7 @@ function snapshotTestOf(
     row: JSON.stringify(leaderboardRowBase(analysis)),
     detail: JSON.stringify(toAnalysisJson(analysis)),
     heat: row.toString('latin1'),
+    heatAt: 0,
     last5: entries
       .slice(-5)
       .map((e) => cellOf(e))
@@ -351,6 +366,20 @@ function snapshotTestOf(
     lastFailure: lastFailure > -Infinity ? lastFailure : null,
     days: countDays(entries, excludedRuns, cfg.verdict.brokenMinConsecutive),
   }
+}
+
+/** The test a snapshot analysed, as the store names it. */
+export function testRefOf(t: SnapshotTest): TestRef {
+  return { testId: t.testId, suite: t.suite, module: t.module, name: t.name, file: t.file }
+}
+
+/** A test's heatmap row, one cell per `snapshot.heatRuns`; '.' where it has no result. */
+export function heatOf(snapshot: Pick<Snapshot, 'heatOffset' | 'heatRuns'>, t: SnapshotTest): string {
+  const skip = snapshot.heatOffset - t.heatAt
+  const columns = snapshot.heatRuns.length
+  if (skip === 0 && t.heat.length === columns) return t.heat
+  const kept = t.heat.slice(skip, skip + columns)
+  return kept + '.'.repeat(columns - kept.length)
 }
 
 function heatColumns(state: RunState): Map<string, number> {
@@ -363,6 +392,7 @@ function assemble(
   state: Omit<RunState, 'selected' | 'filter'>,
   tests: SnapshotTest[],
   days: Map<number, DayCount>,
+  heatOffset = 0,
 ): Snapshot {
   tests.sort(compareMostFlaky)
   for (const d of days.values()) d.runs = 0
@@ -392,14 +422,17 @@ function assemble(
     lastRunAt: suiteRun.get(suite) ?? null,
   }))
   const computedAt = Date.now()
+  const byId = new Map<string, SnapshotTest>()
+  for (const t of tests) byId.set(t.testId, t)
   return {
     selection,
     computedAt,
     now: state.now,
     runs: state.runs,
     heatRuns: state.heatRuns,
+    heatOffset,
     tests,
-    byId: new Map(tests.map((t) => [t.testId, t])),
+    byId,
     runCounts: state.runCounts,
     excludedRuns: state.excludedRuns,
     trends,
@@ -565,26 +598,30 @@ export function applyDelta(snapshot: Snapshot, delta: SnapshotDelta): Snapshot {
   const sameColumns =
     delta.heatRuns.length === snapshot.heatRuns.length && delta.heatRuns.every((r, i) => oldCol.get(r.runId) === i)
   const from = delta.heatRuns.map((r) => oldCol.get(r.runId) ?? -1)
-  // The usual change (a new run: the oldest column goes, one comes at the end) keeps a contiguous block of old
-  // columns: one slice per test instead of a loop per cell, for every test of the store on every upload.
+  // The usual change (a new run: the oldest column goes, one comes at the end) keeps the old columns from `first`
+  // to the end, then only new ones, where untouched tests have no result: their rows stay as they are, and only the
+  // snapshot's offset moves (see `heatOf`). On every upload this would otherwise be an object per test of the store.
   const first = from[0] ?? -1
   let kept = 0
   while (kept < from.length && from[kept] === first + kept) kept++
-  const block = first >= 0 && from.slice(kept).every((i) => i < 0)
-  const pad = '.'.repeat(from.length - kept)
+  const shifted = first >= 0 && first + kept === snapshot.heatRuns.length && from.slice(kept).every((i) => i < 0)
+  const offset = sameColumns ? snapshot.heatOffset : shifted ? snapshot.heatOffset + first : 0
   const realign = (heat: string) => {
-    if (sameColumns) return heat
-    if (block) return heat.slice(first, first + kept) + pad
     let out = ''
     for (const i of from) out += i < 0 ? '.' : heat[i]
     return out
   }
   const tests: SnapshotTest[] = []
   for (const t of snapshot.tests) {
-    if (!touched.has(t.testId)) tests.push(sameColumns ? t : { ...t, heat: realign(t.heat) })
+    if (touched.has(t.testId)) continue
+    tests.push(sameColumns || shifted ? t : { ...t, heat: realign(heatOf(snapshot, t)), heatAt: 0 })
   }
-  for (const t of delta.tests) tests.push(t)
-  return assemble(snapshot.selection, delta, tests, days)
+  // Fresh from the builder, aligned with `delta.heatRuns`: theirs to number.
+  for (const t of delta.tests) {
+    t.heatAt = offset
+    tests.push(t)
+  }
+  return assemble(snapshot.selection, delta, tests, days, offset)
 }
 
 /** The few tests with an order-dependency hint get it added to their serialised detail. */

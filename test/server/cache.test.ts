@@ -8,7 +8,10 @@ import { batch, result, runMeta } from '../helpers/builders.js'
 import { auth, config, NOW, seed, tempDir } from './helpers.js'
 
 /** The store, counting analysis scans: a wrapper, not a mock; every call reaches the real SQLite file. */
-function counting(store: Store): { store: Store; scans: () => number; filters: HistoryFilter[] } {
+function counting(
+  store: Store,
+  onScan: () => void = () => undefined,
+): { store: Store; scans: () => number; filters: HistoryFilter[] } {
   let scans = 0
   const filters: HistoryFilter[] = []
   const wrapped = new Proxy(store, {
@@ -18,6 +21,7 @@ function counting(store: Store): { store: Store; scans: () => number; filters: H
         return (...args: Parameters<Store['scanHistory']>) => {
           scans++
           filters.push(args[0] ?? {})
+          onScan()
           return target.scanHistory(...args)
         }
       }
@@ -32,14 +36,14 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c()
 })
 
-async function setup(deps: Partial<AppDeps> = {}) {
+async function setup(deps: Partial<AppDeps> = {}, onScan?: () => void) {
   const tmp = tempDir()
   cleanups.push(tmp.cleanup)
   const file = join(tmp.dir, 'fw.db')
   const raw = await openSqliteStore(file)
   cleanups.push(() => raw.close())
   await seed(raw)
-  const c = counting(raw)
+  const c = counting(raw, onScan)
   const app = await createApp({ store: c.store, config: config(), now: () => NOW, webRoot: null, ...deps })
   cleanups.push(() => app.close())
   const board = async (q = '') =>
@@ -110,6 +114,20 @@ describe('analysis cache', () => {
     await board()
     for (let i = 0; i < 5; i++) await board()
     clock += 149
+    await board()
+    expect(scans()).toBe(1)
+    clock += 1
+    await board()
+    await until(() => scans() === 2)
+  })
+
+  it('waits before a rebuild for age twenty times as long as the last build took', async () => {
+    let clock = 1_000_000
+    // Each scan takes 100 ms of the cache's clock: rebuilds for age wait 2,000 ms, not the 150 configured.
+    const cache = { ttlMs: 0, maxAgeMs: 150, clock: () => clock }
+    const { scans, board } = await setup({ cache }, () => (clock += 100))
+    await board()
+    clock += 1999
     await board()
     expect(scans()).toBe(1)
     clock += 1

@@ -4,7 +4,7 @@ import type { Run } from '../../model.js'
 import type { HeatmapResponse, HeatmapRun } from '../api-types.js'
 import type { ServerContext } from '../context.js'
 import { parseInput, runTime, selectionKey, toSelection } from '../selection.js'
-import { memoize } from '../snapshot.js'
+import { heatOf, memoize } from '../snapshot.js'
 import { iso } from '../to-json.js'
 import { viewTests } from '../views.js'
 import { toView, viewShape } from './view-query.js'
@@ -65,7 +65,7 @@ export function heatmapRoutes(api: FastifyInstance, ctx: ServerContext): void {
         let bytes = Buffer.byteLength(JSON.stringify(runs)) + 400
         limit = 0
         for (let i = q.offset; i < tests.length && limit < 10_000; i++) {
-          bytes += Buffer.byteLength(JSON.stringify(row(tests[i]!))) + tests[i]!.heat.length + 4
+          bytes += Buffer.byteLength(JSON.stringify(row(tests[i]!))) + snapshot.heatRuns.length + 4
           if (bytes > HEATMAP_DEFAULT_BYTES) break
           limit++
         }
@@ -77,7 +77,7 @@ export function heatmapRoutes(api: FastifyInstance, ctx: ServerContext): void {
         artifact_expiry_days: ctx.artifactExpiryDays,
         runs,
         tests: page.map(row),
-        cells: page.map((t) => t.heat),
+        cells: page.map((t) => heatOf(snapshot, t)),
         total_tests: tests.length,
         offset: q.offset,
         limit,

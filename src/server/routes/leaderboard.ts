@@ -3,6 +3,7 @@ import { z } from 'zod'
 import { isActive } from '../../quarantine/gate.js'
 import type { LeaderboardResponse, LeaderboardSummary } from '../api-types.js'
 import type { ServerContext } from '../context.js'
+import { cachedQuarantines } from '../quarantine-cache.js'
 import { parseInput, toSelection } from '../selection.js'
 import { memoize } from '../snapshot.js'
 import { iso } from '../to-json.js'
@@ -16,9 +17,10 @@ export function leaderboardRoutes(api: FastifyInstance, ctx: ServerContext): voi
   api.get('/leaderboard', async (request, reply) => {
     const q = parseInput(LeaderboardQuery, request.query, 'query')
     const view = toView(q)
-    const [snapshot, quarantines] = await Promise.all([ctx.cache.get(toSelection(q)), ctx.store.listQuarantines()])
+    const [snapshot, quarantines] = await Promise.all([ctx.cache.get(toSelection(q)), cachedQuarantines(ctx)])
     const now = ctx.now()
-    const active = new Set(quarantines.filter((r) => isActive(r, now)).map((r) => r.testId))
+    const active = new Set<string>()
+    for (const r of quarantines.values()) if (isActive(r, now)) active.add(r.testId)
     const owner = q.owner || undefined
     const viewed = viewTests(snapshot, view)
     const tests = owner ? viewed.filter((t) => ctx.owners({ file: null, module: t.module }).includes(owner)) : viewed

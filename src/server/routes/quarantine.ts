@@ -72,6 +72,7 @@ export function quarantineRoutes(api: FastifyInstance, ctx: ServerContext): void
       source: 'manual',
       allowUnknown: body.allow_unknown,
     })
+    ctx.cache.dropValues()
     return quarantineToJson(record, ctx.now())
   })
 
@@ -81,6 +82,7 @@ export function quarantineRoutes(api: FastifyInstance, ctx: ServerContext): void
       reason: releaseReason(request),
       actor: actorOf(request),
     })
+    ctx.cache.dropValues()
     if (!released) throw new NotFoundError(`${testId} is not quarantined`)
     return { released: true, test_id: testId }
   })

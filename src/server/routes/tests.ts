@@ -3,6 +3,8 @@ import { z } from 'zod'
 import { NotFoundError } from '../../errors.js'
 import type { AttemptsResponse, HistoryResponse, TestDetailResponse, TestsResponse } from '../api-types.js'
 import type { ServerContext } from '../context.js'
+import { cachedQuarantines } from '../quarantine-cache.js'
+import { testRefOf } from '../snapshot.js'
 import { parseInput, SelectionQuery, toSelection } from '../selection.js'
 import { attemptToJson, auditToJson, entryToJson, iso, quarantineToJson, testRefToJson } from '../to-json.js'
 
@@ -37,15 +39,17 @@ export function testRoutes(api: FastifyInstance, ctx: ServerContext): void {
   api.get<TestParams>('/tests/:testId', async (request, reply) => {
     const { testId } = request.params
     const selection = toSelection(parseInput(SelectionQuery, request.query, 'query'))
-    // All at once: on PostgreSQL each is a round trip, and one after the other they add up under load.
-    const [test, snapshot, quarantine, audit] = await Promise.all([
-      ctx.store.getTest(testId),
+    // All at once: on PostgreSQL each query is a round trip, and one after the other they add up under load. The
+    // test and its quarantine come from memory when they can: a test the snapshot analysed carries its ref.
+    const [snapshot, quarantines, audit] = await Promise.all([
       ctx.cache.get(selection),
-      ctx.store.getQuarantine(testId),
+      cachedQuarantines(ctx),
       ctx.store.listAudit({ testId, limit: 50 }),
     ])
-    if (!test) throw new NotFoundError(`no test "${testId}"`)
     const known = snapshot.byId.get(testId)
+    const test = known ? testRefOf(known) : await ctx.store.getTest(testId)
+    if (!test) throw new NotFoundError(`no test "${testId}"`)
+    const quarantine = quarantines.get(testId)
     const head: Pick<TestDetailResponse, 'generated_at' | 'test'> = {
       generated_at: iso(snapshot.computedAt),
       test: testRefToJson(test),
