@@ -31,12 +31,14 @@ export function tooLarge(limit: number): HttpError {
 
 /**
  * Receives an upload stream, hashing it on the way, into memory or (past {@link MEMORY_SPOOL_BYTES}) into a
- * temporary file. More than `limit` bytes is refused with 413 as soon as the limit is passed.
+ * temporary file. More than `limit` bytes is refused with 413 as soon as the limit is passed. `declared` is the
+ * size the request announced (its content-length), when it did.
  * @example const up = await spoolUpload(request.raw, 50 << 20)
  */
 export async function spoolUpload(
   stream: AsyncIterable<Buffer | string> | Iterable<Buffer>,
   limit: number,
+  declared?: number,
 ): Promise<SpooledUpload> {
   const hash = createHash('sha256')
   const held: Buffer[] = []
@@ -49,6 +51,12 @@ export async function spoolUpload(
     if (dir) await rm(dir, { recursive: true, force: true })
   }
   try {
+    // A body announced as large goes to the file from its first byte: holding its first 8 MB in memory first
+    // would only add them to the server's peak.
+    if (declared !== undefined && declared > MEMORY_SPOOL_BYTES) {
+      dir = await mkdtemp(join(tmpdir(), 'flakewatch-upload-'))
+      file = await open(join(dir, 'report'), 'w')
+    }
     for await (const piece of stream) {
       const chunk = typeof piece === 'string' ? Buffer.from(piece) : piece
       bytes += chunk.length

@@ -5,13 +5,13 @@ import { fileURLToPath } from 'node:url'
 import { StoreError } from '../errors.js'
 import type { IngestSummary } from '../pipeline/ingest-files.js'
 import type { Store } from '../store/store.js'
+import { UPLOAD_WORKER_V8_FLAGS, uploadWorkerEnv } from './memory-settings.js'
 import { ingestUpload, type UploadJob } from './upload-job.js'
 import { lowerProcessPriority } from './worker-priority.js'
 
 /** To an upload worker: first the store to open, then one upload at a time. */
 export type UploadRequest = { db: string } | { id: number; job: UploadJob }
 export type UploadReply = { id: number; summary: IngestSummary } | { id: number; error: string }
-
 
 /** A place in the queue, taken before the body is read and given back once the upload is stored (or refused). */
 export interface UploadSlot {
@@ -26,12 +26,6 @@ export interface UploadPoolStats {
   capacity: number
   workers: number
 }
-
-/**
- * An upload worker's V8 semi-space (the default lets the young generation grow to about 48 MB): ingest streams
- * small chunks and keeps little, so a small young generation collects as well, and a 100 MB upload costs less.
- */
-const WORKER_SEMI_SPACE_MB = 4
 
 /** A worker that died mid-upload (out of memory, a native crash) gets the upload again, this many times in all. */
 const MAX_ATTEMPTS = 3
@@ -178,7 +172,8 @@ export class UploadPool {
     const worker = fork(fileURLToPath(WORKER_URL), [], {
       serialization: 'advanced',
       stdio: 'inherit',
-      execArgv: [...process.execArgv, `--max-semi-space-size=${WORKER_SEMI_SPACE_MB}`],
+      execArgv: [...process.execArgv, ...UPLOAD_WORKER_V8_FLAGS],
+      env: uploadWorkerEnv(process.env),
     })
     lowerProcessPriority(worker.pid)
     worker.send({ db: this.opts.db! } satisfies UploadRequest)

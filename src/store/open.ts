@@ -22,6 +22,8 @@ export interface OpenStoreOptions {
    * plain reads, so the open never waits behind a writer; on SQLite the connection cannot write at all.
    */
   readOnly?: boolean
+  /** SQLite only: the page cache of a connection that writes, in MB (default 32). */
+  writeCacheMb?: number
 }
 
 /** Resolves the store location: the explicit option, then `FLAKEWATCH_DB`, then the default file. */
@@ -54,5 +56,5 @@ export async function openStore(opts: OpenStoreOptions = {}): Promise<Store> {
       throw new InputError(`${location}: the folder ${dirname(location)} does not exist`)
   }
   const { openSqliteStore } = await import('./sqlite/sqlite-store.js')
-  return openSqliteStore(location, { readOnly: opts.readOnly })
+  return openSqliteStore(location, { readOnly: opts.readOnly, writeCacheMb: opts.writeCacheMb })
 }

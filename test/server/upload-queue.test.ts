@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest'
 import type { HealthResponse, UploadResponse } from '../../src/server/api-types.js'
 import type { createApp as CreateApp } from '../../src/server/app.js'
 import { createApp as createAppFromSource } from '../../src/server/app.js'
+import { UPLOAD_WORKER_V8_FLAGS, uploadWorkerEnv } from '../../src/server/memory-settings.js'
 import { BACKGROUND_NICE } from '../../src/server/worker-priority.js'
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js'
 import { config, tempDir, WRITE_TOKEN } from './helpers.js'
@@ -223,4 +224,50 @@ describe.skipIf(!existsSync(DIST_APP))('uploads in worker processes', () => {
       tmp.cleanup()
     }
   }, 120_000)
+
+  it.runIf(process.platform === 'linux')(
+    'starts its worker with the memory settings; that worker stores a report and refuses a hostile one',
+    async () => {
+      const { createApp } = (await import(DIST_APP)) as { createApp: typeof CreateApp }
+      const tmp = tempDir()
+      const db = join(tmp.dir, 'm.db')
+      const store = await openSqliteStore(db)
+      const app = await createApp({ store, db, config: config(), webRoot: null })
+      await app.listen({ host: '127.0.0.1', port: 0 })
+      const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/api/v1/reports`
+      const post = (query: string, type: string, body: string) =>
+        fetch(`${base}?${query}`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${WRITE_TOKEN}`, 'content-type': type },
+          body,
+        })
+      try {
+        const stored = await post('suite=unit&run_id=ok', 'application/xml', junit(300))
+        expect(stored.status).toBe(201)
+        expect(((await stored.json()) as UploadResponse).ingested[0]?.results).toBe(300)
+        const [worker, ...others] = childrenRunning('upload-worker.js')
+        expect(others).toEqual([])
+        const argv = readFileSync(`/proc/${worker}/cmdline`, 'utf8').split('\0')
+        for (const flag of UPLOAD_WORKER_V8_FLAGS) expect(argv).toContain(flag)
+        const env = readFileSync(`/proc/${worker}/environ`, 'utf8').split('\0')
+        expect(env).toContain(`MALLOC_ARENA_MAX=${uploadWorkerEnv(process.env).MALLOC_ARENA_MAX}`)
+
+        const ctrf = JSON.stringify({
+          results: { tool: { name: 'x' }, tests: [{ name: 't', status: 'passed', duration: 1, retries: 1e9 }] },
+        })
+        const refused = await post('suite=unit&run_id=hostile&name=ctrf.json', 'application/json', ctrf)
+        expect(refused.status).toBe(422)
+        expect(((await refused.json()) as UploadResponse).failed[0]!.error).toMatch(/over the limit of 100/)
+        expect(await store.getRun('hostile')).toBeNull()
+        expect((await store.stats()).results).toBe(300)
+        // Refused by its content, not by a crash: the same worker is still there.
+        expect(childrenRunning('upload-worker.js')).toEqual([worker])
+      } finally {
+        await app.close()
+        await store.close()
+        tmp.cleanup()
+      }
+    },
+    120_000,
+  )
 })

@@ -78,6 +78,25 @@ describe('uploads are spooled, never buffered whole', { timeout: 120_000 }, () =
     expect(spoolDirs()).toEqual([])
   })
 
+  it('writes a body announced as large to its temporary file from the first byte', async () => {
+    mkdirSync(process.env.TMPDIR!, { recursive: true })
+    const body = Buffer.from(BIG)
+    const seen: number[] = []
+    // Each piece is pulled only after the one before was spooled: the folder count then is where it went.
+    function* pieces() {
+      for (let at = 0; at < body.length; at += 64 * 1024) {
+        if (at > 0) seen.push(spoolDirs().length)
+        yield body.subarray(at, at + 64 * 1024)
+      }
+    }
+    const up = await spoolUpload(pieces(), 64 * 1024 * 1024, body.length)
+    expect(seen[0]).toBe(1)
+    expect(up.content).toBeNull()
+    expect(await up.source('big.xml').text()).toBe(BIG)
+    await up.dispose()
+    expect(spoolDirs()).toEqual([])
+  })
+
   it('keeps a small upload in memory (no temporary file)', async () => {
     mkdirSync(process.env.TMPDIR!, { recursive: true })
     const up = await spoolUpload(Readable.from([Buffer.from('<testsuite/>')]), 1024)

@@ -107,8 +107,9 @@ export async function reportRoutes(scope: FastifyInstance, ctx: ServerContext): 
   // buffered whole, so an upload's memory does not follow its size.
   scope.removeAllContentTypeParsers()
   scope.addContentTypeParser(RAW_TYPES, async (request: FastifyRequest, payload: IncomingMessage) => {
-    if (Number(request.headers['content-length']) > ctx.bodyLimit) throw tooLarge(ctx.bodyLimit)
-    return spoolUpload(payload, ctx.bodyLimit)
+    const declared = Number(request.headers['content-length'])
+    if (declared > ctx.bodyLimit) throw tooLarge(ctx.bodyLimit)
+    return spoolUpload(payload, ctx.bodyLimit, Number.isFinite(declared) ? declared : undefined)
   })
   await scope.register(multipart, {
     limits: { fileSize: ctx.bodyLimit, files: 50, fields: 100, fieldSize: 8192, parts: 200 },

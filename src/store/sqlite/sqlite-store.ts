@@ -67,13 +67,15 @@ export interface SqliteStoreOptions {
    * create or migrate it, then reopened read-only.
    */
   readOnly?: boolean
+  /** Page cache of a connection that writes, in MB (default {@link WRITE_CACHE_MB}). */
+  writeCacheMb?: number
 }
 
 /** Test keys cached per store; beyond this the cache starts again (a lookup by the unique index is cheap). */
 const TEST_KEY_CACHE = 100_000
 
-/** Page cache of a connection that writes, in KB (see openSqliteStore). */
-const WRITE_CACHE_KB = 32 * 1024
+/** Page cache of a connection that writes, in MB (see openSqliteStore). */
+export const WRITE_CACHE_MB = 32
 
 /** Tests fetched per page of the analysis scan: big enough to amortise the call, small enough to stay flat. */
 const SCAN_PAGE_TESTS = 500
@@ -158,7 +160,7 @@ export async function openSqliteStore(file: string, opts: SqliteStoreOptions = {
     // Results are clustered by test, so each report writes all over the table: a larger page cache keeps those
     // pages in memory instead of re-reading them for every run (allocated only as used). A report of a million
     // new tests fills any cache, so the size is also what such a report costs in memory: 32 MB, not 64.
-    db.pragma(`cache_size = -${WRITE_CACHE_KB}`)
+    db.pragma(`cache_size = -${Math.round((opts.writeCacheMb ?? WRITE_CACHE_MB) * 1024)}`)
     // Each report dirties a page per test, so checkpointing every 1,000 pages (the default) copies the same pages
     // back over and over; checkpointing every 20,000 (80 MB of WAL) measured 1.7× faster bulk ingest.
     db.pragma('wal_autocheckpoint = 20000')
@@ -400,7 +402,9 @@ export class SqliteStore implements Store {
    * done here, polling, up to the connection's busy timeout.
    */
   private async beginImmediate(): Promise<void> {
-    const timeout = this.db.pragma('busy_timeout', { simple: true }) as number
+    // Read once: only this method changes it, and puts it back. (Setting it cannot be prepared once: SQLite applies
+    // this pragma when the statement is prepared, not when it runs.)
+    const timeout = (this.busyTimeout ??= this.db.pragma('busy_timeout', { simple: true }) as number)
     const deadline = Date.now() + timeout
     this.db.pragma('busy_timeout = 0')
     try {
@@ -417,6 +421,8 @@ export class SqliteStore implements Store {
       this.db.pragma(`busy_timeout = ${timeout}`)
     }
   }
+
+  private busyTimeout: number | null = null
 
   /** @internal The statements and helpers the report writer uses. */
   ingestParts() {
