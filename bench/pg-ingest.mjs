@@ -7,6 +7,7 @@
 import { fork } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import { loadavg } from 'node:os'
 import { parseArgs } from 'node:util'
 import pg from 'pg'
 import copyStreams from 'pg-copy-streams'
@@ -302,6 +303,14 @@ try {
       bench: 'pg-ingest',
       metric: 'ratio scan / bare server-side cursor',
       value: round2(median(scans.map((s) => s.ratio))),
+    }),
+  )
+  // Figures on a shared 2-core machine move with its load: every row is read beside this one.
+  console.log(
+    JSON.stringify({
+      bench: 'pg-ingest',
+      metric: 'machine load (uptime 1-min average) at the end',
+      value: loadavg()[0].toFixed(2),
     }),
   )
 } finally {

@@ -19,9 +19,11 @@ interface StoredResult {
   position: number | null
 }
 
-/** A run's counts as its `runs` row keeps them (total, passed, failed, skipped, flaky), by status code. */
 interface SqliteRunState extends RunState {
-  /** Rows this report wrote: in a run it created, the run's counts without a recount. */
+  /**
+   * The rows this report holds in the run, by status code: in a run it created these are the run's counts, which
+   * finishRun stores without counting the rows again.
+   */
   counts: { total: number; byStatus: number[]; flaky: number }
 }
 
