@@ -89,11 +89,15 @@ export async function measure({ bench, backend, pg, tests, runs, seconds, store:
 
   // The first analysis (one full scan) happens before the clock starts: it is the cold start, not the load.
   const coldStart = performance.now()
+  let coldPeak = rssOf(server.pid)
+  const coldSampler = setInterval(() => (coldPeak = Math.max(coldPeak, rssOf(server.pid))), 250)
   const top = (await (await fetch(`${base}/api/v1/leaderboard?limit=1`)).json()).rows[0].test_id
+  clearInterval(coldSampler)
   emit({
     metric: 'cold analysis before the load (full scan) ms',
     value: Math.round(performance.now() - coldStart),
     results,
+    peak_rss_mb: Math.round(coldPeak / 1048576),
   })
 
   const samples = new Map()

@@ -7,6 +7,9 @@ import { junitXml } from './junit-gen.mjs'
 
 const [base, token, seconds, uploaders, tests] = process.argv.slice(2)
 const end = Date.now() + Number(seconds) * 1000
+// A store kept from an earlier run (BENCH_KEEP) holds that run's uploads: this run's run ids and markers must be new
+// to it, or an upload would merge into an old run and its marker would be found before the upload is in.
+const session = Date.now().toString(36)
 const say = (row) => process.stdout.write(`${JSON.stringify(row)}\n`)
 let failed = 0
 const failures = []
@@ -18,7 +21,8 @@ const fail = (what) => {
 async function uploader(u) {
   for (let k = 0; Date.now() < end; k++) {
     const runIndex = 100_000 + u * 10_000 + k
-    const marker = `visible ${u} ${k}`
+    // Ended by ';', so that the marker of upload 1 is not also found in those of uploads 10 to 19.
+    const marker = `visible ${session} ${u}:${k};`
     const xml = junitXml(runIndex, Number(tests), { stamp: Date.now() - runIndex * 3_600_000 }).replace(
       '</testsuite>',
       `<testcase classname="bench.Visibility" name="${marker}"/></testsuite>`,
@@ -26,7 +30,7 @@ async function uploader(u) {
     const t = performance.now()
     let res
     try {
-      res = await fetch(`${base}/api/v1/reports?suite=bench&run_id=load-${runIndex}`, {
+      res = await fetch(`${base}/api/v1/reports?suite=bench&run_id=load-${session}-${runIndex}`, {
         method: 'POST',
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/xml' },
         body: xml,

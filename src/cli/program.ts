@@ -564,6 +564,7 @@ Examples:
       --data-binary @junit.xml 'http://127.0.0.1:8080/api/v1/reports?suite=unit&branch=main&env=os=linux'`,
     )
     .action(async (opts: { db?: string; host?: string; port?: string; config?: string; artifactDays?: string }) => {
+      // Before the server's modules are loaded: loading them is what first grew the young generation.
       const { keepYoungGenerationSmall } = await import('../server/memory-settings.js')
       keepYoungGenerationSmall()
       const { serve } = await import('./commands/serve.js')

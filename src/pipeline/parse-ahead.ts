@@ -15,9 +15,13 @@ export interface ParseAheadData {
   window: number
 }
 
-/** From the worker, per report in order: opened, its chunks, then end; or an error at any point instead. */
+/**
+ * From the worker, per report in order: opened, its chunks, then end; or an error at any point instead; or, for a
+ * report of at most one chunk, all of that in one message (`whole`).
+ */
 export type FromParser =
   | { kind: 'opened'; file: string; contentHash: string }
+  | { kind: 'whole'; file: string; contentHash: string; batch: PackedRunBatch[]; runs: RunMeta[]; warnings: string[] }
   /** A file too big to parse in a second heap: the store's thread parses it itself. */
   | { kind: 'local'; file: string }
   | { kind: 'chunk'; file: string; batch: PackedRunBatch[] }
@@ -117,6 +121,17 @@ export class ParseAhead {
     const first = await this.take()
     if (first.kind === 'error') throw relayed(first)
     if (first.kind === 'local' && first.file === file) return null
+    if (first.kind === 'whole' && first.file === file) {
+      const { batch, runs, warnings } = first
+      // eslint-disable-next-line @typescript-eslint/require-await -- an async iterable of one chunk already in memory
+      async function* chunks(): AsyncGenerator<AnyRunBatch[], void, undefined> {
+        if (batch.length > 0) yield batch
+      }
+      return {
+        stream: { file, contentHash: first.contentHash, chunks: chunks(), runs: () => runs },
+        warnings: () => warnings,
+      }
+    }
     if (first.kind !== 'opened' || first.file !== file) {
       throw new StoreError(`the parse worker is out of step: ${first.kind} of ${first.file}, expected ${file}`)
     }

@@ -1,4 +1,4 @@
-import type { QuarantineRecord } from '../store/store.js'
+import type { AuditEntry, QuarantineRecord } from '../store/store.js'
 import type { ServerContext } from './context.js'
 
 /**
@@ -12,4 +12,9 @@ export function cachedQuarantines(ctx: Pick<ServerContext, 'cache' | 'store'>): 
     for (const q of await ctx.store.listQuarantines()) byId.set(q.testId, q)
     return byId
   })
+}
+
+/** A test's last 50 quarantine audit entries, cached the same way (only quarantine changes append to them). */
+export function cachedAudit(ctx: Pick<ServerContext, 'cache' | 'store'>, testId: string): Promise<AuditEntry[]> {
+  return ctx.cache.value(`audit:${testId}`, () => ctx.store.listAudit({ testId, limit: 50 }))
 }

@@ -31,6 +31,9 @@ export interface SnapshotCacheOptions {
  */
 export const REBUILD_AGE_PER_BUILD_MS = 20
 
+/** Small values kept (see `value`): some keys come from requests (a test's audit), so the oldest go first. */
+export const MAX_VALUES = 256
+
 interface Built {
   snapshot: Snapshot
   /** When its last full scan finished, by the cache's clock: incremental updates keep it. */
@@ -163,7 +166,9 @@ export class SnapshotCache {
     if (hit && hit.writes === this.writes && this.clock() - hit.at < this.ttlMs) return hit.promise as Promise<T>
     const promise = compute()
     promise.catch(() => this.values.delete(key))
+    this.values.delete(key)
     this.values.set(key, { writes: this.writes, at: this.clock(), promise })
+    if (this.values.size > MAX_VALUES) this.values.delete(this.values.keys().next().value!)
     return promise
   }
 

@@ -277,13 +277,16 @@ describe('quarantine', () => {
     expect(board.summary.quarantined).toBe(1)
     const detail = await get<TestDetailResponse>(`/api/v1/tests/${enc(id('flaky'))}`)
     expect(detail.quarantine!.reason).toBe('flaky on CI')
+    expect(detail.audit.map((a) => a.action)).toEqual(['quarantine'])
 
     const del = await s.app.inject({ method: 'DELETE', url, headers: auth(), payload: { reason: 'fixed in #12' } })
     expect(del.statusCode, del.body).toBe(200)
     const again = await s.app.inject({ method: 'DELETE', url: `${url}?reason=again`, headers: auth() })
     expect(again.statusCode).toBe(404)
     expect(flakyRow(await get<LeaderboardResponse>('/api/v1/leaderboard')).quarantined).toBe(false)
-    expect((await get<TestDetailResponse>(`/api/v1/tests/${enc(id('flaky'))}`)).quarantine).toBeNull()
+    const released = await get<TestDetailResponse>(`/api/v1/tests/${enc(id('flaky'))}`)
+    expect(released.quarantine).toBeNull()
+    expect(released.audit.map((a) => a.action)).toEqual(['release', 'quarantine'])
 
     const audit = await get<AuditResponse>(`/api/v1/quarantine/audit?test_id=${enc(id('flaky'))}`)
     expect(audit.audit.map((a) => [a.action, a.actor, a.reason])).toEqual([

@@ -1,7 +1,10 @@
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { LeaderboardResponse } from '../../src/server/api-types.js'
+import { resolveAnalysisConfig } from '../../src/analysis/index.js'
 import { createApp, type AppDeps } from '../../src/server/app.js'
+import { createSnapshotBuilder } from '../../src/server/snapshot-builder.js'
+import { createSnapshotCache, MAX_VALUES } from '../../src/server/snapshot-cache.js'
 import type { HistoryFilter, Store } from '../../src/store/store.js'
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js'
 import { batch, result, runMeta } from '../helpers/builders.js'
@@ -133,6 +136,21 @@ describe('analysis cache', () => {
     clock += 1
     await board()
     await until(() => scans() === 2)
+  })
+
+  it('keeps a bounded number of small values, dropping the oldest first', async () => {
+    const { raw } = await setup()
+    const cfg = resolveAnalysisConfig()
+    const cache = createSnapshotCache({ store: raw, builder: createSnapshotBuilder({ store: raw, cfg }) })
+    let computed = 0
+    const value = (key: string) => cache.value(key, () => Promise.resolve(++computed))
+    for (let i = 0; i <= MAX_VALUES; i++) await value(`k${i}`)
+    expect(computed).toBe(MAX_VALUES + 1)
+    await value(`k${MAX_VALUES}`)
+    expect(computed).toBe(MAX_VALUES + 1)
+    // The first key was the oldest when one too many came: it is computed again.
+    await value('k0')
+    expect(computed).toBe(MAX_VALUES + 2)
   })
 
   it('keeps answering while a rebuild scans a large store', async () => {

@@ -198,7 +198,8 @@ if (pg.skip !== undefined) {
     })
 
     it('streams a history bigger than one cursor page, grouped by test', async () => {
-      const store: PostgresStore = await openPostgresStore(db.fresh())
+      // A pool of one: a scan stopped while its next page is being read must still give its connection back.
+      const store: PostgresStore = await openPostgresStore(db.fresh(), { poolSize: 1 })
       try {
         const names = Array.from({ length: 5000 }, (_, i) => `t${String(i).padStart(4, '0')}`)
         for (let r = 0; r < 5; r++) {
@@ -214,6 +215,13 @@ if (pg.skip !== undefined) {
           expect(h.entries.map((e) => e.run.runId)).toEqual(['r0', 'r1', 'r2', 'r3', 'r4'])
         }
         expect([tests, entries]).toEqual([5000, 25_000])
+        for (let i = 0; i < 3; i++) {
+          for await (const h of store.scanHistory()) {
+            expect(h.entries).toHaveLength(5)
+            break
+          }
+        }
+        expect((await store.stats()).results).toBe(25_000)
       } finally {
         await store.close()
       }

@@ -3,7 +3,7 @@ import { z } from 'zod'
 import { NotFoundError } from '../../errors.js'
 import type { AttemptsResponse, HistoryResponse, TestDetailResponse, TestsResponse } from '../api-types.js'
 import type { ServerContext } from '../context.js'
-import { cachedQuarantines } from '../quarantine-cache.js'
+import { cachedAudit, cachedQuarantines } from '../quarantine-cache.js'
 import { testRefOf } from '../snapshot.js'
 import { parseInput, SelectionQuery, toSelection } from '../selection.js'
 import { attemptToJson, auditToJson, entryToJson, iso, quarantineToJson, testRefToJson } from '../to-json.js'
@@ -40,11 +40,12 @@ export function testRoutes(api: FastifyInstance, ctx: ServerContext): void {
     const { testId } = request.params
     const selection = toSelection(parseInput(SelectionQuery, request.query, 'query'))
     // All at once: on PostgreSQL each query is a round trip, and one after the other they add up under load. The
-    // test and its quarantine come from memory when they can: a test the snapshot analysed carries its ref.
+    // test, its quarantine and its audit come from memory when they can: a test the snapshot analysed carries its
+    // ref.
     const [snapshot, quarantines, audit] = await Promise.all([
       ctx.cache.get(selection),
       cachedQuarantines(ctx),
-      ctx.store.listAudit({ testId, limit: 50 }),
+      cachedAudit(ctx, testId),
     ])
     const known = snapshot.byId.get(testId)
     const test = known ? testRefOf(known) : await ctx.store.getTest(testId)

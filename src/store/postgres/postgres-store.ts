@@ -729,9 +729,19 @@ export class PostgresStore implements Store {
       )
       let current: TestHistory | null = null
       let currentKey = -1
+      const fetchPage = () => {
+        const page = client.query<ResultRow>({ text: `FETCH ${SCAN_PAGE} FROM fw_scan`, rowMode: 'array' })
+        // Awaited in the next turn of the loop, or never when the consumer stops early (the ROLLBACK below waits
+        // for it on the same connection): its failure must not go unhandled meanwhile.
+        page.catch(() => undefined)
+        return page
+      }
+      let next = fetchPage()
       for (;;) {
-        const { rows } = await client.query<ResultRow>({ text: `FETCH ${SCAN_PAGE} FROM fw_scan`, rowMode: 'array' })
+        const { rows } = await next
         if (rows.length === 0) break
+        // The server reads the next page while this one is analysed: the scan's two halves on two cores.
+        if (rows.length === SCAN_PAGE) next = fetchPage()
         const messages = await this.messagesFor(
           client,
           rows.map((r) => r[8]),

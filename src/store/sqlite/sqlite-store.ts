@@ -402,7 +402,9 @@ export class SqliteStore implements Store {
    * done here, polling, up to the connection's busy timeout.
    */
   private async beginImmediate(): Promise<void> {
-    const timeout = this.db.pragma('busy_timeout', { simple: true }) as number
+    // Read once: only this method changes it, and puts it back. (Setting it cannot be prepared once: SQLite applies
+    // this pragma when the statement is prepared, not when it runs.)
+    const timeout = (this.busyTimeout ??= this.db.pragma('busy_timeout', { simple: true }) as number)
     const deadline = Date.now() + timeout
     this.db.pragma('busy_timeout = 0')
     try {
@@ -419,6 +421,8 @@ export class SqliteStore implements Store {
       this.db.pragma(`busy_timeout = ${timeout}`)
     }
   }
+
+  private busyTimeout: number | null = null
 
   /** @internal The statements and helpers the report writer uses. */
   ingestParts() {
