@@ -1,4 +1,4 @@
-import { setFlagsFromString } from 'node:v8'
+import { getHeapStatistics, setFlagsFromString } from 'node:v8'
 
 /*
  * What `flakewatch serve` costs in memory is the server process plus its upload worker process: both show in `ps`.
@@ -34,13 +34,42 @@ export function uploadWorkerEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 export const UPLOAD_WORKER_CACHE_MB = 16
 
 /**
- * Keeps this process's young generation at its initial size (1 MB semi-spaces) instead of letting it grow to
- * 16 MB. For `flakewatch serve`, whose main thread only moves bytes: the default let it grow during start-up,
- * and a large upload's body chunks (memory outside the heap, freed only when their young objects are collected)
- * piled up between the rarer collections of a larger young generation. Idle RSS 88 → 80 MB, peak during a 100 MB
- * upload 126 → 95 MB. Set at run time (V8 reads this flag each time it would grow), so it also applies to the
- * worker threads started later in this process. Called before the server's modules are loaded.
+ * Heap size (MB) of the serving thread up to which its young generation is kept small. A store of ~1M results
+ * stays under it; past it the heap holds a large analysis, and a 1 MB young generation then promotes each
+ * upload's and each read's short-lived garbage into an old generation of gigabytes: at 10M results on SQLite, RSS
+ * climbed from 1.8 to 4.2 GB before a full collection that stalled reads for 3 s (bench/server-load-10m.mjs),
+ * against a 2.4 GB peak and a 270 ms worst read with V8's default growth. The 30 MB saved matter at 80 MB, not at
+ * gigabytes.
  */
-export function keepYoungGenerationSmall(): void {
+export const SMALL_YOUNG_GENERATION_UP_TO_HEAP_MB = 256
+
+/** V8's own `--semi-space-growth-factor`. */
+const V8_SEMI_SPACE_GROWTH_FACTOR = 2
+
+/**
+ * Keeps this process's young generation at its initial size (1 MB semi-spaces) instead of letting it grow to
+ * 16 MB, while the serving thread's heap is small. For `flakewatch serve`, whose main thread only moves bytes: the
+ * default let it grow during start-up, and a large upload's body chunks (memory outside the heap, freed only when
+ * their young objects are collected) piled up between the rarer collections of a larger young generation. Idle
+ * RSS 88 → 80 MB, peak during a 100 MB upload 126 → 95 MB. Set at run time (V8 reads this flag each time it would
+ * grow), so it also applies to the worker threads started later in this process. Called before the server's
+ * modules are loaded.
+ *
+ * Once the heap passes `upToHeapMb` the young generation may grow again, for good (see
+ * {@link SMALL_YOUNG_GENERATION_UP_TO_HEAP_MB}). Returns the check, which also runs every 2 s; it answers whether
+ * the young generation is still kept small.
+ */
+export function keepYoungGenerationSmall(upToHeapMb = SMALL_YOUNG_GENERATION_UP_TO_HEAP_MB): () => boolean {
   setFlagsFromString('--semi-space-growth-factor=1')
+  let small = true
+  const check = (): boolean => {
+    if (small && getHeapStatistics().used_heap_size >= upToHeapMb * 1048576) {
+      setFlagsFromString(`--semi-space-growth-factor=${V8_SEMI_SPACE_GROWTH_FACTOR}`)
+      small = false
+      clearInterval(timer)
+    }
+    return small
+  }
+  const timer = setInterval(check, 2000).unref()
+  return check
 }

@@ -7,29 +7,45 @@ import { uploadWorkerEnv } from '../../src/server/memory-settings.js'
 
 const DIST_SETTINGS = join(import.meta.dirname, '..', '..', 'dist', 'server', 'memory-settings.js')
 
-/**
- * The young generation's size (MB) in a fresh Node process after a burst of short-lived allocations, with or
- * without `keepYoungGenerationSmall()` called first. A process of its own: the flag is process-wide.
- */
-function youngGenerationAfterBurst(keepSmall: boolean): number {
-  const script = `
-    import { getHeapSpaceStatistics } from 'node:v8'
-    const { keepYoungGenerationSmall } = await import(${JSON.stringify(pathToFileURL(DIST_SETTINGS).href)})
-    if (${keepSmall}) keepYoungGenerationSmall()
+/** Short-lived allocations, as a server makes them; prints the young generation's size (MB) afterwards. */
+const BURST = `{
     let kept = []
     for (let i = 0; i < 2e6; i++) {
       kept.push({ i, s: 'x' + i })
       if (kept.length > 2000) kept = []
     }
-    const space = getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')
-    console.log(space.space_size / 1048576)`
-  return Number(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' }).trim())
+    console.log(getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size / 1048576)
+  }`
+
+/**
+ * The young generation's size (MB) in a fresh Node process after bursts of short-lived allocations, with or
+ * without `keepYoungGenerationSmall(upToHeapMb)` called first, and after a second burst that follows its check.
+ * A process of its own: the flag is process-wide.
+ */
+function youngGenerationAfterBursts(upToHeapMb: number | null): number[] {
+  const script = `
+    import { getHeapSpaceStatistics } from 'node:v8'
+    const { keepYoungGenerationSmall } = await import(${JSON.stringify(pathToFileURL(DIST_SETTINGS).href)})
+    const check = ${upToHeapMb === null ? '() => {}' : `keepYoungGenerationSmall(${upToHeapMb})`}
+    ${BURST}
+    check()
+    ${BURST}`
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' })
+  return out.trim().split('\n').map(Number)
 }
 
 describe.skipIf(!existsSync(DIST_SETTINGS))('the server processes memory settings', () => {
   it('keeps the young generation at its initial size once set, where V8 would grow it', () => {
-    expect(youngGenerationAfterBurst(false)).toBeGreaterThan(4)
-    expect(youngGenerationAfterBurst(true)).toBeLessThanOrEqual(2)
+    expect(youngGenerationAfterBursts(null)[0]).toBeGreaterThan(4)
+    const kept = youngGenerationAfterBursts(100_000)
+    expect(kept).toHaveLength(2)
+    for (const mb of kept) expect(mb).toBeLessThanOrEqual(2)
+  })
+
+  it('lets the young generation grow again once the heap is past the bound, as a 10M-result analysis makes it', () => {
+    const [before, after] = youngGenerationAfterBursts(1)
+    expect(before).toBeLessThanOrEqual(2)
+    expect(after).toBeGreaterThan(4)
   })
 })
 
