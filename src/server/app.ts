@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import { resolveAnalysisConfig } from '../analysis/index.js'
 import { analysisOptions, type ResolvedConfig } from '../config/load.js'
 import { NotFoundError } from '../errors.js'
@@ -106,7 +106,8 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
   const bodyLimit = Math.round(config.server.bodyLimitMb * 1024 * 1024)
   const app = Fastify({
     logger: deps.logger ?? false,
-    disableRequestLogging: deps.onRequestLog !== undefined,
+    // Through a controller: fastify 5.12 deprecates the top-level option and warns on every `flakewatch serve`.
+    logController: new LogController({ disableRequestLogging: deps.onRequestLog !== undefined }),
     bodyLimit,
     // Test ids are long and carry any character; the default 100-character parameter limit would cut them.
     routerOptions: { maxParamLength: 2000, ignoreTrailingSlash: true },

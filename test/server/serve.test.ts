@@ -19,6 +19,10 @@ function captureIo(env: NodeJS.ProcessEnv = {}): { io: Io; out: () => string; er
 describe('flakewatch serve', () => {
   it('serves on the given port, prints the URL, and closes cleanly when stopped', async () => {
     const tmp = tempDir()
+    // A library's deprecation warning would be printed to every user's terminal.
+    const warnings: Error[] = []
+    const onWarning = (w: Error) => warnings.push(w)
+    process.on('warning', onWarning)
     const { io, out, err } = captureIo({ FLAKEWATCH_WRITE_TOKEN: WRITE_TOKEN, FLAKEWATCH_LOG_LEVEL: 'warn' })
     const stop = new AbortController()
     let url = ''
@@ -37,6 +41,8 @@ describe('flakewatch serve', () => {
     expect(result).toEqual({ url, stoppedBy: 'abort' })
     await expect(fetch(`${url}healthz`)).rejects.toThrow()
     expect(err()).not.toMatch(/refused/)
+    process.off('warning', onWarning)
+    expect(warnings.map((w) => `${w.name}: ${w.message}`)).toEqual([])
     tmp.cleanup()
   })
 
