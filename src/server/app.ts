@@ -25,7 +25,7 @@ import { testRoutes } from './routes/tests.js'
 import { trendRoutes } from './routes/trends.js'
 import type { LookReport, LookRequest } from '../notify/look.js'
 import { startNotifier, type Notifier } from './notifier.js'
-import { createSnapshotBuilder } from './snapshot-builder.js'
+import { AnalysisStoppedError, createSnapshotBuilder } from './snapshot-builder.js'
 import { createSnapshotCache, type SnapshotCacheOptions } from './snapshot-cache.js'
 import { UploadPool } from './upload-pool.js'
 
@@ -169,7 +169,9 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
       builder,
       now: deps.now,
       ...deps.cache,
-      onError: (error) => app.log.error({ err: error }, 'background analysis failed'),
+      onError: (error) => {
+        if (!(error instanceof AnalysisStoppedError)) app.log.error({ err: error }, 'background analysis failed')
+      },
     }),
     quarantine: createQuarantineManager({
       store,

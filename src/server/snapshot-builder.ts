@@ -63,6 +63,14 @@ function revive(error: { code: string | null; message: string }): Error {
   }
 }
 
+/** A build or look cut short because the builder was closed (the server is stopping): not a failure to report. */
+export class AnalysisStoppedError extends Error {
+  constructor() {
+    super('the analysis was stopped: the server is closing')
+    this.name = 'AnalysisStoppedError'
+  }
+}
+
 /**
  * Builds in a worker thread with its own store connection. A build scans every result synchronously (the SQLite
  * driver is synchronous), so on the main thread it would stall every other request for the length of each
@@ -73,6 +81,7 @@ class WorkerBuilder implements SnapshotBuilder {
   private worker: Worker | null = null
   private readonly pending = new Map<number, { resolve: (reply: SnapshotReply) => void; reject: (e: Error) => void }>()
   private seq = 0
+  private closed = false
 
   constructor(private readonly data: SnapshotWorkerData) {}
 
@@ -93,7 +102,11 @@ class WorkerBuilder implements SnapshotBuilder {
       this.pending.clear()
     }
     worker.on('error', fail)
-    worker.on('exit', (code) => fail(new StoreError(`the analysis worker stopped (exit code ${code})`)))
+    worker.on('exit', (code) =>
+      fail(
+        this.closed ? new AnalysisStoppedError() : new StoreError(`the analysis worker stopped (exit code ${code})`),
+      ),
+    )
     return worker
   }
 
@@ -125,6 +138,7 @@ class WorkerBuilder implements SnapshotBuilder {
   }
 
   async close(): Promise<void> {
+    this.closed = true
     const worker = this.worker
     this.worker = null
     if (worker) await worker.terminate()

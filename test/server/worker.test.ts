@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { LeaderboardResponse } from '../../src/server/api-types.js'
 import type { createApp as CreateApp } from '../../src/server/app.js'
 import { createApp as createAppFromSource } from '../../src/server/app.js'
+import type * as SnapshotBuilderModule from '../../src/server/snapshot-builder.js'
 import { BACKGROUND_NICE } from '../../src/server/worker-priority.js'
 import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/sqlite-store.js'
 import { batch, result, runMeta } from '../helpers/builders.js'
@@ -12,6 +13,7 @@ import { config, NOW, seed, tempDir } from './helpers.js'
 // The worker thread runs compiled JavaScript, so this suite drives the build in dist/ (test/global-setup.ts keeps
 // it current); from TypeScript sources the app builds in process, which every other suite covers.
 const DIST_APP = join(import.meta.dirname, '..', '..', 'dist', 'server', 'app.js')
+const DIST_BUILDER = join(import.meta.dirname, '..', '..', 'dist', 'server', 'snapshot-builder.js')
 
 describe.skipIf(!existsSync(DIST_APP))('analysis in a worker thread', () => {
   let createApp: typeof CreateApp
@@ -46,6 +48,16 @@ describe.skipIf(!existsSync(DIST_APP))('analysis in a worker thread', () => {
       await worker.close()
       await local.close()
     }
+  })
+
+  it('a build cut short by closing is a stop, not a store failure the server would log as an error', async () => {
+    const { createSnapshotBuilder, AnalysisStoppedError } = (await import(DIST_BUILDER)) as typeof SnapshotBuilderModule
+    const { resolveAnalysisConfig } = await import('../../src/analysis/index.js')
+    const builder = createSnapshotBuilder({ store, cfg: resolveAnalysisConfig({}), db: file })
+    expect(builder.kind).toBe('worker')
+    const build = builder.build({ env: [] }, NOW)
+    await builder.close()
+    await expect(build).rejects.toBeInstanceOf(AnalysisStoppedError)
   })
 
   it.skipIf(process.platform !== 'linux')('analyses at a lower priority than the thread that answers', async () => {
