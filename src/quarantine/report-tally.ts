@@ -16,11 +16,12 @@ function couldMatter(r: Result): boolean {
   return isFailure(r.status) || r.flakyOnRetry || r.attempts.some((a) => isFailure(a.status))
 }
 
-function grow(array: Uint32Array<ArrayBuffer>, index: number): Uint32Array<ArrayBuffer> {
+/** `array`, or a copy of it twice as long (or more) when `index` is past its end; of the same element type. */
+function grow<T extends Uint8Array<ArrayBuffer> | Uint32Array<ArrayBuffer>>(array: T, index: number): T {
   if (index < array.length) return array
   let size = array.length * 2
   while (size <= index) size *= 2
-  const grown = new Uint32Array(size)
+  const grown = new (array.constructor as new (length: number) => T)(size)
   grown.set(array)
   return grown
 }
@@ -73,11 +74,7 @@ export class ReportTally {
     if (id === undefined) {
       id = this.tests++
       names.set(r.test.name, id)
-      if (id >= this.flags.length) {
-        const grown = new Uint8Array(this.flags.length * 2)
-        grown.set(this.flags)
-        this.flags = grown
-      }
+      this.flags = grow(this.flags, id)
       this.files = grow(this.files, id)
       this.flags[id] = r.status === 'skipped' ? OWN_SKIPPED : 0
     } else this.flags[id]! |= REPEATED
