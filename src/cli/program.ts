@@ -565,8 +565,8 @@ Examples:
     )
     .action(async (opts: { db?: string; host?: string; port?: string; config?: string; artifactDays?: string }) => {
       // Before the server's modules are loaded: loading them is what first grew the young generation.
-      const { keepYoungGenerationSmall } = await import('../server/memory-settings.js')
-      keepYoungGenerationSmall()
+      const { keepHeapSmall } = await import('../server/memory-settings.js')
+      keepHeapSmall()
       const { serve } = await import('./commands/serve.js')
       const { stoppedBy } = await serve(opts, io)
       if (stoppedBy === 'SIGINT') throw new ExitError(130)

@@ -34,6 +34,17 @@ export function uploadWorkerEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 export const UPLOAD_WORKER_CACHE_MB = 16
 
 /**
+ * SQLite page caches of the server's own connections, in MB. The operating system already caches the store's
+ * file, so SQLite's cache on top of it saves only a copy per page read; a server runs for weeks, and each of its
+ * connections fills its cache to the limit as the store grows under it. In a 300 s upload soak at 1M results the
+ * server's memory outside the V8 heaps grew from about 45 to 110 MB with the CLI's caches (32 MB per connection
+ * that writes, 64 MB per reader).
+ * - `serving`: the serving thread's connections, which read by key (a test's name, its quarantine, the newest run);
+ * - `analysis`: the analysis thread's, which reads the histories of the tests each upload touched.
+ */
+export const SERVER_CACHE_MB = { serving: 8, analysis: 16 } as const
+
+/**
  * Heap size (MB) of the serving thread up to which its young generation is kept small. A store of ~1M results
  * stays under it; past it the heap holds a large analysis, and a 1 MB young generation then promotes each
  * upload's and each read's short-lived garbage into an old generation of gigabytes: at 10M results on SQLite, RSS
@@ -47,24 +58,38 @@ export const SMALL_YOUNG_GENERATION_UP_TO_HEAP_MB = 256
 const V8_SEMI_SPACE_GROWTH_FACTOR = 2
 
 /**
- * Keeps this process's young generation at its initial size (1 MB semi-spaces) instead of letting it grow to
- * 16 MB, while the serving thread's heap is small. For `flakewatch serve`, whose main thread only moves bytes: the
- * default let it grow during start-up, and a large upload's body chunks (memory outside the heap, freed only when
- * their young objects are collected) piled up between the rarer collections of a larger young generation. Idle
- * RSS 88 → 80 MB, peak during a 100 MB upload 126 → 95 MB. Set at run time (V8 reads this flag each time it would
- * grow), so it also applies to the worker threads started later in this process. Called before the server's
- * modules are loaded.
- *
- * Once the heap passes `upToHeapMb` the young generation may grow again, for good (see
- * {@link SMALL_YOUNG_GENERATION_UP_TO_HEAP_MB}). Returns the check, which also runs every 2 s; it answers whether
- * the young generation is still kept small.
+ * How much V8 lets the old generation grow over what survived the last full collection while the serving
+ * thread's heap is small, in percent (V8 chooses 10% to 300% by itself, by how fast it collects). On the server
+ * each upload replaces the analysis of the tests it touched, so the old generation fills with the analyses it
+ * replaced: at 1M results in a 300 s upload soak, the serving thread's heap swung between 60 and 225 MB and the
+ * analysis thread's between 55 and 218 MB, where each held 60-80 MB alive. Process-wide, so it also applies to
+ * the analysis and bundle threads.
  */
-export function keepYoungGenerationSmall(upToHeapMb = SMALL_YOUNG_GENERATION_UP_TO_HEAP_MB): () => boolean {
+export const SMALL_HEAP_GROWING_PERCENT = 30
+
+/**
+ * Keeps this process's heap small while the serving thread's heap is small, for `flakewatch serve`:
+ * - the young generation stays at its initial size (1 MB semi-spaces) instead of growing to 16 MB. The main
+ *   thread only moves bytes: the default let it grow during start-up, and a large upload's body chunks (memory
+ *   outside the heap, freed only when their young objects are collected) piled up between the rarer collections
+ *   of a larger young generation. Idle RSS 88 → 80 MB, peak during a 100 MB upload 126 → 95 MB.
+ * - the old generation grows by {@link SMALL_HEAP_GROWING_PERCENT} before the next full collection.
+ * Both are set at run time (V8 reads these flags each time it sizes a space), so they also apply to the worker
+ * threads started later in this process. Called before the server's modules are loaded.
+ *
+ * Once the heap passes `upToHeapMb` both go back to V8's defaults, for good (see
+ * {@link SMALL_YOUNG_GENERATION_UP_TO_HEAP_MB}). Returns the check, which also runs every 2 s; it answers whether
+ * the heap is still kept small.
+ */
+export function keepHeapSmall(upToHeapMb = SMALL_YOUNG_GENERATION_UP_TO_HEAP_MB): () => boolean {
   setFlagsFromString('--semi-space-growth-factor=1')
+  setFlagsFromString(`--heap-growing-percent=${SMALL_HEAP_GROWING_PERCENT}`)
   let small = true
   const check = (): boolean => {
     if (small && getHeapStatistics().used_heap_size >= upToHeapMb * 1048576) {
       setFlagsFromString(`--semi-space-growth-factor=${V8_SEMI_SPACE_GROWTH_FACTOR}`)
+      // 0 is V8's own default: no fixed percentage, its dynamic factor.
+      setFlagsFromString('--heap-growing-percent=0')
       small = false
       clearInterval(timer)
     }

@@ -5,6 +5,7 @@ import { openStore } from '../store/open.js'
 import type { Store } from '../store/store.js'
 import { projectOverview } from './project-overview.js'
 import { buildSnapshot, snapshotDelta } from './snapshot.js'
+import { SERVER_CACHE_MB } from './memory-settings.js'
 import { lowerThreadPriority } from './worker-priority.js'
 import type { SnapshotReply, SnapshotRequest, SnapshotWorkerData } from './snapshot-builder.js'
 
@@ -14,14 +15,14 @@ const port = parentPort!
 // Below the HTTP thread: an analysis update must never delay a read.
 lowerThreadPriority()
 // Analysis only reads: it must never wait behind an upload's write lock.
-const store = await openStore({ db, env: {}, readOnly: true })
+const store = await openStore({ db, env: {}, readOnly: true, cacheMb: SERVER_CACHE_MB.analysis })
 /** Notification looks write (states, the outbox, the delivery log): a connection of their own, opened at the first. */
 let writer: Promise<Store> | undefined
 
 async function answer(request: SnapshotRequest): Promise<SnapshotReply> {
   if ('overview' in request) return { id: request.id, overview: await projectOverview(store, request.overview) }
   if ('look' in request) {
-    writer ??= openStore({ db, env: {} }).catch((error: unknown) => {
+    writer ??= openStore({ db, env: {}, cacheMb: SERVER_CACHE_MB.serving }).catch((error: unknown) => {
       writer = undefined
       throw error
     })

@@ -16,7 +16,7 @@ let busy: Promise<unknown> = Promise.resolve()
 /** Opened on first use, and again after a failure (a database that was down when the server started). */
 function connection(): Promise<Store> {
   if (store) return Promise.resolve(store)
-  opening ??= openStore({ db: db!, env: {}, writeCacheMb: UPLOAD_WORKER_CACHE_MB }).then(
+  opening ??= openStore({ db: db!, env: {}, cacheMb: UPLOAD_WORKER_CACHE_MB }).then(
     (s) => (store = s),
     (error: unknown) => {
       opening = null

@@ -22,8 +22,8 @@ export interface OpenStoreOptions {
    * plain reads, so the open never waits behind a writer; on SQLite the connection cannot write at all.
    */
   readOnly?: boolean
-  /** SQLite only: the page cache of a connection that writes, in MB (default 32). */
-  writeCacheMb?: number
+  /** SQLite only: the connection's page cache, in MB (default 32 for a connection that writes, 64 for a reader). */
+  cacheMb?: number
 }
 
 /** Resolves the store location: the explicit option, then `FLAKEWATCH_DB`, then the default file. */
@@ -56,5 +56,5 @@ export async function openStore(opts: OpenStoreOptions = {}): Promise<Store> {
       throw new InputError(`${location}: the folder ${dirname(location)} does not exist`)
   }
   const { openSqliteStore } = await import('./sqlite/sqlite-store.js')
-  return openSqliteStore(location, { readOnly: opts.readOnly, writeCacheMb: opts.writeCacheMb })
+  return openSqliteStore(location, { readOnly: opts.readOnly, cacheMb: opts.cacheMb })
 }

@@ -27,6 +27,22 @@ describe('sqlite specifics', () => {
     await b.close()
   })
 
+  it('sizes the page cache of each connection: 32 MB to write, 64 MB to read, or what the opener asks for', async () => {
+    const file = join(dir, 'cache.db')
+    const cacheKb = async (opts: Parameters<typeof openSqliteStore>[1]) => {
+      const s = await openSqliteStore(file, opts)
+      const [row] = s.rawQuery('PRAGMA cache_size') as { cache_size: number }[]
+      await s.close()
+      // Negative: KiB, not pages.
+      return -row!.cache_size
+    }
+    expect(await cacheKb({})).toBe(32 * 1024)
+    expect(await cacheKb({ readOnly: true })).toBe(64 * 1024)
+    // The server's connections (SERVER_CACHE_MB), writer and reader alike.
+    expect(await cacheKb({ cacheMb: 8 })).toBe(8 * 1024)
+    expect(await cacheKb({ readOnly: true, cacheMb: 16 })).toBe(16 * 1024)
+  })
+
   it('refuses edits to the audit and heal logs', async () => {
     const s = await openSqliteStore(join(dir, 'append.db'))
     await s.appendHeal({

@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net'
 import { loadConfig, type ResolvedConfig } from '../../config/load.js'
 import { InputError } from '../../errors.js'
 import { createApp, type RequestLogEntry } from '../../server/app.js'
+import { SERVER_CACHE_MB } from '../../server/memory-settings.js'
 import { openStore } from '../../store/open.js'
 import type { Store } from '../../store/store.js'
 import { sanitizeCell, type Io } from '../output.js'
@@ -73,9 +74,9 @@ export async function serve(opts: ServeOptions, io: Io, hooks: ServeHooks = {}):
   const port = parsePort(opts.port ?? config.server.port)
   const artifactExpiryDays = parseDays(opts.artifactDays)
   if (Object.keys(config.projects).length > 0) return serveProjects(config, { host, port }, io, hooks)
-  const store = await openStore({ db, env: {} })
+  const store = await openStore({ db, env: {}, cacheMb: SERVER_CACHE_MB.serving })
   // Long scans on this thread (the bundle download) get their own connection; analysis runs in a worker with its own.
-  const scanStore = db === ':memory:' ? undefined : await openStore({ db, env: {} })
+  const scanStore = db === ':memory:' ? undefined : await openStore({ db, env: {}, cacheMb: SERVER_CACHE_MB.serving })
   const closeStores = async () => {
     await scanStore?.close()
     await store.close()
@@ -160,9 +161,12 @@ async function serveProjects(
   try {
     const entries = []
     for (const [key, project] of Object.entries(config.projects)) {
-      const store = await openStore({ db: project.db, env: {} })
+      const store = await openStore({ db: project.db, env: {}, cacheMb: SERVER_CACHE_MB.serving })
       stores.push(store)
-      const deps = { onRequestLog: requestLogger(io), notify: { env: io.env, project: key, onReport: printLook(io, key) } }
+      const deps = {
+        onRequestLog: requestLogger(io),
+        notify: { env: io.env, project: key, onReport: printLook(io, key) },
+      }
       entries.push(await createProjectEntry({ key, project, store, config, app: deps }))
     }
     app = await createProjectsApp({
