@@ -1,5 +1,4 @@
-import type { Run } from '../model.js'
-import type { RunSummary, Store } from '../store/store.js'
+import { WRITTEN_RUNS_MAX, type Store, type WrittenRun } from '../store/store.js'
 import { selectionKey, type Selection } from './selection.js'
 import { applyDelta, deltaBaseOf, type Snapshot } from './snapshot.js'
 import type { SnapshotBuilder } from './snapshot-builder.js'
@@ -34,38 +33,33 @@ export const REBUILD_AGE_PER_BUILD_MS = 20
 /** Small values kept (see `value`): some keys come from requests (a test's audit), so the oldest go first. */
 export const MAX_VALUES = 256
 
+/**
+ * How far before the latest write it has seen each probe looks again. A write is stamped just before its commit,
+ * so one that commits late can carry an older stamp than a write already seen; runs seen with the same stamp
+ * before are left out, so looking again costs a query, not a re-analysis.
+ */
+export const WRITE_MARGIN_MS = 30_000
+
 interface Built {
   snapshot: Snapshot
   /** When its last full scan finished, by the cache's clock: incremental updates keep it. */
   fullAt: number
   /** How long that full build took, by the cache's clock. */
   buildMs: number
-  /** This process's write counter when the build started. */
+  /** The cache's write counter when the build started (or the update was applied). */
   writes: number
-  /** The store's fingerprint when the build started. */
-  fingerprint: string
+  /** The cache's full-rebuild generation when its last full scan started. */
+  generation: number
 }
 
 interface Entry {
   selection: Selection
   value?: Built
   pending?: { writes: number; promise: Promise<Snapshot> }
-  /** Runs written through this process since `value` was made, not yet applied to it. */
+  /** Runs written (by anyone) since `value` was made, not yet applied to it. */
   dirty?: Set<string>
   /** An incremental update waiting its turn: runs written meanwhile join it. */
   queued?: Promise<Snapshot>
-}
-
-/**
- * What changes when anyone writes: the newest runs (a new run, a replaced one) and the newest run's counts (another
- * report merged into it). Cheap: two small queries whatever the store's size.
- */
-async function storeFingerprint(store: Store): Promise<string> {
-  const [runs, newest] = await Promise.all([store.listRuns({ limit: 3 }), store.runSummaries({ limit: 1 })])
-  return JSON.stringify([
-    runs.map((r: Run) => [r.runId, r.uploadedAt, r.status, r.finishedAt, r.jobStatus]),
-    newest.map((s: RunSummary) => [s.runId, s.total, s.failed, s.flaky]),
-  ])
 }
 
 /**
@@ -77,8 +71,10 @@ async function storeFingerprint(store: Store): Promise<string> {
  *   `snapshotDelta`). Readers keep the current snapshot until the update is in; the writer can await it.
  * - The analysis windows move with time (and with the newest run) only at a full rebuild: in the background once
  *   a snapshot's full scan is `maxAgeMs` old, never on every write.
- * - Other instances' writes are found by a cheap probe of the store at most every `ttlMs`; a changed store is
- *   rebuilt in full in the background while the old snapshot keeps answering.
+ * - Other instances' writes are found by a cheap probe of the store at most every `ttlMs`: the runs written
+ *   since the latest write it had seen (`runsWrittenSince`, minus {@link WRITE_MARGIN_MS}). Those it had not
+ *   seen are applied like this process's own writes, incrementally, in the background while the old snapshot
+ *   keeps answering. Only a probe that finds more runs than it may read rebuilds in full.
  * - Builds and updates run one at a time, in a worker thread when the store allows it (else in this thread,
  *   yielding to the event loop between slices), so that they never stall other requests.
  *
@@ -86,10 +82,20 @@ async function storeFingerprint(store: Store): Promise<string> {
  */
 export class SnapshotCache {
   private readonly entries = new Map<string, Entry>()
+  /** Writes applied or being applied, this process's and others': a snapshot made before the last is stale. */
   private writes = 0
-  private fingerprint: string | null = null
+  /** This process's own writes, so that a probe can tell whether it started after them. */
+  private ownWrites = 0
+  /** `ownWrites` when the latest finished probe started: the probe saw every own write up to it. */
+  private probedOwn = -1
+  /** Moves when a probe cannot tell which runs changed: every snapshot is then rebuilt in full. */
+  private generation = 0
+  /** What the last probe read: each run written since the margin, with its stamp. Null before the first probe. */
+  private seen: Map<string, number> | null = null
+  /** The latest stamp any probe read. */
+  private latest = 0
   private probedAt = 0
-  private probing: Promise<string> | null = null
+  private probing: Promise<void> | null = null
   private queue: Promise<unknown> = Promise.resolve()
   private readonly values = new Map<string, { writes: number; at: number; promise: Promise<unknown> }>()
   private readonly ttlMs: number
@@ -109,6 +115,7 @@ export class SnapshotCache {
   /** Something changed that no incremental update covers: the next read waits for a full build. */
   invalidate(): void {
     this.writes++
+    this.ownWrites++
     for (const entry of this.entries.values()) {
       entry.value = undefined
       entry.dirty = undefined
@@ -121,6 +128,12 @@ export class SnapshotCache {
    * write itself is done (the next full rebuild repairs the snapshot).
    */
   applyWrite(runIds: string[]): Promise<void> {
+    this.ownWrites++
+    return this.written(runIds)
+  }
+
+  /** Marks the runs to apply on every snapshot that exists or is being built, and queues their updates. */
+  private written(runIds: string[]): Promise<void> {
     this.writes++
     const updates: Promise<unknown>[] = []
     for (const [key, entry] of this.entries) {
@@ -184,19 +197,58 @@ export class SnapshotCache {
 
   private revalidate(key: string, entry: Entry, value: Built): void {
     if (this.clock() - this.probedAt >= this.ttlMs) this.probe().catch((e) => this.opts.onError?.(e))
-    const changed = this.fingerprint !== null && value.fingerprint !== this.fingerprint
+    const changed = value.generation !== this.generation
     const old = this.clock() - value.fullAt >= Math.max(this.maxAgeMs, REBUILD_AGE_PER_BUILD_MS * value.buildMs)
     if ((changed || old) && !entry.pending) this.build(key, entry).catch((e) => this.opts.onError?.(e))
   }
 
-  private probe(): Promise<string> {
+  /**
+   * Reads the runs written since the latest write seen (less the margin) and applies those not seen before, in
+   * the background. One probe at a time; a caller during one shares it.
+   */
+  private probe(): Promise<void> {
     if (!this.probing) {
       this.probedAt = this.clock()
-      this.probing = storeFingerprint(this.opts.store)
-        .then((fp) => (this.fingerprint = fp))
+      const own = this.ownWrites
+      // The first probe reads the latest writes, whenever they were: a snapshot built after it has all of them.
+      const since = this.seen === null ? 0 : this.latest - WRITE_MARGIN_MS
+      this.probing = this.opts.store
+        .runsWrittenSince(since, WRITTEN_RUNS_MAX)
+        .then((rows) => {
+          this.notice(rows)
+          this.probedOwn = Math.max(this.probedOwn, own)
+        })
         .finally(() => (this.probing = null))
     }
     return this.probing
+  }
+
+  /**
+   * A probe that started after every write of this process so far, so that it knows them and never takes them
+   * for another instance's. A few tries: writes may keep arriving while it runs, and a later probe catches those.
+   */
+  private async probeAfterOwnWrites(): Promise<void> {
+    for (let i = 0; i < 3 && this.probedOwn < this.ownWrites; i++) await this.probe()
+  }
+
+  private notice(rows: WrittenRun[]): void {
+    const before = this.seen
+    this.seen = new Map()
+    const changed: string[] = []
+    for (const { runId, writtenAt } of rows) {
+      this.seen.set(runId, writtenAt)
+      if (writtenAt > this.latest) this.latest = writtenAt
+      if (before !== null && before.get(runId) !== writtenAt) changed.push(runId)
+    }
+    if (before === null) return
+    if (rows.length >= WRITTEN_RUNS_MAX) {
+      // So many writes within the margin that some may be unseen: rebuild in full, answering meanwhile.
+      this.generation++
+      return
+    }
+    // Our own writes are among them when this probe saw them before the update that applies them did: marking
+    // them again joins that update.
+    if (changed.length) this.written(changed).catch((e) => this.opts.onError?.(e))
   }
 
   private build(key: string, entry: Entry): Promise<Snapshot> {
@@ -205,11 +257,21 @@ export class SnapshotCache {
     const pending = {
       writes,
       promise: this.serial(async () => {
-        const fingerprint = await this.probe()
+        await this.probeAfterOwnWrites()
+        const generation = this.generation
+        // Written before the scan starts: the build has them.
+        const covered = entry.dirty
+        entry.dirty = undefined
         const started = this.clock()
-        const snapshot = await this.opts.builder.build(entry.selection, this.now?.())
+        let snapshot: Snapshot
+        try {
+          snapshot = await this.opts.builder.build(entry.selection, this.now?.())
+        } catch (error) {
+          if (covered) for (const id of covered) (entry.dirty ??= new Set()).add(id)
+          throw error
+        }
         const fullAt = this.clock()
-        return { snapshot, writes, fingerprint, fullAt, buildMs: fullAt - started }
+        return { snapshot, writes, generation, fullAt, buildMs: fullAt - started }
       }).then(
         (built) => {
           if (!entry.value || entry.value.writes <= built.writes) entry.value = built
@@ -233,33 +295,42 @@ export class SnapshotCache {
   private update(key: string, entry: Entry): Promise<Snapshot> {
     if (entry.queued) return entry.queued
     const queued = this.serial(async () => {
+      const current = entry.value
+      if (current && !entry.dirty?.size) {
+        // A build since has what was marked: only the snapshot's write counter moves.
+        entry.queued = undefined
+        entry.value = { ...current, writes: this.writes }
+        return current.snapshot
+      }
+      // Probed first: our own runs become known (never applied again as another instance's), and other
+      // instances' runs found meanwhile join this update.
+      await this.probeAfterOwnWrites()
       entry.queued = undefined
       const runs = [...(entry.dirty ?? [])]
       entry.dirty = undefined
       const writes = this.writes
+      const generation = this.generation
       const value = entry.value
-      // Probed now, after the write: our own write must not look like another instance's.
-      const fingerprint = await storeFingerprint(this.opts.store)
-      this.fingerprint = fingerprint
+      // A delta that fails (reported) is built in full instead, as one too large would be.
       const delta =
-        value && runs.length ? await this.opts.builder.delta(entry.selection, deltaBaseOf(value.snapshot), runs) : null
-      let snapshot: Snapshot
-      let fullAt: number
-      let buildMs: number
+        value && runs.length
+          ? await this.opts.builder.delta(entry.selection, deltaBaseOf(value.snapshot), runs).catch((e: unknown) => {
+              this.opts.onError?.(e)
+              return null
+            })
+          : null
+      let built: Built
       if (value && (delta || runs.length === 0)) {
-        snapshot = delta ? applyDelta(value.snapshot, delta) : value.snapshot
-        fullAt = value.fullAt
-        buildMs = value.buildMs
+        const snapshot = delta ? applyDelta(value.snapshot, delta) : value.snapshot
+        built = { ...value, snapshot, writes }
       } else {
         const started = this.clock()
-        snapshot = await this.opts.builder.build(entry.selection, this.now?.())
-        fullAt = this.clock()
-        buildMs = fullAt - started
+        const snapshot = await this.opts.builder.build(entry.selection, this.now?.())
+        const fullAt = this.clock()
+        built = { snapshot, writes, generation, fullAt, buildMs: fullAt - started }
       }
-      if (!entry.value || entry.value.writes <= writes) {
-        entry.value = { snapshot, writes, fingerprint, fullAt, buildMs }
-      }
-      return snapshot
+      if (!entry.value || entry.value.writes <= writes) entry.value = built
+      return built.snapshot
     })
     entry.queued = queued
     queued.catch(() => {

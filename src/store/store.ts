@@ -113,6 +113,16 @@ export interface RunSummary {
   flaky: number
 }
 
+/** A run and when it was last written, by the store's clock (see {@link Store.runsWrittenSince}). */
+export interface WrittenRun {
+  runId: string
+  /** Epoch ms. */
+  writtenAt: number
+}
+
+/** Most runs one {@link Store.runsWrittenSince} returns, whatever limit it is given. */
+export const WRITTEN_RUNS_MAX = 1000
+
 export type QuarantineSource = 'auto' | 'manual'
 
 export interface QuarantineRecord {
@@ -250,6 +260,13 @@ export interface Store {
   getRun(runId: string): Promise<Run | null>
   /** Per-run result counts (one aggregate query), newest first. */
   runSummaries(filter?: RunFilter): Promise<RunSummary[]>
+  /**
+   * Runs written at or after `sinceMs` (created, merged into by another report, or replaced), latest write first,
+   * at most `limit` (and {@link WRITTEN_RUNS_MAX}). Times come from the store's clock, the database's on PostgreSQL
+   * and the writer's on SQLite, so that server instances sharing a store can ask which runs the others wrote
+   * since they last looked. A deleted run is not listed.
+   */
+  runsWrittenSince(sinceMs: number, limit: number): Promise<WrittenRun[]>
   /** Tests in test-id order. */
   listTests(filter?: TestFilter): Promise<TestRef[]>
   getTest(testId: string): Promise<TestRef | null>

@@ -3,12 +3,14 @@ import { afterEach, describe, expect, it } from 'vitest'
 import type { LeaderboardResponse } from '../../src/server/api-types.js'
 import { resolveAnalysisConfig } from '../../src/analysis/index.js'
 import { createApp, type AppDeps } from '../../src/server/app.js'
-import { createSnapshotBuilder } from '../../src/server/snapshot-builder.js'
+import { createSnapshotBuilder, type SnapshotBuilder } from '../../src/server/snapshot-builder.js'
+import { buildSnapshot } from '../../src/server/snapshot.js'
 import { createSnapshotCache, MAX_VALUES } from '../../src/server/snapshot-cache.js'
 import type { HistoryFilter, Store } from '../../src/store/store.js'
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js'
 import { batch, result, runMeta } from '../helpers/builders.js'
-import { auth, config, NOW, seed, tempDir } from './helpers.js'
+import { comparable } from './comparable.js'
+import { auth, config, DAY, NOW, seed, START, tempDir } from './helpers.js'
 
 /** The store, counting analysis scans: a wrapper, not a mock; every call reaches the real SQLite file. */
 function counting(
@@ -32,6 +34,47 @@ function counting(
     },
   })
   return { store: wrapped, scans: () => scans, filters }
+}
+
+/** The builder, counting full builds and incremental deltas: every call reaches the real one. */
+function countingBuilder(real: SnapshotBuilder): {
+  builder: SnapshotBuilder
+  builds: () => number
+  deltas: () => number
+} {
+  let builds = 0
+  let deltas = 0
+  const builder: SnapshotBuilder = {
+    kind: real.kind,
+    build: (...args) => {
+      builds++
+      return real.build(...args)
+    },
+    delta: (...args) => {
+      deltas++
+      return real.delta(...args)
+    },
+    look: (request) => real.look(request),
+    overview: (config) => real.overview(config),
+    close: () => real.close(),
+  }
+  return { builder, builds: () => builds, deltas: () => deltas }
+}
+
+/** The store, counting finished probes for other instances' writes. */
+function countingProbes(store: Store): { store: Store; done: () => number } {
+  let done = 0
+  const wrapped = new Proxy(store, {
+    get(target, prop) {
+      const value = Reflect.get(target, prop, target) as unknown
+      if (prop === 'runsWrittenSince') {
+        return (...args: Parameters<Store['runsWrittenSince']>) =>
+          target.runsWrittenSince(...args).finally(() => done++)
+      }
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value
+    },
+  })
+  return { store: wrapped, done: () => done }
 }
 
 const cleanups: (() => Promise<void> | void)[] = []
@@ -110,6 +153,54 @@ describe('analysis cache', () => {
     await until(async () => (await board()).rows.some((r) => r.name === 'newcomer'))
   })
 
+  it('applies another instance’s writes incrementally, old-stamped runs included, equal to a full build', async () => {
+    const { file, raw } = await setup()
+    const cfg = resolveAnalysisConfig()
+    const b = countingBuilder(createSnapshotBuilder({ store: raw, cfg }))
+    const cache = createSnapshotCache({ store: raw, builder: b.builder, now: () => NOW, ttlMs: 0 })
+    const selection = { env: [] }
+    const first = await cache.get(selection)
+    expect(b.builds()).toBe(1)
+    const other = await openSqliteStore(file)
+    cleanups.push(() => other.close())
+    await other.ingestReport(newcomerBatch('other-1'))
+    // A report of long ago: not among the newest runs, yet written now.
+    const old = runMeta('other-old', new Date(START + DAY / 2).toISOString())
+    await other.ingestReport(batch(old, [result('old-timer', 'failed'), result('stable', 'failed')]))
+    // Answered from the snapshot it has; the probe this starts finds both writes.
+    expect(await cache.get(selection)).toBe(first)
+    let latest = first
+    await until(async () => (latest = await cache.get(selection)).byId.has('unit::mod::old-timer'))
+    expect(latest.byId.has('unit::mod::newcomer')).toBe(true)
+    expect(b.builds()).toBe(1)
+    expect(b.deltas()).toBeGreaterThanOrEqual(1)
+    expect(comparable(latest)).toEqual(comparable(await buildSnapshot(raw, selection, { cfg, now: latest.now })))
+  })
+
+  it('never applies its own writes again as another instance’s', async () => {
+    const { raw } = await setup()
+    const probes = countingProbes(raw)
+    const b = countingBuilder(createSnapshotBuilder({ store: raw, cfg: resolveAnalysisConfig() }))
+    const cache = createSnapshotCache({ store: probes.store, builder: b.builder, now: () => NOW, ttlMs: 0 })
+    const selections = [{ env: [] }, { env: [], last: 5 }]
+    for (const s of selections) await cache.get(s)
+    // Stored by this process (as the upload route does), then announced.
+    await raw.ingestReport(newcomerBatch('own-1'))
+    await cache.applyWrite(['own-1'])
+    expect(b.deltas()).toBe(2)
+    for (const s of selections) expect((await cache.get(s)).byId.has('unit::mod::newcomer')).toBe(true)
+    // Later probes see the run as written, and know it.
+    for (let i = 0; i < 3; i++) {
+      const done = probes.done()
+      await until(async () => {
+        for (const s of selections) await cache.get(s)
+        return probes.done() > done
+      })
+    }
+    expect(b.deltas()).toBe(2)
+    expect(b.builds()).toBe(2)
+  })
+
   it('does not rebuild while nothing changed, until the snapshot is too old', async () => {
     // The cache's own clock, moved by hand: what is too old must not depend on how busy the machine is.
     let clock = 1_000_000
@@ -154,7 +245,8 @@ describe('analysis cache', () => {
   })
 
   it('keeps answering while a rebuild scans a large store', async () => {
-    const { app, raw, board } = await setup({ cache: { ttlMs: 0 } })
+    let clock = 1_000_000
+    const { app, raw, board } = await setup({ cache: { ttlMs: 0, maxAgeMs: 1000, clock: () => clock } })
     // Enough results that a scan takes a while, so that requests arrive during it.
     const tests = Array.from({ length: 400 }, (_, i) => `bulk-${i}`)
     for (let r = 0; r < 40; r++) {
@@ -168,6 +260,8 @@ describe('analysis cache', () => {
     }
     const first = await board()
     await raw.ingestReport(newcomerBatch('bulk-new'))
+    // Old enough to be rebuilt in full (another instance's write alone is applied incrementally).
+    clock += 1000
     await board()
     const started = performance.now()
     let answered = 0

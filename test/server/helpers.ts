@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify'
 import { resolveConfig, type ResolvedConfig } from '../../src/config/load.js'
 import type { Result, RunMeta } from '../../src/model.js'
 import { createApp, type AppDeps } from '../../src/server/app.js'
+import type { Store } from '../../src/store/store.js'
 import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/sqlite-store.js'
 import { batch, flakyResult, result, runMeta } from '../helpers/builders.js'
 
@@ -35,7 +36,10 @@ export function tempDir(prefix = 'fw-server-'): { dir: string; cleanup: () => vo
  * that broke five runs ago, one with an HTML payload for a name, one with URL-hostile characters, and one run
  * that was interrupted. Every run has a revision, pipeline and artifacts URL and an env facet.
  */
-export async function seed(store: SqliteStore, opts: { suite?: string; prefix?: string } = {}): Promise<RunMeta[]> {
+export async function seed(
+  store: Pick<Store, 'ingestReport'>,
+  opts: { suite?: string; prefix?: string } = {},
+): Promise<RunMeta[]> {
   const suite = opts.suite ?? 'unit'
   const prefix = opts.prefix ?? 'r'
   const runs: RunMeta[] = []

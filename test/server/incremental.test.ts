@@ -2,18 +2,12 @@ import { describe, expect, it } from 'vitest'
 import { resolveAnalysisConfig } from '../../src/analysis/index.js'
 import { makeTestId, type Result, type RunMeta } from '../../src/model.js'
 import type { Selection } from '../../src/server/selection.js'
-import {
-  applyDelta,
-  buildSnapshot,
-  deltaBaseOf,
-  heatOf,
-  snapshotDelta,
-  type Snapshot,
-} from '../../src/server/snapshot.js'
+import { applyDelta, buildSnapshot, deltaBaseOf, heatOf, snapshotDelta } from '../../src/server/snapshot.js'
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js'
 import type { ReportBatch } from '../../src/store/store.js'
 import { createRng } from '../analysis/generate.js'
 import { batch, flakyResult, result, runMeta } from '../helpers/builders.js'
+import { comparable } from './comparable.js'
 
 const DAY = 86_400_000
 const START = Date.UTC(2026, 2, 1)
@@ -71,22 +65,6 @@ function randomReports(seed: number): ReportBatch[] {
     } else reports.push(batch(run, results))
   }
   return reports
-}
-
-/** A snapshot as plain data, without the times it was made. */
-function comparable(s: Snapshot): unknown {
-  return {
-    now: s.now,
-    runs: s.runs.map((r) => r.runId),
-    heatRuns: s.heatRuns.map((r) => r.runId),
-    // Rows compared as the heatmap shows them: an update may keep a test's row and move the snapshot's offset.
-    tests: s.tests.map((t) => ({ ...t, heat: heatOf(s, t), heatAt: 0 })),
-    runCounts: [...s.runCounts.entries()].sort(([a], [b]) => (a < b ? -1 : 1)),
-    excludedRuns: [...s.excludedRuns].sort(),
-    trends: s.trends,
-    suites: s.suites,
-    newestRunAt: s.newestRunAt,
-  }
 }
 
 const SELECTIONS: Selection[] = [

@@ -442,6 +442,45 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       expect(heals[0]!.breakdown).toEqual({ text: 1 })
     })
 
+    it('lists the runs written since a time, latest write first: new, merged into, replaced, not duplicates', async () => {
+      const ids = async (since = 0, limit = 10) => (await store.runsWrittenSince(since, limit)).map((w) => w.runId)
+      const r1 = runMeta('r1', '2026-01-02T00:00:00Z')
+      await store.ingestReport(batch(r1, [result('a', 'passed')], 'h1'))
+      // Written after r1 though it ran before: the order is the writes', not the runs'.
+      await store.ingestReport(batch(runMeta('r2', '2026-01-01T00:00:00Z'), [result('a', 'failed')], 'h2'))
+      await store.ingestReport(batch(runMeta('r3', '2026-01-03T00:00:00Z'), [result('a', 'passed')], 'h3'))
+      expect(await ids()).toEqual(['r3', 'r2', 'r1'])
+      const first = await store.runsWrittenSince(0, 10)
+      // Strictly increasing, even within one millisecond: a later write always looks newer.
+      expect(first[0]!.writtenAt).toBeGreaterThan(first[1]!.writtenAt)
+      expect(first[1]!.writtenAt).toBeGreaterThan(first[2]!.writtenAt)
+      expect(await ids(first[1]!.writtenAt)).toEqual(['r3', 'r2'])
+      expect(await ids(first[0]!.writtenAt + 1)).toEqual([])
+      expect(await ids(0, 2)).toEqual(['r3', 'r2'])
+
+      // A second report of r1 merges into it: r1 was written again.
+      await store.ingestReport(batch(r1, [result('b', 'failed')], 'h1-second'))
+      expect(await ids()).toEqual(['r1', 'r3', 'r2'])
+      const merged = (await store.runsWrittenSince(0, 1))[0]!
+      expect(merged.writtenAt).toBeGreaterThan(first[0]!.writtenAt)
+      // The same report again is a duplicate: nothing was written.
+      expect((await store.ingestReport(batch(r1, [result('b', 'failed')], 'h1-second')))[0]!.outcome).toBe('duplicate')
+      expect(await store.runsWrittenSince(0, 1)).toEqual([merged])
+      // --replace rewrites r2.
+      const replaced = await store.ingestReport(
+        batch(runMeta('r2', '2026-01-01T00:00:00Z'), [result('a', 'passed')], 'h2'),
+        {
+          replace: true,
+        },
+      )
+      expect(replaced[0]!.outcome).toBe('replaced')
+      expect(await ids()).toEqual(['r2', 'r1', 'r3'])
+      expect(await ids(merged.writtenAt + 1)).toEqual(['r2'])
+      // A pruned run is gone from the list (a reader finds it missing from its run set instead).
+      await store.prune(Date.parse('2026-01-01T12:00:00Z'))
+      expect(await ids()).toEqual(['r1', 'r3'])
+    })
+
     it('prunes old runs in batches and keeps quarantines and audit', async () => {
       for (const b of history().run('r1').pass('a').run('r2').fail('a').run('r3').pass('a').build())
         await store.ingestReport(b)

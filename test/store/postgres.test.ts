@@ -118,6 +118,30 @@ if (pg.skip !== undefined) {
       }
     })
 
+    it('dates the runs of an older schema as written when they were uploaded', async () => {
+      const url = db.fresh()
+      const store = await openPostgresStore(url)
+      await store.ingestReport(batch(runMeta('kept', '2026-01-01T00:00:00Z'), [result('a', 'passed')]))
+      await store.ingestReport(batch(runMeta('odd', '2026-01-02T00:00:00Z'), [result('a', 'passed')]))
+      await store.close()
+      // The schema as it was before the migration, with one upload time that is not a date.
+      await sql(
+        url,
+        `ALTER TABLE runs DROP COLUMN written_at;
+         DELETE FROM schema_meta WHERE key = 'migration:0012-written-at';
+         UPDATE runs SET uploaded_at = CASE run_id WHEN 'kept' THEN '2026-02-03T04:05:06.789Z' ELSE 'yesterday' END`,
+      )
+      const migrated = await openPostgresStore(url)
+      try {
+        expect(await migrated.runsWrittenSince(0, 10)).toEqual([
+          { runId: 'kept', writtenAt: Date.parse('2026-02-03T04:05:06.789Z') },
+          { runId: 'odd', writtenAt: 0 },
+        ])
+      } finally {
+        await migrated.close()
+      }
+    })
+
     it('merges two different reports of one run ingested at once, storing each result once', async () => {
       const url = db.fresh()
       const [a, b] = await Promise.all([openPostgresStore(url), openPostgresStore(url)])

@@ -27,6 +27,26 @@ describe('sqlite specifics', () => {
     await b.close()
   })
 
+  it('dates the runs of an older file as written when they were uploaded', async () => {
+    const file = join(dir, 'written.db')
+    const s = await openSqliteStore(file)
+    await s.ingestReport(batch(runMeta('kept', '2026-01-01T00:00:00Z'), [result('a', 'passed')]))
+    await s.ingestReport(batch(runMeta('odd', '2026-01-02T00:00:00Z'), [result('a', 'passed')]))
+    // The file as it was before the migration, with one upload time that is not a date.
+    s.rawRun('DROP INDEX runs_written')
+    s.rawRun('ALTER TABLE runs DROP COLUMN written_at')
+    s.rawRun("DELETE FROM schema_meta WHERE key = 'migration:0012-written-at'")
+    s.rawRun("UPDATE runs SET uploaded_at = '2026-02-03T04:05:06.789Z' WHERE run_id = 'kept'")
+    s.rawRun("UPDATE runs SET uploaded_at = 'yesterday' WHERE run_id = 'odd'")
+    await s.close()
+    const migrated = await openSqliteStore(file)
+    expect(await migrated.runsWrittenSince(0, 10)).toEqual([
+      { runId: 'kept', writtenAt: Date.parse('2026-02-03T04:05:06.789Z') },
+      { runId: 'odd', writtenAt: 0 },
+    ])
+    await migrated.close()
+  })
+
   it('sizes the page cache of each connection: 32 MB to write, 64 MB to read, or what the opener asks for', async () => {
     const file = join(dir, 'cache.db')
     const cacheKb = async (opts: Parameters<typeof openSqliteStore>[1]) => {

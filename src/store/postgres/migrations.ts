@@ -309,6 +309,20 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
       `)
     },
   },
+  {
+    // Several servers on one store: when each run was last written (epoch ms, by the database's clock, so that
+    // instances with different clocks agree), so that an instance can ask which runs another one wrote since it
+    // last looked and re-analyse only those. Existing runs count as written when uploaded.
+    id: '0012-written-at',
+    async up(client) {
+      await client.query(`
+        ALTER TABLE runs ADD COLUMN written_at bigint NOT NULL DEFAULT 0;
+        UPDATE runs SET written_at = CASE WHEN uploaded_at ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}T'
+          THEN (extract(epoch FROM uploaded_at::timestamptz) * 1000)::bigint ELSE 0 END;
+        CREATE INDEX runs_written ON runs (written_at, id);
+      `)
+    },
+  },
 ]
 
 /**

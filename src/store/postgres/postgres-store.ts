@@ -41,9 +41,10 @@ import type {
   Store,
   StoreStats,
   TestFilter,
+  WrittenRun,
 } from '../store.js'
 import { AUDIT_GENESIS, auditHash, type ChainedAuditEntry } from '../audit-chain.js'
-import { streamOfBatch } from '../store.js'
+import { streamOfBatch, WRITTEN_RUNS_MAX } from '../store.js'
 import type { MigrationResultSet } from '../sqlite/migrations.js'
 import { copyChunks } from './copy-text.js'
 import { loadPg, type PgClient, type PgDriver, type PgPool, type PgQueryable, type PgQueryConfig } from './driver.js'
@@ -889,6 +890,15 @@ export class PostgresStore implements Store {
       `SELECT run_id AS "runId", at, total, passed, failed, skipped, flaky FROM runs ${where}
        ORDER BY at DESC, id DESC LIMIT ${p.add(filter.limit ?? null)} OFFSET ${p.add(filter.offset ?? 0)}`,
       p.values,
+    )
+    return rows
+  }
+
+  async runsWrittenSince(sinceMs: number, limit: number): Promise<WrittenRun[]> {
+    const { rows } = await this.db.query<WrittenRun>(
+      `SELECT run_id AS "runId", written_at AS "writtenAt" FROM runs WHERE written_at >= $1
+       ORDER BY written_at DESC, id DESC LIMIT $2`,
+      [Math.floor(sinceMs), Math.min(limit, WRITTEN_RUNS_MAX)],
     )
     return rows
   }

@@ -297,12 +297,17 @@ export class PgReportWriter {
       }
     }
     // Counted where the rows are: a merged run holds rows from several reports. The run row is locked since the
-    // claim, so a concurrent merge into the same run counts after this one commits.
+    // claim, so a concurrent merge into the same run counts after this one commits. The time it was written is the
+    // database's (instances' clocks differ), read now rather than at the start of the transaction as now() would:
+    // other instances look for runs written since a time, and a late stamp keeps the commit lag short. Never behind
+    // a committed stamp, so that a write within the same millisecond as the last still looks newer.
     await client.query(
       `UPDATE runs r SET (total, passed, failed, skipped, flaky) = (
          SELECT count(*), count(*) FILTER (WHERE status = 0), count(*) FILTER (WHERE status IN (1, 2)),
                 count(*) FILTER (WHERE status = 3), count(*) FILTER (WHERE flaky)
-         FROM results WHERE run = r.id)
+         FROM results WHERE run = r.id),
+         written_at = greatest(floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint,
+           (SELECT coalesce(max(written_at), 0) + 1 FROM runs))
        WHERE r.id = $1`,
       [state.key],
     )

@@ -267,6 +267,19 @@ export const SQLITE_MIGRATIONS: SqliteMigration[] = [
       `)
     },
   },
+  {
+    // Several servers on one store: when each run was last written (epoch ms), so that an instance can ask which
+    // runs another one wrote since it last looked and re-analyse only those. Existing runs count as written when
+    // uploaded.
+    id: '0012-written-at',
+    up(db) {
+      db.exec(`
+        ALTER TABLE runs ADD COLUMN written_at INTEGER NOT NULL DEFAULT 0;
+        UPDATE runs SET written_at = coalesce(CAST(round((julianday(uploaded_at) - 2440587.5) * 86400000) AS INTEGER), 0);
+        CREATE INDEX runs_written ON runs (written_at);
+      `)
+    },
+  },
 ]
 
 /**

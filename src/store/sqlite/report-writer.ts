@@ -311,6 +311,9 @@ export class SqliteReportWriter {
       // Counted where the rows are: a merged run holds rows from several reports.
       stmts.recount.run({ run: state.key })
     }
+    // Read at the end, just before the commit: other server instances look for runs written since a time, and a
+    // time taken at the start would fall behind writes that committed first. One machine, so the writer's clock.
+    stmts.setWrittenAt.run(Date.now(), state.key)
     return {
       runId: run.runId,
       outcome: state.replacing ? 'replaced' : 'ingested',

@@ -51,8 +51,9 @@ import type {
   Store,
   StoreStats,
   TestFilter,
+  WrittenRun,
 } from '../store.js'
-import { streamOfBatch, type ReportStream } from '../store.js'
+import { streamOfBatch, WRITTEN_RUNS_MAX, type ReportStream } from '../store.js'
 import { packedRef, type PackedRunBatch } from '../packed-results.js'
 import { loadSqlite, type SqliteConstructor, type SqliteDb, type SqliteStatement } from './driver.js'
 import { SqliteReportWriter } from './report-writer.js'
@@ -304,6 +305,11 @@ export class SqliteStore implements Store {
            FROM results WHERE run = @run) WHERE id = @run`,
       ),
       setCounts: db.prepare('UPDATE runs SET total = ?, passed = ?, failed = ?, skipped = ?, flaky = ? WHERE id = ?'),
+      // Never behind a write already stamped: a write is then always newer than every one before it, even within
+      // one millisecond or after the clock stepped back.
+      setWrittenAt: db.prepare(
+        'UPDATE runs SET written_at = max(?, (SELECT coalesce(max(written_at), 0) + 1 FROM runs)) WHERE id = ?',
+      ),
       insertAttempt: db.prepare(
         `INSERT INTO attempts (run, test, retry, status, duration_ms, message, stack)
          VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
@@ -778,6 +784,14 @@ export class SqliteStore implements Store {
       `SELECT run_id AS runId, at, total, passed, failed, skipped, flaky FROM runs ${sql}
          ORDER BY at DESC, id DESC LIMIT ? OFFSET ?`,
     ).all(...params, filter.limit ?? -1, filter.offset ?? 0) as RunSummary[]
+    return Promise.resolve(rows)
+  }
+
+  runsWrittenSince(sinceMs: number, limit: number): Promise<WrittenRun[]> {
+    const rows = this.read(
+      `SELECT run_id AS runId, written_at AS writtenAt FROM runs WHERE written_at >= ?
+       ORDER BY written_at DESC, id DESC LIMIT ?`,
+    ).all(sinceMs, Math.min(limit, WRITTEN_RUNS_MAX)) as WrittenRun[]
     return Promise.resolve(rows)
   }
 
