@@ -573,11 +573,17 @@ function orderIndex(state: RunState, cfg: ResolvedAnalysisConfig) {
  * file, so re-analysing one test means re-analysing its file. Reads the tests table, not results.
  */
 async function fileMates(store: Store, refs: TestRef[], known: Set<string>): Promise<string[]> {
-  const files = new Set(refs.map((t) => `${t.suite}\u0000${t.module}`))
+  const modulesOf = new Map<string, Set<string>>()
+  for (const t of refs) {
+    let modules = modulesOf.get(t.suite)
+    if (!modules) modulesOf.set(t.suite, (modules = new Set()))
+    modules.add(t.module)
+  }
   const out: string[] = []
-  for (const suite of new Set(refs.map((t) => t.suite))) {
-    for (const t of await store.listTests({ suite })) {
-      if (!known.has(t.testId) && files.has(`${t.suite}\u0000${t.module}`)) out.push(t.testId)
+  // Only the touched files' tests: a suite of 100,000 tests would otherwise be read whole on every upload.
+  for (const [suite, modules] of modulesOf) {
+    for (const t of await store.listTests({ suite, modules: [...modules] })) {
+      if (!known.has(t.testId)) out.push(t.testId)
     }
   }
   return out

@@ -86,6 +86,8 @@ export interface RunFilter {
 
 export interface TestFilter {
   suite?: string
+  /** Only tests of these modules (files), so that a caller after one file's tests is not sent a whole suite. */
+  modules?: string[]
   /** Case-insensitive substring of the test id. */
   search?: string
   limit?: number

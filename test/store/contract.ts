@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { Result, ResultStatus } from '../../src/model.js'
+import { makeTestId, type Result, type ResultStatus } from '../../src/model.js'
 import { packRunBatch, TestSlots } from '../../src/store/packed-results.js'
-import type { QuarantineRecord, RunBatch, Store } from '../../src/store/store.js'
+import type { QuarantineRecord, RunBatch, Store, TestFilter } from '../../src/store/store.js'
 import { batch, flakyResult, history, result, runMeta } from '../helpers/builders.js'
 
 async function collect(store: Store, filter?: Parameters<Store['scanHistory']>[0]) {
@@ -198,6 +198,29 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
         ['r1', 1, 1, 0],
       ])
       expect(await store.getTest('unit::mod::zeta')).toMatchObject({ name: 'zeta', suite: 'unit', module: 'mod' })
+    })
+
+    it('lists the tests of some modules of a suite', async () => {
+      const inModule = (name: string, module: string, suite = 'unit') => {
+        const r = result(name, 'passed', {}, suite)
+        return { ...r, test: { ...r.test, testId: makeTestId(suite, module, name), module } }
+      }
+      await store.ingestReport(
+        batch(runMeta('r1', '2026-01-01T00:00:00Z'), [
+          inModule('a', 'src/a.test.ts'),
+          inModule('b', 'src/a.test.ts'),
+          inModule('c', 'src/c.test.ts'),
+          // A module whose name holds the separator, and the same module in another suite.
+          inModule('d', 'src/a.test.ts::inner'),
+          inModule('e', 'src/a.test.ts', 'e2e'),
+        ]),
+      )
+      const names = async (filter: TestFilter) => (await store.listTests(filter)).map((t) => t.name)
+      expect(await names({ suite: 'unit', modules: ['src/a.test.ts'] })).toEqual(['a', 'b'])
+      expect(await names({ suite: 'unit', modules: ['src/c.test.ts', 'src/a.test.ts::inner'] })).toEqual(['d', 'c'])
+      expect(await names({ modules: ['src/a.test.ts'] })).toEqual(['e', 'a', 'b'])
+      expect(await names({ suite: 'unit', modules: [] })).toEqual([])
+      expect(await names({ suite: 'unit', modules: ["x') OR 1=1 --"] })).toEqual([])
     })
 
     it('treats hostile test names as data', async () => {

@@ -907,6 +907,7 @@ export class PostgresStore implements Store {
     const p = new Params()
     const where: string[] = []
     if (filter.suite) where.push(`suite = ${p.add(filter.suite)}`)
+    if (filter.modules) where.push(`module = ANY(${p.add(filter.modules)}::text[])`)
     // strpos, not LIKE: the search is a plain substring, with no wildcard to escape.
     if (filter.search) where.push(`strpos(lower(test_id), ${p.add(filter.search.toLowerCase())}) > 0`)
     const { rows } = await this.db.query<TestRef>(

@@ -802,6 +802,10 @@ export class SqliteStore implements Store {
       where.push('suite = ?')
       params.push(filter.suite)
     }
+    if (filter.modules) {
+      where.push('module IN (SELECT value FROM json_each(?))')
+      params.push(JSON.stringify(filter.modules))
+    }
     if (filter.search) {
       where.push("lower(test_id) LIKE ? ESCAPE '\\'")
       params.push(`%${likeEscape(filter.search.toLowerCase())}%`)
