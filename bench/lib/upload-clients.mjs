@@ -2,10 +2,11 @@
 // for `SECONDS`, each then polling the leaderboard until its report shows. They stand for remote CI machines, so
 // server-load.mjs runs this as a process of its own at a lower OS priority: on a 2-core bench machine, generating
 // reports must not take the CPU that the server's readers are being measured on. One JSON line per upload on
-// stdout: { status, ms, visible_ms }, then { done, failed, failures }.
+// stdout: { status, ms, visible_ms }, then { done, failed, failures }. Visibility is polled on `visibleOn`
+// (default: the server uploaded to), another instance on the same store in bench/server-two-instances.mjs.
 import { junitXml } from './junit-gen.mjs'
 
-const [base, token, seconds, uploaders, tests] = process.argv.slice(2)
+const [base, token, seconds, uploaders, tests, visibleOn = base] = process.argv.slice(2)
 const end = Date.now() + Number(seconds) * 1000
 // A store kept from an earlier run (BENCH_KEEP) holds that run's uploads: this run's run ids and markers must be new
 // to it, or an upload would merge into an old run and its marker would be found before the upload is in.
@@ -56,7 +57,7 @@ async function uploader(u) {
     let visible = null
     while (performance.now() - at < 30_000) {
       try {
-        const r = await fetch(`${base}/api/v1/leaderboard?limit=1&search=${encodeURIComponent(marker)}`)
+        const r = await fetch(`${visibleOn}/api/v1/leaderboard?limit=1&search=${encodeURIComponent(marker)}`)
         if (!r.ok) fail(`GET /api/v1/leaderboard?search= ${r.status}`)
         else if ((await r.json()).total === 1) {
           visible = performance.now() - at
