@@ -94,6 +94,8 @@ export class SnapshotCache {
   private seen: Map<string, number> | null = null
   /** The latest stamp any probe read. */
   private latest = 0
+  /** Probes look no further back than this: a full rebuild already covers what was written before. */
+  private floor = 0
   private probedAt = 0
   private probing: Promise<void> | null = null
   private queue: Promise<unknown> = Promise.resolve()
@@ -211,7 +213,7 @@ export class SnapshotCache {
       this.probedAt = this.clock()
       const own = this.ownWrites
       // The first probe reads the latest writes, whenever they were: a snapshot built after it has all of them.
-      const since = this.seen === null ? 0 : this.latest - WRITE_MARGIN_MS
+      const since = this.seen === null ? 0 : Math.max(this.latest - WRITE_MARGIN_MS, this.floor)
       this.probing = this.opts.store
         .runsWrittenSince(since, WRITTEN_RUNS_MAX)
         .then((rows) => {
@@ -242,8 +244,10 @@ export class SnapshotCache {
     }
     if (before === null) return
     if (rows.length >= WRITTEN_RUNS_MAX) {
-      // So many writes within the margin that some may be unseen: rebuild in full, answering meanwhile.
+      // So many writes within the margin that some may be unseen: rebuild in full, answering meanwhile. The
+      // rebuilds scan after this probe, so the next probes start from here, or they would find as many again.
       this.generation++
+      this.floor = this.latest
       return
     }
     // Our own writes are among them when this probe saw them before the update that applies them did: marking

@@ -4,9 +4,9 @@ import type { LeaderboardResponse } from '../../src/server/api-types.js'
 import { resolveAnalysisConfig } from '../../src/analysis/index.js'
 import { createApp, type AppDeps } from '../../src/server/app.js'
 import { createSnapshotBuilder, type SnapshotBuilder } from '../../src/server/snapshot-builder.js'
-import { buildSnapshot } from '../../src/server/snapshot.js'
+import { buildSnapshot, DELTA_MAX_RUNS } from '../../src/server/snapshot.js'
 import { createSnapshotCache, MAX_VALUES } from '../../src/server/snapshot-cache.js'
-import type { HistoryFilter, Store } from '../../src/store/store.js'
+import { WRITTEN_RUNS_MAX, type HistoryFilter, type Store } from '../../src/store/store.js'
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js'
 import { batch, result, runMeta } from '../helpers/builders.js'
 import { comparable } from './comparable.js'
@@ -176,6 +176,29 @@ describe('analysis cache', () => {
     expect(b.deltas()).toBeGreaterThanOrEqual(1)
     expect(comparable(latest)).toEqual(comparable(await buildSnapshot(raw, selection, { cfg, now: latest.now })))
   })
+
+  it('rebuilds in full when another instance wrote more runs than an update takes, or than a probe reads', async () => {
+    const { file, raw } = await setup()
+    const b = countingBuilder(createSnapshotBuilder({ store: raw, cfg: resolveAnalysisConfig() }))
+    const cache = createSnapshotCache({ store: raw, builder: b.builder, now: () => NOW, ttlMs: 0 })
+    const selection = { env: [] }
+    await cache.get(selection)
+    const other = await openSqliteStore(file)
+    cleanups.push(() => other.close())
+    const write = async (prefix: string, runs: number) => {
+      for (let i = 0; i < runs; i++) await other.ingestReport(newcomerBatch(`${prefix}-${i}`))
+    }
+    // More runs in the selection than one incremental update may touch: its delta declines, a build follows.
+    await write('many', DELTA_MAX_RUNS + 1)
+    await until(async () => (await cache.get(selection)).runs.some((r) => r.runId === 'many-0'))
+    expect(b.builds()).toBe(2)
+    // More than a probe may read: it cannot tell which ran, so every snapshot is rebuilt without asking for a delta.
+    const deltas = b.deltas()
+    await write('more', WRITTEN_RUNS_MAX)
+    await until(async () => (await cache.get(selection)).runs.some((r) => r.runId === 'more-0'))
+    expect(b.builds()).toBe(3)
+    expect(b.deltas()).toBe(deltas)
+  }, 60_000)
 
   it('never applies its own writes again as another instance’s', async () => {
     const { raw } = await setup()
