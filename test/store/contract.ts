@@ -474,6 +474,8 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       await store.ingestReport(batch(runMeta('r3', '2026-01-03T00:00:00Z'), [result('a', 'passed')], 'h3'))
       expect(await ids()).toEqual(['r3', 'r2', 'r1'])
       const first = await store.runsWrittenSince(0, 10)
+      // A number on both backends (PostgreSQL hands a bigint over as a string unless told otherwise).
+      for (const w of first) expect(typeof w.writtenAt).toBe('number')
       // Strictly increasing, even within one millisecond: a later write always looks newer.
       expect(first[0]!.writtenAt).toBeGreaterThan(first[1]!.writtenAt)
       expect(first[1]!.writtenAt).toBeGreaterThan(first[2]!.writtenAt)
