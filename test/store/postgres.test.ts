@@ -54,6 +54,35 @@ if (pg.skip !== undefined) {
       }
     })
 
+    it('keeps at most 8M characters of message text in memory, however long the messages', async () => {
+      const store = await openPostgresStore(db.fresh())
+      try {
+        // 600 failures with a different message each, 16,384 characters long (the stored maximum): 9.8M in all.
+        const long = (i: number) => `${String(i).padStart(5, '0')} ${'x'.repeat(16_378)}`
+        await store.ingestReport(
+          batch(
+            runMeta('r1', '2026-01-01T00:00:00Z'),
+            Array.from({ length: 600 }, (_, i) => result(`t${i}`, 'failed', { message: long(i) })),
+          ),
+        )
+        let read = 0
+        for await (const h of store.scanHistory({})) {
+          // Every text reaches its reader whole, cached or not.
+          expect(h.entries[0]!.message).toBe(long(Number(h.test.name.slice(1))))
+          read++
+        }
+        expect(read).toBe(600)
+        const cache = store as unknown as { messageTexts: Map<number, string>; messageTextChars: number }
+        let held = 0
+        for (const text of cache.messageTexts.values()) held += text.length
+        expect(held).toBe(cache.messageTextChars)
+        expect(held).toBeGreaterThan(0)
+        expect(held).toBeLessThanOrEqual(8_000_000)
+      } finally {
+        await store.close()
+      }
+    })
+
     it('keeps every table inside the schema the URL names', async () => {
       const url = db.fresh()
       const store = await openPostgresStore(url)

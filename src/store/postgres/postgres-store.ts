@@ -84,6 +84,11 @@ const RETRYABLE = new Set(['40P01', '40001', 'FW_RUN_GONE'])
 const INT8_OID = 20
 /** Message texts kept in memory between queries: failure messages repeat, so a few thousand cover most scans. */
 const MESSAGE_CACHE = 50_000
+/**
+ * Characters of message text kept likewise: a stored message may have 16,384 (MAX_STORED_TEXT), so the count
+ * alone would allow 800M characters in a long-running server's analysis thread.
+ */
+const MESSAGE_CACHE_CHARS = 8_000_000
 /** Test keys cached per store: a report of a million new tests must not keep a million ids in memory. */
 const TEST_KEY_CACHE = 100_000
 /** Message keys cached likewise. */
@@ -228,6 +233,8 @@ export class PostgresStore implements Store {
   private readonly testKeys = new Map<string, number>()
   private readonly messageKeys = new Map<string, number>()
   private readonly messageTexts = new Map<number, string>()
+  /** Characters held in `messageTexts`. */
+  private messageTextChars = 0
   /** Pool clients that already have the session's staging tables. */
   private readonly staged = new WeakSet<PgClient>()
 
@@ -668,10 +675,18 @@ export class PostgresStore implements Store {
       'SELECT id, text FROM messages WHERE id = ANY($1::integer[])',
       [[...new Set(missing)]],
     )
-    if (this.messageTexts.size + rows.length > MESSAGE_CACHE) this.messageTexts.clear()
+    let chars = 0
+    for (const r of rows) chars += r.text.length
+    if (this.messageTexts.size + rows.length > MESSAGE_CACHE || this.messageTextChars + chars > MESSAGE_CACHE_CHARS) {
+      this.messageTexts.clear()
+      this.messageTextChars = 0
+    }
     for (const r of rows) {
       texts.set(r.id, r.text)
+      // One query's texts alone may be over the bound: those are the caller's, not the cache's.
+      if (r.text.length + this.messageTextChars > MESSAGE_CACHE_CHARS) continue
       this.messageTexts.set(r.id, r.text)
+      this.messageTextChars += r.text.length
     }
     return texts
   }
