@@ -67,7 +67,7 @@ export interface AppDeps {
   webRoot?: string | null
   /** Runs older than this have probably lost their CI artifacts; the heatmap dims them. Default 30. */
   artifactExpiryDays?: number
-  cache?: Pick<SnapshotCacheOptions, 'ttlMs' | 'maxAgeMs' | 'maxEntries' | 'clock'>
+  cache?: Pick<SnapshotCacheOptions, 'ttlMs' | 'probeMs' | 'maxAgeMs' | 'maxEntries' | 'clock'>
   /**
    * Look for notification state changes every `notifications.intervalSeconds` while the app runs, as `serve` does
    * (docs/notifications.md), where analysis snapshots are built: in the worker thread when there is one, so that

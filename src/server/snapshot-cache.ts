@@ -9,8 +9,14 @@ export interface SnapshotCacheOptions {
   builder: SnapshotBuilder
   /** Ends the analysis windows; without it they end at the newest selected run. */
   now?: () => number
-  /** How often the store is probed for other instances' writes. Default 5 s. */
+  /** How long small values (quarantines, facets) are kept before they are read again. Default 5 s. */
   ttlMs?: number
+  /**
+   * How often, at most, the store is probed for other instances' writes. Default 1 s, or `ttlMs` if less: a probe
+   * is one indexed query for the runs written in the last half-minute, and an upload through another instance
+   * shows here a probe after its 201 (plus the incremental update).
+   */
+  probeMs?: number
   /**
    * A snapshot older than this is rebuilt in the background even if no probe saw a change. Default 60 s; never
    * sooner than {@link REBUILD_AGE_PER_BUILD_MS} times its last full build took.
@@ -18,7 +24,7 @@ export interface SnapshotCacheOptions {
   maxAgeMs?: number
   /** Selections kept. Default 8. */
   maxEntries?: number
-  /** The clock for `ttlMs` and `maxAgeMs` (not the analysis clock). Default `Date.now`. */
+  /** The clock for `ttlMs`, `probeMs` and `maxAgeMs` (not the analysis clock). Default `Date.now`. */
   clock?: () => number
   onError?: (error: unknown) => void
 }
@@ -71,7 +77,7 @@ interface Entry {
  *   `snapshotDelta`). Readers keep the current snapshot until the update is in; the writer can await it.
  * - The analysis windows move with time (and with the newest run) only at a full rebuild: in the background once
  *   a snapshot's full scan is `maxAgeMs` old, never on every write.
- * - Other instances' writes are found by a cheap probe of the store at most every `ttlMs`: the runs written
+ * - Other instances' writes are found by a cheap probe of the store at most every `probeMs`: the runs written
  *   since the latest write it had seen (`runsWrittenSince`, minus {@link WRITE_MARGIN_MS}). Those it had not
  *   seen are applied like this process's own writes, incrementally, in the background while the old snapshot
  *   keeps answering. Only a probe that finds more runs than it may read rebuilds in full.
@@ -101,6 +107,7 @@ export class SnapshotCache {
   private queue: Promise<unknown> = Promise.resolve()
   private readonly values = new Map<string, { writes: number; at: number; promise: Promise<unknown> }>()
   private readonly ttlMs: number
+  private readonly probeMs: number
   private readonly maxAgeMs: number
   private readonly maxEntries: number
   private readonly now: (() => number) | undefined
@@ -108,6 +115,7 @@ export class SnapshotCache {
 
   constructor(private readonly opts: SnapshotCacheOptions) {
     this.ttlMs = opts.ttlMs ?? 5000
+    this.probeMs = opts.probeMs ?? Math.min(1000, this.ttlMs)
     this.maxAgeMs = opts.maxAgeMs ?? 60_000
     this.maxEntries = opts.maxEntries ?? 8
     this.now = opts.now
@@ -198,7 +206,7 @@ export class SnapshotCache {
   }
 
   private revalidate(key: string, entry: Entry, value: Built): void {
-    if (this.clock() - this.probedAt >= this.ttlMs) this.probe().catch((e) => this.opts.onError?.(e))
+    if (this.clock() - this.probedAt >= this.probeMs) this.probe().catch((e) => this.opts.onError?.(e))
     const changed = value.generation !== this.generation
     const old = this.clock() - value.fullAt >= Math.max(this.maxAgeMs, REBUILD_AGE_PER_BUILD_MS * value.buildMs)
     if ((changed || old) && !entry.pending) this.build(key, entry).catch((e) => this.opts.onError?.(e))

@@ -224,6 +224,37 @@ describe('analysis cache', () => {
     expect(b.builds()).toBe(2)
   })
 
+  it('probes for other instances’ writes once a second by default, and keeps small values for 5 s', async () => {
+    const { raw } = await setup()
+    const probes = countingProbes(raw)
+    let clock = 1_000_000
+    const builder = createSnapshotBuilder({ store: raw, cfg: resolveAnalysisConfig() })
+    const cache = createSnapshotCache({ store: probes.store, builder, now: () => NOW, clock: () => clock })
+    const selection = { env: [] }
+    await cache.get(selection)
+    await until(() => probes.done() === 1)
+    clock += 999
+    await cache.get(selection)
+    expect(probes.done()).toBe(1)
+    clock += 1
+    await cache.get(selection)
+    await until(() => probes.done() === 2)
+    // Another instance's upload: found by the next probe, a second later.
+    await raw.ingestReport(newcomerBatch('elsewhere-1'))
+    clock += 1000
+    await cache.get(selection)
+    await until(async () => (await cache.get(selection)).byId.has('unit::mod::newcomer'))
+    let computed = 0
+    const value = () => cache.value('k', () => Promise.resolve(++computed))
+    await value()
+    clock += 4999
+    await value()
+    expect(computed).toBe(1)
+    clock += 1
+    await value()
+    expect(computed).toBe(2)
+  })
+
   it('does not rebuild while nothing changed, until the snapshot is too old', async () => {
     // The cache's own clock, moved by hand: what is too old must not depend on how busy the machine is.
     let clock = 1_000_000
