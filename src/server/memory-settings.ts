@@ -27,22 +27,18 @@ export function uploadWorkerEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 }
 
 /**
- * SQLite page cache of an upload worker's connection, in MB, half the CLI's: a large report fills any cache
- * (each of its pages is new), so the cache is what that report costs in memory. 16 MB less brought the worker to
- * about 100 MB on both 100 MB files; a 100 MB upload of 1.37M cases took no longer (24-31 s beside 31-32 s).
- */
-export const UPLOAD_WORKER_CACHE_MB = 16
-
-/**
- * SQLite page caches of the server's own connections, in MB. The operating system already caches the store's
- * file, so SQLite's cache on top of it saves only a copy per page read; a server runs for weeks, and each of its
+ * SQLite page caches of the server's connections, in MB. The operating system already caches the store's file,
+ * so SQLite's cache on top of it saves only a copy per page read; a server runs for weeks, and each of its
  * connections fills its cache to the limit as the store grows under it. In a 300 s upload soak at 1M results the
  * server's memory outside the V8 heaps grew from about 45 to 110 MB with the CLI's caches (32 MB per connection
  * that writes, 64 MB per reader).
  * - `serving`: the serving thread's connections, which read by key (a test's name, its quarantine, the newest run);
- * - `analysis`: the analysis thread's, which reads the histories of the tests each upload touched.
+ * - `analysis`: the analysis thread's, which reads the histories of the tests each upload touched;
+ * - `upload`: an upload worker's, half the CLI's: a large report fills any cache (each of its pages is new), so the
+ *   cache is what that report costs in memory. 16 MB less brought the worker to about 100 MB on both 100 MB files;
+ *   a 100 MB upload of 1.37M cases took no longer (24-31 s beside 31-32 s).
  */
-export const SERVER_CACHE_MB = { serving: 8, analysis: 16 } as const
+export const SERVER_CACHE_MB = { serving: 8, analysis: 16, upload: 16 } as const
 
 /**
  * Heap size (MB) of the serving thread up to which its young generation is kept small. A store of ~1M results

@@ -1,6 +1,6 @@
 import { openStore } from '../store/open.js'
 import type { Store } from '../store/store.js'
-import { UPLOAD_WORKER_CACHE_MB } from './memory-settings.js'
+import { SERVER_CACHE_MB } from './memory-settings.js'
 import { ingestUpload } from './upload-job.js'
 import type { UploadReply, UploadRequest } from './upload-pool.js'
 
@@ -16,7 +16,7 @@ let busy: Promise<unknown> = Promise.resolve()
 /** Opened on first use, and again after a failure (a database that was down when the server started). */
 function connection(): Promise<Store> {
   if (store) return Promise.resolve(store)
-  opening ??= openStore({ db: db!, env: {}, cacheMb: UPLOAD_WORKER_CACHE_MB }).then(
+  opening ??= openStore({ db: db!, env: {}, cacheMb: SERVER_CACHE_MB.upload }).then(
     (s) => (store = s),
     (error: unknown) => {
       opening = null
