@@ -5,15 +5,6 @@
 // /healthz p95 in the same run, failed requests, how long after its 201 each upload shows in the leaderboard, and
 // the server's RSS over the run (a soak of BENCH_SECONDS, default 120), its own and with its upload workers.
 // BENCH_BACKENDS=sqlite (or postgres) runs one. Run against the build: npm run build && node bench/server-load.mjs
-import { measure } from './lib/load-run.mjs'
+import { measureBackends } from './lib/load-run.mjs'
 
-const PG = process.env.FLAKEWATCH_TEST_PG
-const BACKENDS = (process.env.BENCH_BACKENDS ?? (PG ? 'sqlite,postgres' : 'sqlite')).split(',')
-const settings = {
-  bench: 'server-load',
-  pg: PG,
-  tests: Number(process.env.BENCH_TESTS ?? 10_000),
-  runs: Number(process.env.BENCH_RUNS ?? 100),
-  seconds: Number(process.env.BENCH_SECONDS ?? 120),
-}
-for (const backend of BACKENDS) await measure({ ...settings, backend })
+await measureBackends({ bench: 'server-load' })

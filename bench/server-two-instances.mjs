@@ -4,18 +4,7 @@
 // how long after its 201 each upload shows on the second, which finds it by its probe for other instances' writes
 // (at most every second) and applies it incrementally. The baseline, in the same run: the full scan a rebuild would cost
 // (the cold analysis row). BENCH_BACKENDS=sqlite (or postgres) runs one; BENCH_SECONDS (default 120).
-import { measure } from './lib/load-run.mjs'
+import { measureBackends } from './lib/load-run.mjs'
 
-const PG = process.env.FLAKEWATCH_TEST_PG
-const BACKENDS = (process.env.BENCH_BACKENDS ?? (PG ? 'sqlite,postgres' : 'sqlite')).split(',')
-const settings = {
-  bench: 'server-two-instances',
-  pg: PG,
-  tests: Number(process.env.BENCH_TESTS ?? 10_000),
-  runs: Number(process.env.BENCH_RUNS ?? 100),
-  seconds: Number(process.env.BENCH_SECONDS ?? 120),
-  second: true,
-  // A store of its own: its uploads grow it, and other load runs expect theirs as they left it.
-  store: 'server-two',
-}
-for (const backend of BACKENDS) await measure({ ...settings, backend })
+// A store of its own: its uploads grow it, and other load runs expect theirs as they left it.
+await measureBackends({ bench: 'server-two-instances', second: true, store: 'server-two' })

@@ -226,3 +226,23 @@ export async function measure({ bench, backend, pg, tests, runs, seconds, store:
   })
   emit({ metric: 'machine load (uptime 1-min average) at the end', value: loadavg()[0].toFixed(2) })
 }
+
+/**
+ * `measure` on each backend BENCH_BACKENDS names (default: SQLite, and PostgreSQL when FLAKEWATCH_TEST_PG names a
+ * server), at BENCH_TESTS × BENCH_RUNS (default 10,000 × 100) for BENCH_SECONDS (default 120); `settings` adds
+ * the bench's name and its own options.
+ */
+export async function measureBackends(settings) {
+  const pg = process.env.FLAKEWATCH_TEST_PG
+  const backends = (process.env.BENCH_BACKENDS ?? (pg ? 'sqlite,postgres' : 'sqlite')).split(',')
+  for (const backend of backends) {
+    await measure({
+      pg,
+      tests: Number(process.env.BENCH_TESTS ?? 10_000),
+      runs: Number(process.env.BENCH_RUNS ?? 100),
+      seconds: Number(process.env.BENCH_SECONDS ?? 120),
+      ...settings,
+      backend,
+    })
+  }
+}
