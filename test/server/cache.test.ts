@@ -10,7 +10,7 @@ import { WRITTEN_RUNS_MAX, type HistoryFilter, type Store } from '../../src/stor
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js'
 import { batch, result, runMeta } from '../helpers/builders.js'
 import { comparable } from './comparable.js'
-import { auth, config, DAY, NOW, seed, START, tempDir } from './helpers.js'
+import { auth, config, DAY, NOW, seed, START, tempDir, until } from './helpers.js'
 
 /** The store, counting analysis scans: a wrapper, not a mock; every call reaches the real SQLite file. */
 function counting(
@@ -95,14 +95,6 @@ async function setup(deps: Partial<AppDeps> = {}, onScan?: () => void) {
   const board = async (q = '') =>
     (await app.inject({ method: 'GET', url: `/api/v1/leaderboard${q}` })).json<LeaderboardResponse>()
   return { app, file, raw, scans: c.scans, filters: c.filters, board }
-}
-
-async function until(check: () => Promise<boolean> | boolean, ms = 5000): Promise<void> {
-  const end = Date.now() + ms
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('timed out')
-    await new Promise((r) => setTimeout(r, 20))
-  }
 }
 
 function newcomerBatch(runId: string) {

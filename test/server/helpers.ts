@@ -26,6 +26,15 @@ export function config(server: Partial<ResolvedConfig['server']> = {}): Resolved
   return { ...c, server: { ...c.server, writeToken: WRITE_TOKEN, ...server }, file: null }
 }
 
+/** Polls `check` every 20 ms until it holds; fails after `ms` (a cap on the wait, never an assertion on time). */
+export async function until(check: () => Promise<boolean> | boolean, ms = 5000): Promise<void> {
+  const end = Date.now() + ms
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error('timed out')
+    await new Promise((r) => setTimeout(r, 20))
+  }
+}
+
 export function tempDir(prefix = 'fw-server-'): { dir: string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), prefix))
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) }

@@ -7,7 +7,7 @@ import { openPostgresStore } from '../../src/store/postgres/postgres-store.js'
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js'
 import type { HistoryFilter, Store } from '../../src/store/store.js'
 import { resolveTestPg, schemas } from '../store/pg-helpers.js'
-import { auth, config, DAY, NOW, seed, START, tempDir } from './helpers.js'
+import { auth, config, DAY, NOW, seed, START, tempDir, until } from './helpers.js'
 
 const pg = await resolveTestPg()
 
@@ -27,14 +27,6 @@ function recordingScans(store: Store): { store: Store; filters: HistoryFilter[] 
     },
   })
   return { store: wrapped, filters }
-}
-
-async function until(check: () => Promise<boolean>, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('timed out')
-    await new Promise((r) => setTimeout(r, 20))
-  }
 }
 
 /** Two stores on one location, as two `flakewatch serve` processes behind a load balancer would open it. */
@@ -129,7 +121,7 @@ for (const backend of backends) {
       await until(async () => {
         const names = (await board(appB)).rows.map((r) => r.name)
         return names.includes('newcomer') && names.includes('old-timer')
-      })
+      }, 10_000)
       // One full scan (the first read); the uploads were applied by reading their tests by id.
       expect(recorded.filters.filter((f) => f.testIds === undefined)).toHaveLength(1)
       expect(recorded.filters.flatMap((f) => f.testIds ?? [])).toEqual(
