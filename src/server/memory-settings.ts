@@ -41,14 +41,14 @@ export function uploadWorkerEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 export const SERVER_CACHE_MB = { serving: 8, analysis: 16, upload: 16 } as const
 
 /**
- * Heap size (MB) of the serving thread up to which its young generation is kept small. A store of ~1M results
- * stays under it; past it the heap holds a large analysis, and a 1 MB young generation then promotes each
+ * Heap size (MB) of the serving thread up to which the heap is kept small (see `keepHeapSmall`). A store of ~1M
+ * results stays under it; past it the heap holds a large analysis, and a 1 MB young generation then promotes each
  * upload's and each read's short-lived garbage into an old generation of gigabytes: at 10M results on SQLite, RSS
  * climbed from 1.8 to 4.2 GB before a full collection that stalled reads for 3 s (bench/server-load-10m.mjs),
  * against a 2.4 GB peak and a 270 ms worst read with V8's default growth. The 30 MB saved matter at 80 MB, not at
  * gigabytes.
  */
-export const SMALL_YOUNG_GENERATION_UP_TO_HEAP_MB = 256
+export const SMALL_HEAP_UP_TO_MB = 256
 
 /** V8's own `--semi-space-growth-factor`. */
 const V8_SEMI_SPACE_GROWTH_FACTOR = 2
@@ -74,10 +74,10 @@ export const SMALL_HEAP_GROWING_PERCENT = 30
  * threads started later in this process. Called before the server's modules are loaded.
  *
  * Once the heap passes `upToHeapMb` both go back to V8's defaults, for good (see
- * {@link SMALL_YOUNG_GENERATION_UP_TO_HEAP_MB}). Returns the check, which also runs every 2 s; it answers whether
+ * {@link SMALL_HEAP_UP_TO_MB}). Returns the check, which also runs every 2 s; it answers whether
  * the heap is still kept small.
  */
-export function keepHeapSmall(upToHeapMb = SMALL_YOUNG_GENERATION_UP_TO_HEAP_MB): () => boolean {
+export function keepHeapSmall(upToHeapMb = SMALL_HEAP_UP_TO_MB): () => boolean {
   setFlagsFromString('--semi-space-growth-factor=1')
   setFlagsFromString(`--heap-growing-percent=${SMALL_HEAP_GROWING_PERCENT}`)
   let small = true
