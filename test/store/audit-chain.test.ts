@@ -12,7 +12,7 @@ import {
   type AuditLogInput,
   type ChainedAuditEntry,
 } from '../../src/store/audit-chain.js'
-import { legacyAuditEntries, type LegacyQuarantineAuditRow } from '../../src/store/legacy-audit.js'
+import { legacyAuditEntries, legacyFields, type LegacyQuarantineAuditRow } from '../../src/store/legacy-audit.js'
 import type { PgClient } from '../../src/store/postgres/driver.js'
 import { POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations.js'
 import { openPostgresStore } from '../../src/store/postgres/postgres-store.js'
@@ -144,16 +144,11 @@ describe('audit chain (pure)', () => {
         source: 'auto',
         record: null,
       }
-      const hash = legacyAuditHash(prev, {
-        testId: 't',
-        action: 'quarantine',
-        actor: 'ci',
-        at: at(d),
-        reason,
-        source: 'auto',
-        record: null,
-      })
-      return { ...row, prev_hash: prev, hash }
+      return {
+        ...row,
+        prev_hash: prev,
+        hash: legacyAuditHash(prev, legacyFields({ ...row, prev_hash: null, hash: null })),
+      }
     }
     const q1 = legacy(1, 1, 'a', AUDIT_GENESIS)
     const q2 = legacy(2, 3, 'b', q1.hash!)
