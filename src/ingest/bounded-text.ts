@@ -77,3 +77,13 @@ export function checkedName(
   }
   return ownString(text)
 }
+
+/**
+ * What a {@link BoundedText} gathered, with Windows line ends (which .NET writers keep as `&#xD;`) made `\n` and
+ * the ends trimmed; null when empty or never opened.
+ * @example textOf(message) // 'Expected: 3'
+ */
+export function textOf(text: BoundedText | null): string | null {
+  if (!text) return null
+  return text.value().replace(/\r\n?/g, '\n').trim() || null
+}

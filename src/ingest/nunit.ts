@@ -1,5 +1,5 @@
 import type { ResultStatus } from '../model.js'
-import { BoundedText, checkedName, ownString, truncateText } from './bounded-text.js'
+import { BoundedText, checkedName, ownString, textOf, truncateText } from './bounded-text.js'
 import { chunkCases, collectReport } from './collect.js'
 import { parseTimestamp, secondsToMs } from './timestamps.js'
 import type { ParsedCase, ParsedReport, ParsedStream, ParseOptions, ReportRunMeta, ReportSource } from './types.js'
@@ -162,8 +162,8 @@ function toCase(ctx: XmlContext, d: CaseDraft): ParsedCase {
   let status: ResultStatus = RESULT[result] ?? (a.executed === 'False' ? 'skipped' : 'passed')
   if (status === 'failed' && a.label && ERROR_LABELS.has(a.label)) status = 'error'
   if (a.executed === 'False') status = 'skipped'
-  const message = clean(d.message)
-  const stack = clean(d.stack)
+  const message = textOf(d.message)
+  const stack = textOf(d.stack)
   const failing = status === 'failed' || status === 'error'
   return {
     module: ownString(module),
@@ -174,15 +174,10 @@ function toCase(ctx: XmlContext, d: CaseDraft): ParsedCase {
     durationMs: secondsToMs(a.duration ?? a.time),
     errorType: failing ? errorTypeOf(message) : null,
     message: failing || status === 'skipped' ? message && truncateText(message) : null,
-    stack: failing ? (stack ?? clean(d.output)) : null,
+    stack: failing ? (stack ?? textOf(d.output)) : null,
     healingOccurred: false,
     attempts: [],
   }
-}
-
-function clean(text: BoundedText | null): string | null {
-  if (!text) return null
-  return text.value().replace(/\r\n?/g, '\n').trim() || null
 }
 
 /** NUnit writes an unexpected exception as `System.IO.IOException : message`. */

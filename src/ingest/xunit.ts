@@ -1,5 +1,5 @@
 import type { ResultStatus } from '../model.js'
-import { BoundedText, checkedName, ownString, truncateText } from './bounded-text.js'
+import { BoundedText, checkedName, ownString, textOf, truncateText } from './bounded-text.js'
 import { chunkCases, collectReport } from './collect.js'
 import { parseTimestamp, secondsToMs } from './timestamps.js'
 import type { ParsedCase, ParsedReport, ParsedStream, ParseOptions, ReportRunMeta, ReportSource } from './types.js'
@@ -123,7 +123,7 @@ function toCase(ctx: XmlContext, d: TestDraft): ParsedCase {
   if (type && name.startsWith(`${type}.`)) name = name.slice(type.length + 1)
   const status = RESULT[(a.result ?? '') as XunitResult] ?? 'passed'
   const failing = status === 'failed'
-  const message = clean(failing ? d.message : d.reason)
+  const message = textOf(failing ? d.message : d.reason)
   return {
     module: type,
     name: ownString(name || '(unnamed)'),
@@ -133,13 +133,8 @@ function toCase(ctx: XmlContext, d: TestDraft): ParsedCase {
     durationMs: secondsToMs(a.time),
     errorType: failing ? d.exceptionType : null,
     message: message && truncateText(message),
-    stack: failing ? clean(d.stack) : null,
+    stack: failing ? textOf(d.stack) : null,
     healingOccurred: false,
     attempts: [],
   }
-}
-
-function clean(text: BoundedText | null): string | null {
-  if (!text) return null
-  return text.value().replace(/\r\n?/g, '\n').trim() || null
 }

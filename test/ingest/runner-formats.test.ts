@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process'
 import { existsSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -6,6 +5,7 @@ import { parseReport, sourceFromFile } from '../../src/ingest/index.js'
 import type { ParsedCase, ParsedReport } from '../../src/ingest/types.js'
 import { ROOT, testdir } from '../helpers/run-cli.js'
 import { caseNamed, countByStatus } from './helpers.js'
+import { runTool, type Ran } from './spawn-tool.js'
 
 /*
  * Issue 29: the runners whose own report formats flakewatch reads, run for real, each with its retries turned on.
@@ -20,23 +20,7 @@ function need(bin: string): boolean {
   return have(bin)
 }
 
-interface Ran {
-  code: number | null
-  output: string
-}
-
-function run(cmd: string, args: string[], cwd: string, env: Record<string, string> = {}): Promise<Ran> {
-  const clean: NodeJS.ProcessEnv = { ...process.env, ...env }
-  for (const k of Object.keys(clean)) if (/^(VITEST|JEST_WORKER|TEST_WORKER|NODE_TEST)/.test(k)) delete clean[k]
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd, env: clean })
-    let output = ''
-    child.stdout.on('data', (d: Buffer) => (output += d.toString()))
-    child.stderr.on('data', (d: Buffer) => (output += d.toString()))
-    child.on('error', reject)
-    child.on('close', (code) => resolve({ code, output }))
-  })
-}
+const run = runTool
 
 const GO_TEST = `package calc
 
