@@ -169,7 +169,7 @@ beforeAll(async () => {
   }
   for (const [name, result] of await Promise.all(jobs.map(async ([n, p]) => [n, await p] as const))) ran[name] = result
   if (process.env.FLAKEWATCH_UPDATE_FIXTURES === '1') saveFixtures()
-}, 120_000)
+}, 240_000)
 
 afterAll(() => {
   if (dir) rmSync(dir, { recursive: true, force: true })
