@@ -83,6 +83,7 @@ const cases = (): { path: string | null; argv: string[]; env?: Record<string, st
   { path: 'notify', argv: ['notify', '--json', '--wait', '0'] },
   { path: 'notify log', argv: ['notify', 'log', '--json'] },
   { path: 'audit verify', argv: ['audit', 'verify', '--json'] },
+  { path: 'audit head', argv: ['audit', 'head', '--json'] },
   { path: 'heals', argv: ['heals', '--json'] },
   { path: 'export bundle', argv: ['export', 'bundle', '--output', 'bundle.json', '--json'] },
   { path: 'import bundle', argv: ['import', 'bundle', 'bundle.json', '--db', 'imported.db', '--json'] },
