@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process'
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { PassThrough } from 'node:stream'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { requestLogger } from '../../src/cli/commands/serve.js'
-import { CLI, ROOT, runCli, testdir } from '../helpers/run-cli.js'
+import { CLI, ROOT, runCli, spawnServe, testdir } from '../helpers/run-cli.js'
 
 const EXAMPLES = join(ROOT, 'examples', 'reports')
 let dir: string
@@ -81,7 +81,14 @@ describe('read commands never create a database or a folder', () => {
     ['quarantine', 'auto', '--dry-run'],
     ['export', 'csv'],
     ['export', 'bundle'],
+    ['export', 'stats'],
+    ['list', '--flaky'],
+    ['notify', 'log'],
+    ['audit', 'verify'],
+    ['audit', 'head'],
     ['heals'],
+    // Not a read, but pruning a store that is not there would only make an empty one.
+    ['prune', '--days', '30'],
   ]
   it.each(reads)('%s %s', async (...args: string[]) => {
     const scratch = testdir({}, 'read-')
@@ -91,6 +98,23 @@ describe('read commands never create a database or a folder', () => {
       expect(r.stderr).toMatch(/no flakewatch database here/)
       expect(existsSync(join(scratch, target))).toBe(false)
       expect(existsSync(join(scratch, 'missing-dir'))).toBe(false)
+    }
+  })
+
+  it('serve starts no empty store in the wrong folder: the default one only with --init, a named one as named', async () => {
+    const scratch = testdir({}, 'serve-')
+    const refused = await runCli(['serve', '--port', '0'], { cwd: scratch })
+    expect(refused.exitCode).toBe(2)
+    expect(refused.stderr).toMatch(/\.flakewatch\.db: no flakewatch database here\. .*--db <file>.*--init/)
+    expect(readdirSync(scratch)).toEqual([])
+    for (const [args, file] of [
+      [['--init'], '.flakewatch.db'],
+      [['--db', 'named.db'], 'named.db'],
+    ] as const) {
+      const served = await spawnServe([...args], { cwd: scratch, env: { FLAKEWATCH_DB: undefined } })
+      expect((await fetch(`${served.url}/healthz`)).status).toBe(200)
+      await served.close()
+      expect(existsSync(join(scratch, file))).toBe(true)
     }
   })
 

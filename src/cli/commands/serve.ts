@@ -1,9 +1,10 @@
+import { existsSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import { loadConfig, type ResolvedConfig } from '../../config/load.js'
 import { InputError } from '../../errors.js'
 import { createApp, type RequestLogEntry } from '../../server/app.js'
 import { SERVER_CACHE_MB } from '../../server/memory-settings.js'
-import { openStore } from '../../store/open.js'
+import { DEFAULT_DB, openStore } from '../../store/open.js'
 import type { Store } from '../../store/store.js'
 import { sanitizeCell, type Io } from '../output.js'
 import { printLook } from './notify.js'
@@ -15,6 +16,8 @@ export interface ServeOptions {
   config?: string
   /** Days after which a run's CI artifacts are assumed gone (the heatmap dims them). Default 30. */
   artifactDays?: string | number
+  /** Start an empty store when the default one does not exist (without it, that is an error). */
+  init?: boolean
 }
 
 export interface ServeHooks {
@@ -63,6 +66,20 @@ export function requestLogger(io: Io): ((entry: RequestLogEntry) => void) | unde
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost'])
 
 /**
+ * `serve` in the wrong folder must not quietly start an empty dashboard on a new `.flakewatch.db`: the default
+ * store is created only with `--init`. A path the user named (`--db`, `FLAKEWATCH_DB`, the config's `db`) is theirs
+ * to create.
+ */
+function refuseImplicitCreate(db: string, opts: ServeOptions, env: NodeJS.ProcessEnv): void {
+  const named = opts.db !== undefined || env.FLAKEWATCH_DB !== undefined || db !== DEFAULT_DB
+  if (opts.init || named || existsSync(db)) return
+  throw new InputError(
+    `${db}: no flakewatch database here. Serve the store your CI writes (--db <file>), store reports first ` +
+      '(flakewatch ingest <files>), or start an empty one with --init',
+  )
+}
+
+/**
  * Serves the REST API and the dashboard until SIGINT or SIGTERM (or `hooks.signal`), then closes the server and
  * the store cleanly. Prints the URL on stdout, notes on stderr, and request logs (JSON) on stderr.
  * @example const { stoppedBy } = await serve({ port: 8080 }, processIo())
@@ -74,6 +91,7 @@ export async function serve(opts: ServeOptions, io: Io, hooks: ServeHooks = {}):
   const port = parsePort(opts.port ?? config.server.port)
   const artifactExpiryDays = parseDays(opts.artifactDays)
   if (Object.keys(config.projects).length > 0) return serveProjects(config, { host, port }, io, hooks)
+  refuseImplicitCreate(db, opts, io.env)
   const store = await openStore({ db, env: {}, cacheMb: SERVER_CACHE_MB.serving })
   // Long scans on this thread (the bundle download) get their own connection; analysis runs in a worker with its own.
   const scanStore = db === ':memory:' ? undefined : await openStore({ db, env: {}, cacheMb: SERVER_CACHE_MB.serving })
