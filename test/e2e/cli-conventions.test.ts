@@ -63,6 +63,15 @@ describe('filters', () => {
     expect(cls.stderr).toMatch(/--class: unknown value "wobbly"; valid: stable, intermittent, flaky, chronic/)
   })
 
+  it('--limit cuts the table, not the summary: the counts are of every test matched', async () => {
+    const all = await runCli(['analyze', '--db', db])
+    const total = /^(\d+) tests: (.*)$/m.exec(all.stderr)!
+    expect(Number(total[1])).toBeGreaterThan(3)
+    const three = await runCli(['analyze', '--db', db, '--limit', '3'])
+    expect(three.stdout.trim().split('\n')).toHaveLength(2 + 3)
+    expect(three.stderr.trim()).toBe(`${total[0]} (the first 3 shown: --limit 3)`)
+  })
+
   it('a filter that matches nothing says so, naming the filters', async () => {
     const r = await runCli(['analyze', '--db', db, '--suite', 'nope'])
     expect(r.exitCode).toBe(0)
