@@ -551,6 +551,7 @@ Examples:
     .option('--port <port>', 'port to listen on; 0 picks a free one (default: server.port, 8080)')
     .option('--config <file>', 'config file')
     .option('--init', 'create the default store (.flakewatch.db) when it does not exist, instead of stopping')
+    .option('--log-requests', 'log every request at info (default: at debug, shown with FLAKEWATCH_LOG_LEVEL=debug)')
     .option(
       '--artifact-days <days>',
       'runs older than this have probably lost their CI artifacts; the heatmap dims them',
@@ -561,7 +562,8 @@ Examples:
       `
 Uploads and quarantine changes need the write token (server.writeToken or FLAKEWATCH_WRITE_TOKEN); without
 one they are refused. Reads are open unless a read token is set (server.readToken or FLAKEWATCH_READ_TOKEN).
-Request logs go to stderr as JSON lines (FLAKEWATCH_LOG_LEVEL, default info).
+Logs go to stderr as pino JSON lines at FLAKEWATCH_LOG_LEVEL (default info); requests are logged at debug, or at
+info with --log-requests.
 
 Examples:
   $ flakewatch serve
