@@ -29,3 +29,12 @@ export function repoRelativePath(path: string): string {
   }
   return path.includes('\\') && /^[A-Za-z]:\\/.test(path) ? path.replace(/\\/g, '/') : path
 }
+
+/**
+ * A spec file as both of RSpec's reports name it (`./spec/a_spec.rb` in each), without the leading `./`, so that
+ * it is the same module as in every other format.
+ * @example rspecFile('./spec/models/cart_spec.rb') // 'spec/models/cart_spec.rb'
+ */
+export function rspecFile(path: string): string {
+  return repoRelativePath(path).replace(/^(?:\.\/)+/, '')
+}

@@ -17,6 +17,11 @@ const JSON_SIGNATURES: [Format, RegExp[]][] = [
   ['jest-json', [/"testResults"\s*:\s*\[/, /"(?:assertionResults|testFilePath)"\s*:/]],
   ['playwright-json', [/"config"\s*:\s*\{/, /"(?:configFile|rootDir|projects)"\s*:/]],
   ['playwright-json', [/"suites"\s*:\s*\[/, /"specs"\s*:\s*\[/]],
+  // mochawesome before mocha: both open with mocha's stats; mochawesome adds its percentages and `results`.
+  ['mochawesome', [/"stats"\s*:\s*\{/, /"(?:passPercent|pendingPercent|hasSkipped)"\s*:/]],
+  ['mocha-json', [/"stats"\s*:\s*\{/, /"tests"\s*:\s*\[/, /"fullTitle"\s*:|"passes"\s*:\s*\d/]],
+  ['rspec-json', [/^\{\s*"version"\s*:\s*"\d+\.\d+\.\d+"\s*,\s*"(?:seed|messages|examples)"\s*:/]],
+  ['rspec-json', [/"examples"\s*:\s*\[/, /"full_description"\s*:/]],
   ['simple-json', [/"tests"\s*:\s*\{\s*(?:\}|"(?:[^"\\]|\\.)*"\s*:\s*(?:true|false))/]],
   ['simple-json', [/"metadata"\s*:\s*\{/, /"(?:pipeline|job)_(?:id|status)"\s*:/, /"tests"\s*:\s*\{/]],
 ]

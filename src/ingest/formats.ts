@@ -14,6 +14,9 @@ export const FORMATS = [
   'nunit',
   'xunit',
   'bazel-bep',
+  'mocha-json',
+  'mochawesome',
+  'rspec-json',
 ] as const
 
 /** A report format name, one of {@link FORMATS}. */

@@ -9,6 +9,8 @@ import { parseTap } from './tap.js'
 import { parseNunit } from './nunit.js'
 import { parseXunit } from './xunit.js'
 import { parseBazelBep } from './bazel-bep.js'
+import { parseMochaJson, parseMochawesome } from './mocha-json.js'
+import { parseRspecJson } from './rspec-json.js'
 import type { Format } from './formats.js'
 import type { Parser } from './types.js'
 
@@ -35,4 +37,7 @@ export const PARSERS = {
   nunit: parseNunit,
   xunit: parseXunit,
   'bazel-bep': parseBazelBep,
+  'mocha-json': parseMochaJson,
+  mochawesome: parseMochawesome,
+  'rspec-json': parseRspecJson,
 } satisfies Record<Format, Parser>

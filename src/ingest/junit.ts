@@ -2,6 +2,7 @@ import type { SaxesTagPlain } from 'saxes'
 import type { Attempt, ResultStatus } from '../model.js'
 import { BoundedText, MAX_NAME, MAX_TEXT, ownString, truncateText } from './bounded-text.js'
 import { splitFailure } from './failure-text.js'
+import { rspecFile } from './ci-path.js'
 import { stripAnsi } from './strip-ansi.js'
 import { applyRunProperty } from './run-properties.js'
 import { isTrustedDuration, parseTimestamp, secondsToMs } from './timestamps.js'
@@ -24,6 +25,7 @@ import { xmlSteps, type XmlContext, type XmlHandlers } from './xml-stream.js'
  *   and `classname` is the test's own title.
  * - Playwright: <testsuites id=""> root, <testsuite hostname> is the project name (an env facet, not a host).
  * - node:test: `classname="test"` on every case, describe blocks as nested suites.
+ * - rspec_junit_formatter: `classname` is the spec file dotted, `file=` the file: the file is the module.
  */
 interface JunitSuiteAttributes {
   name?: string
@@ -431,7 +433,10 @@ function finishCase(ctx: XmlContext, c: CaseDraft, playwright: boolean, intern: 
   if (name === '') name = classname || '(unnamed)'
 
   let module: string
-  if (classname !== '' && !classnameIsTitle) {
+  const rspec = rspecJunitFile(classname, file)
+  if (rspec) {
+    module = rspec
+  } else if (classname !== '' && !classnameIsTitle) {
     const describePath = JS_TEST_FILE.test(suiteName) && classname !== suiteName && !JS_TEST_FILE.test(classname)
     if (describePath) {
       module = suiteName
@@ -493,7 +498,7 @@ function finishCase(ctx: XmlContext, c: CaseDraft, playwright: boolean, intern: 
   return {
     module: intern(module),
     name: ownString(name),
-    file: file === null ? null : intern(file),
+    file: file === null ? null : intern(rspec ?? file),
     status,
     flakyOnRetry,
     durationMs,
@@ -543,6 +548,16 @@ function retryAttempt(retry: number, r: RetryDraft): Attempt {
 /** The `  [project] › file:line:col › title ───` line Playwright puts first in a failure body. */
 function dropPlaywrightHeader(body: string | null): string | null {
   return body?.replace(/^\s*\[[^\]\n]*\] › [^\n]*\n/, '') ?? null
+}
+
+/**
+ * rspec_junit_formatter writes `classname="spec.models.cart_spec" file="./spec/models/cart_spec.rb"`: the file,
+ * dotted. Its module is the file then, as RSpec's JSON names it, so that both reports give one id per example.
+ */
+function rspecJunitFile(classname: string, file: string | null): string | null {
+  if (!file || !file.endsWith('.rb') || classname === '') return null
+  const path = rspecFile(file)
+  return path.slice(0, -'.rb'.length).replace(/\//g, '.') === classname ? path : null
 }
 
 /** A failure without a body (go-junit-report, Bazel) may still have its story in the captured output. */

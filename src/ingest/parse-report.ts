@@ -25,6 +25,9 @@ const LOADERS: Record<Format, () => Promise<StreamParser>> = {
   nunit: async () => (await import('./nunit.js')).streamNunit,
   xunit: async () => (await import('./xunit.js')).streamXunit,
   'bazel-bep': async () => (await import('./bazel-bep.js')).streamBazelBep,
+  'mocha-json': async () => streamWhole('mocha-json', (await import('./mocha-json.js')).parseMochaJson),
+  mochawesome: async () => streamWhole('mochawesome', (await import('./mocha-json.js')).parseMochawesome),
+  'rspec-json': async () => streamWhole('rspec-json', (await import('./rspec-json.js')).parseRspecJson),
 }
 
 export interface ParseReportOptions extends ParseOptions {

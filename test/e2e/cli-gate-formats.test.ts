@@ -16,6 +16,9 @@ const REPORTS: Record<string, string> = {
   nunit: 'test/fixtures/public/nunit/dotnet-nunit3-console.xml',
   xunit: 'test/fixtures/public/xunit/xunit-2.0-console.xml',
   'bazel-bep': 'test/fixtures/public/bazel-bep/runs-per-test-flaky.json',
+  'mocha-json': 'test/fixtures/public/mocha-json/dorny-mocha.json',
+  mochawesome: 'test/fixtures/reports/mochawesome/mochawesome.json',
+  'rspec-json': 'test/fixtures/public/rspec-json/dorny-rspec.json',
 }
 
 interface GateJson {

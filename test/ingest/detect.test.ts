@@ -42,6 +42,18 @@ describe('detectFormat', () => {
     ['nunit 3 adapter, per assembly', '\uFEFF<test-suite type="Assembly" id="1070" name="A.dll">', 'nunit'],
     ['nunit 2', '<?xml version="1.0"?>\n<!--comment-->\n<test-results name="a.dll" total="21">', 'nunit'],
     ['xunit v2', '<?xml version="1.0" encoding="utf-8"?>\n<assemblies timestamp="07/09/2026 10:00:00">', 'xunit'],
+    [
+      'mocha json',
+      '{\n  "stats": {\n    "suites": 2,\n    "passes": 3\n  },\n  "tests": [\n    {\n      "title": "adds",\n      "fullTitle": "cart adds"',
+      'mocha-json',
+    ],
+    [
+      'mochawesome',
+      '{\n  "stats": {\n    "suites": 2,\n    "passPercent": 75,\n    "pendingPercent": 25',
+      'mochawesome',
+    ],
+    ['rspec json', '{"version":"3.12.0","examples":[{"id":"./spec/a_spec.rb[1:1]"', 'rspec-json'],
+    ['rspec json with seed', '{"version":"3.13.0","seed":1234,"examples":[', 'rspec-json'],
     ['xunit v2, one assembly', '<assembly name="a.dll" test-framework="xUnit.net 2.4.2">', 'xunit'],
   ] as const)('%s', (_, head, format) => {
     expect(detectFormat(head, 'report.txt')).toBe(format)

@@ -117,6 +117,55 @@ describe('huge counts and sizes', () => {
   })
 })
 
+describe('JSON document formats: counts the report states', () => {
+  it('mocha currentRetry and rspec-retry retry_attempts of a billion: refused, naming the field', async () => {
+    const mocha = JSON.stringify({
+      stats: { suites: 1, passes: 1 },
+      tests: [{ title: 't', fullTitle: 'a t', file: 'a.js', duration: 1, currentRetry: 1_000_000_000, err: {} }],
+    })
+    const m = await refused('retries.json', mocha)
+    expect(m.message).toMatch(/tests\[0\]\.currentRetry \+ 1 is 1,000,000,001, over the limit of 100/)
+    const rspec = JSON.stringify({
+      version: '3.12.0',
+      examples: [
+        {
+          description: 't',
+          full_description: 'a t',
+          status: 'passed',
+          file_path: './a_spec.rb',
+          retry_attempts: 1_000_000_000,
+        },
+      ],
+    })
+    const r = await refused('rspec-retries.json', rspec)
+    expect(r.message).toMatch(/examples\[0\]\.retry_attempts \+ 1 is 1,000,000,001, over the limit of 100/)
+  })
+
+  it('rspec-retry metadata, where a formatter wrote it: the failed tries, then the pass', async () => {
+    const rspec = JSON.stringify({
+      version: '3.12.0',
+      examples: [
+        {
+          description: 't',
+          full_description: 'a t',
+          status: 'passed',
+          file_path: './spec/a_spec.rb',
+          retry_attempts: 2,
+          retry_exceptions: ['Net::ReadTimeout', 'Net::ReadTimeout'],
+        },
+      ],
+    })
+    const r = await parseReport(sourceFromBuffer('rspec-retry.json', rspec))
+    expect(r.cases[0]).toMatchObject({ module: 'spec/a_spec.rb', flakyOnRetry: true, message: 'Net::ReadTimeout' })
+    expect(r.cases[0]!.attempts.map((a) => a.status)).toEqual(['failed', 'failed', 'passed'])
+  })
+
+  it('mocha JSON nested past the JSON limit', async () => {
+    const deep = `{"stats":{"passes":1},"tests":[],"x":${'['.repeat(10_000)}${']'.repeat(10_000)}}`
+    expect((await refused('deep-mocha.json', deep, 'mocha-json')).message).toMatch(/JSON nested deeper than 256 levels/)
+  })
+})
+
 describe('bombs and invalid bytes', () => {
   it('billion laughs in NUnit and xUnit.net: the DOCTYPE is refused at its line', async () => {
     const dtd =

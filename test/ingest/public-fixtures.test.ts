@@ -56,6 +56,37 @@ const FACTS: Record<string, (r: ParsedReport) => void | Promise<void>> = {
     })
     expect(r.meta).toMatchObject({ startedAt: '2025-04-22T13:59:55.364Z', finishedAt: '2025-04-22T13:59:59.505Z' })
   },
+  'mocha-json/dorny-mocha.json': (r) => {
+    expect(r.format).toBe('mocha-json')
+    expect(statuses(r)).toEqual({ passed: 1, failed: 4, skipped: 1 })
+    expect(caseNamed(r, 'Timeout test')).toMatchObject({
+      module: 'C:/Users/Michal/Workspace/dorny/test-reporter/reports/mocha/test/second.test.js',
+      status: 'failed',
+      errorType: 'timeout',
+    })
+    expect(caseNamed(r, 'Test 1 Test 1.1 Failing test').message).toMatch(/^Expected values to be strictly equal:/)
+    expect(caseNamed(r, 'Skipped test').status).toBe('skipped')
+    expect(r.meta).toMatchObject({ startedAt: '2021-02-24T20:26:09.297Z', durationMs: 12 })
+  },
+  'mocha-json/mocha-repo-results.json': (r) => {
+    expect(r.format).toBe('mocha-json')
+    // 839 entries; two tests are listed twice under one file and title, and fold into two attempts each.
+    expect(statuses(r)).toEqual({ passed: 831, skipped: 6 })
+    expect(r.cases.filter((c) => c.attempts.length === 2)).toHaveLength(2)
+    expect(r.cases.filter((c) => c.flakyOnRetry)).toEqual([])
+  },
+  'rspec-json/dorny-rspec.json': (r) => {
+    expect(r.format).toBe('rspec-json')
+    expect(statuses(r)).toEqual({ passed: 1, failed: 1, skipped: 1 })
+    const failed = r.cases.find((c) => c.status === 'failed')!
+    expect(failed).toMatchObject({
+      module: 'spec/config/check_env_vars_spec.rb',
+      file: 'spec/config/check_env_vars_spec.rb',
+      errorType: 'RSpec::Mocks::MockExpectationError',
+    })
+    expect(failed.name).toMatch(/^CheckEnvVars#call when all env vars are defined/)
+    expect(r.meta.durationMs).toBe(191.184)
+  },
   'nunit/dotnet-nunit3-console.xml': (r) => {
     expect(r.format).toBe('nunit')
     expect(statuses(r)).toEqual({ passed: 3, failed: 3, error: 2, skipped: 1 })

@@ -83,11 +83,68 @@ test('fails', (t) => { t.equal(1 + 1, 3, 'sum is three'); t.ok(true); t.end() })
 test('skipped', { skip: true }, (t) => t.end())
 `
 
+const MOCHA_TEST = `const assert = require('assert')
+let tries = 0
+describe('cart', function () {
+  it('adds', function () { assert.equal(1 + 1, 2) })
+  it('fails', function () { assert.equal(1 + 1, 3) })
+  it('flaky', function () { this.retries(1); assert.equal(++tries, 2) })
+  it.skip('skipped', function () {})
+  describe('totals', function () { it('sums', function () {}) })
+})
+`
+
+const RSPEC_TEST = `RSpec.describe 'Cart' do
+  it 'adds' do
+    expect(1 + 1).to eq(2)
+  end
+  it 'fails' do
+    expect(1 + 1).to eq(3)
+  end
+  it 'is pending' do
+    pending('not yet')
+    expect(1).to eq(2)
+  end
+  context 'totals' do
+    it 'sums' do
+      expect([1, 2].sum).to eq(3)
+    end
+  end
+end
+`
+
+const PYTEST_TEST = `import os
+import pytest
+
+def test_adds():
+    assert 1 + 1 == 2
+
+def test_fails():
+    assert 1 + 1 == 3
+
+@pytest.mark.skip(reason="not today")
+def test_skipped():
+    pass
+
+class TestCart:
+    @pytest.mark.parametrize("n", [1, 2])
+    def test_param(self, n):
+        assert n > 0
+
+def test_flaky():
+    marker = os.environ["FLAKY_FILE"]
+    if not os.path.exists(marker):
+        open(marker, "w").close()
+        assert False, "first try fails"
+`
+
 let dir = ''
 const out = (name: string) => join(dir, 'out', name)
 const ran: Record<string, Ran> = {}
 const haveGo = need('go')
 const haveGotestsum = need('gotestsum')
+const haveRspec = need('rspec')
+const havePytest = need('pytest-3')
 
 beforeAll(async () => {
   dir = testdir(
@@ -97,6 +154,10 @@ beforeAll(async () => {
       'node/math.test.mjs': NODE_TEST,
       'tape/package.json': '{}\n',
       'tape/math.test.js': TAPE_TEST,
+      'mocha/package.json': '{}\n',
+      'mocha/cart.spec.js': MOCHA_TEST,
+      'rspec/spec/models/cart_spec.rb': RSPEC_TEST,
+      'pytest/tests/test_cart.py': PYTEST_TEST,
       'out/.keep': '',
     },
     'runner-formats-',
@@ -128,6 +189,42 @@ beforeAll(async () => {
       ),
     ],
   ]
+  const mocha = join(ROOT, 'node_modules', 'mocha', 'bin', 'mocha.js')
+  jobs.push(['mocha', shell(`node ${mocha} --reporter json cart.spec.js > ${out('mocha.json')}`, join(dir, 'mocha'))])
+  jobs.push([
+    'mochawesome',
+    run(
+      process.execPath,
+      [
+        mocha,
+        '--reporter',
+        join(ROOT, 'node_modules', 'mochawesome'),
+        '--reporter-options',
+        `reportDir=${join(dir, 'out')},reportFilename=mochawesome,html=false,json=true`,
+        'cart.spec.js',
+      ],
+      join(dir, 'mocha'),
+    ),
+  ])
+  if (haveRspec) {
+    const args = [
+      '--format',
+      'json',
+      '--out',
+      out('rspec.json'),
+      '--format',
+      'RspecJunitFormatter',
+      '--out',
+      out('rspec.xml'),
+      'spec',
+    ]
+    jobs.push(['rspec', run('rspec', args, join(dir, 'rspec'), { HOME: dir })])
+  }
+  if (havePytest) {
+    // pytest-rerunfailures (Debian's python3-pytest-rerunfailures) reruns the flaky test; its JUnit keeps both tries.
+    const args = ['-p', 'no:cacheprovider', '--reruns', '1', `--junitxml=${out('pytest.xml')}`, 'tests']
+    jobs.push(['pytest', run('pytest-3', args, join(dir, 'pytest'), { FLAKY_FILE: join(dir, 'flaky-pytest') })])
+  }
   if (haveGo) {
     // One go at a time: they share the build cache. -count=2 runs every test twice, the flaky one failing first.
     jobs.push([
@@ -258,5 +355,76 @@ describe('TAP', () => {
     expect(caseNamed(r, 'fails').message).toBe('sum is three (equal)')
     expect(caseNamed(r, 'fails').stack).toMatch(/expected: 3\nactual: +2/)
     expect(countByStatus(r.cases)).toEqual({ passed: 1, failed: 1 })
+  })
+})
+
+describe('mocha', () => {
+  it('--reporter json: the file and full title; a test passed on its retry is flaky', async () => {
+    const r = await report('mocha.json')
+    expect(r.format).toBe('mocha-json')
+    expect(r.cases.map((c) => [c.name, c.status])).toEqual([
+      ['cart adds', 'passed'],
+      ['cart fails', 'failed'],
+      ['cart flaky', 'passed'],
+      ['cart skipped', 'skipped'],
+      ['cart totals sums', 'passed'],
+    ])
+    expect(r.cases.every((c) => c.module === join(dir, 'mocha', 'cart.spec.js'))).toBe(true)
+    const flaky = caseNamed(r, 'cart flaky')
+    expect(flaky).toMatchObject({ flakyOnRetry: true })
+    expect(flaky.attempts.map((a) => a.status)).toEqual(['failed', 'passed'])
+    expect(caseNamed(r, 'cart fails')).toMatchObject({ message: '2 == 3', errorType: 'AssertionError' })
+    expect(r.meta.startedAt).toMatch(/^\d{4}-/)
+  })
+
+  it('mochawesome: the same tests under the same ids; it keeps no retries', async () => {
+    const json = await report('mocha.json')
+    const r = await report('mochawesome.json')
+    expect(r.format).toBe('mochawesome')
+    expect(ids(r.cases)).toEqual(ids(json.cases))
+    expect(r.cases.map((c) => c.status)).toEqual(json.cases.map((c) => c.status))
+    expect(caseNamed(r, 'cart flaky')).toMatchObject({ status: 'passed', flakyOnRetry: false })
+    expect(caseNamed(r, 'cart fails').message).toBe('AssertionError: 2 == 3')
+  })
+})
+
+describe.skipIf(!haveRspec)('rspec (ruby-rspec, ruby-rspec-junit-formatter)', () => {
+  it('--format json: spec file and full description; its JUnit gives the same ids', async () => {
+    const r = await report('rspec.json')
+    expect(r.format).toBe('rspec-json')
+    expect(r.cases.map((c) => [c.module, c.name, c.status])).toEqual([
+      ['spec/models/cart_spec.rb', 'Cart adds', 'passed'],
+      ['spec/models/cart_spec.rb', 'Cart fails', 'failed'],
+      ['spec/models/cart_spec.rb', 'Cart is pending', 'skipped'],
+      ['spec/models/cart_spec.rb', 'Cart totals sums', 'passed'],
+    ])
+    expect(caseNamed(r, 'Cart fails')).toMatchObject({ errorType: 'RSpec::Expectations::ExpectationNotMetError' })
+    expect(caseNamed(r, 'Cart fails').message).toMatch(/^expected: 3\n\s+got: 2/)
+    expect(caseNamed(r, 'Cart is pending').message).toBe('not yet')
+    const junit = await report('rspec.xml')
+    expect(junit.format).toBe('junit')
+    expect(ids(junit.cases)).toEqual(ids(r.cases))
+    expect(junit.cases.map((c) => c.status)).toEqual(r.cases.map((c) => c.status))
+  })
+})
+
+describe.skipIf(!havePytest)('pytest --junitxml with pytest-rerunfailures', () => {
+  it('classname and name; the reruns are not in its JUnit', async () => {
+    const r = await report('pytest.xml')
+    expect(r.cases.map((c) => [c.module, c.name, c.status])).toEqual([
+      ['tests.test_cart', 'test_adds', 'passed'],
+      ['tests.test_cart', 'test_fails', 'failed'],
+      ['tests.test_cart', 'test_skipped', 'skipped'],
+      ['tests.test_cart.TestCart', 'test_param[1]', 'passed'],
+      ['tests.test_cart.TestCart', 'test_param[2]', 'passed'],
+      ['tests.test_cart', 'test_flaky', 'passed'],
+    ])
+    // pytest-rerunfailures' reruns leave only the last try in --junitxml: a plain pass, one attempt.
+    expect(caseNamed(r, 'test_flaky')).toMatchObject({
+      status: 'passed',
+      flakyOnRetry: false,
+      attempts: [expect.anything()],
+    })
+    expect(caseNamed(r, 'test_fails').message).toMatch(/^assert \(1 \+ 1\) == 3/)
   })
 })
