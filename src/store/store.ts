@@ -1,4 +1,4 @@
-import type { ChainedAuditEntry } from './audit-chain.js'
+import type { AuditHead, AuditKind, AuditLogInput, ChainedAuditEntry } from './audit-chain.js'
 import type { NotificationStore } from './notifications.js'
 import type { Attempt, Result, Run, RunMeta, TestHistory, TestRef } from '../model.js'
 import type { AnyRunBatch } from './packed-results.js'
@@ -140,7 +140,7 @@ export interface QuarantineRecord {
 
 export type AuditAction = 'quarantine' | 'update' | 'release' | 'expire' | 'import'
 
-/** One append-only line of the quarantine audit log: who did what, when and why. */
+/** A quarantine's line in the audit chain (kind `quarantine`): who did what, when and why. */
 export interface AuditEntry {
   id: number
   testId: string
@@ -187,7 +187,7 @@ export interface QuarantineRule {
   expiresAt: string | null
 }
 
-/** One append-only line of a rule's audit trail. */
+/** A rule's line in the audit chain (kind `rule`). */
 export interface RuleAuditEntry {
   id: number
   ruleId: string
@@ -282,8 +282,6 @@ export interface Store {
   deleteQuarantine(testId: string, audit: AuditInput): Promise<boolean>
   /** Audit lines, newest first. */
   listAudit(filter?: { testId?: string; limit?: number }): Promise<AuditEntry[]>
-  /** Every audit line with its hash link, oldest first, for `flakewatch audit verify`. */
-  listAuditChain(): Promise<ChainedAuditEntry[]>
 
   /** Quarantine rules, in id order. */
   listQuarantineRules(): Promise<QuarantineRule[]>
@@ -293,6 +291,18 @@ export interface Store {
   deleteQuarantineRule(id: string, audit: RuleAuditInput): Promise<boolean>
   /** Rule audit lines, newest first. */
   listRuleAudit(filter?: { ruleId?: string; limit?: number }): Promise<RuleAuditEntry[]>
+
+  /**
+   * Appends an audited action to the one chain (see `audit-chain.ts`), in a transaction of its own. A change
+   * that writes other rows appends its entry in its own transaction instead (each backend's `audit-log.ts`).
+   */
+  appendAudit(entry: AuditLogInput): Promise<ChainedAuditEntry>
+  /** Entries of one kind (and subject), newest first. */
+  listAuditLog(filter: { kind: AuditKind; subject?: string; limit?: number }): Promise<ChainedAuditEntry[]>
+  /** The chain, oldest first: up to `limit` entries after entry `afterId` (see `readAuditChain`). */
+  auditChainPage(afterId: number, limit: number): Promise<ChainedAuditEntry[]>
+  /** Where the store recorded the chain's end at its last append: its count and last hash. */
+  auditHead(): Promise<AuditHead>
 
   putFingerprint(fp: Fingerprint): Promise<void>
   getFingerprint(testId: string, locator: string): Promise<Fingerprint | null>

@@ -6,18 +6,16 @@ import { FlakewatchError, InternalError, StoreError } from '../../errors.js'
 import type { Attempt, HistoryEntry, Run, RunInfo, RunMeta, TestHistory, TestRef } from '../../model.js'
 import { isoToMs, statusFromCode } from '../codes.js'
 import {
-  auditFromRow,
-  chainedAuditFromRow,
+  quarantineAuditFromEntry,
+  quarantineAuditInput,
   quarantineFromRow,
-  ruleAuditFromRow,
+  ruleAuditFromEntry,
+  ruleAuditInput,
   ruleFromRow,
   ruleToRow,
   runFromRow,
   runInfoFromRow,
-  type AuditRow,
-  type ChainedAuditRow,
   type QuarantineRow,
-  type RuleAuditRow,
   type RuleRow,
   type RunRow,
 } from '../rows.js'
@@ -43,7 +41,8 @@ import type {
   TestFilter,
   WrittenRun,
 } from '../store.js'
-import { AUDIT_GENESIS, auditHash, type ChainedAuditEntry } from '../audit-chain.js'
+import type { AuditHead, AuditKind, AuditLogInput, ChainedAuditEntry } from '../audit-chain.js'
+import { appendPostgresAudit, listPostgresAudit, postgresAuditChainPage, readPostgresAuditHead } from './audit-log.js'
 import { streamOfBatch, WRITTEN_RUNS_MAX } from '../store.js'
 import type { MigrationResultSet } from '../sqlite/migrations.js'
 import { copyChunks } from './copy-text.js'
@@ -78,8 +77,6 @@ const SCAN_PAGE = 20_000
 /** Deadlocks and serialization failures are transient: the whole report is retried this many times. */
 const MAX_ATTEMPTS = 5
 
-/** Advisory-lock namespace of the audit chain's appenders (any 32-bit constant of flakewatch's own). */
-const AUDIT_LOCK_NAMESPACE = 0x66776175
 const RETRYABLE = new Set(['40P01', '40001', 'FW_RUN_GONE'])
 const INT8_OID = 20
 /** Message texts kept in memory between queries: failure messages repeat, so a few thousand cover most scans. */
@@ -964,41 +961,6 @@ export class PostgresStore implements Store {
     return rows[0] ? quarantineFromRow(rows[0]) : null
   }
 
-  /**
-   * Appends one audit entry chained to the last one. An advisory lock per schema serialises appenders until
-   * commit, so that two concurrent changes never chain to the same predecessor.
-   */
-  private async appendAudit(
-    db: PgQueryable,
-    testId: string,
-    audit: AuditInput,
-    record: QuarantineRecord | null,
-  ): Promise<void> {
-    await db.query(`SELECT pg_advisory_xact_lock($1, hashtext(current_schema() || '.quarantine_audit'))`, [
-      AUDIT_LOCK_NAMESPACE,
-    ])
-    const { rows } = await db.query<{ hash: string | null }>(
-      'SELECT hash FROM quarantine_audit ORDER BY id DESC LIMIT 1',
-    )
-    const prevHash = rows[0]?.hash ?? AUDIT_GENESIS
-    const hash = auditHash(prevHash, { testId, ...audit, record })
-    await db.query(
-      `INSERT INTO quarantine_audit (test_id, action, actor, at, reason, source, record, prev_hash, hash)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-      [
-        testId,
-        audit.action,
-        audit.actor,
-        audit.at,
-        audit.reason,
-        audit.source,
-        record && JSON.stringify(record),
-        prevHash,
-        hash,
-      ],
-    )
-  }
-
   async putQuarantine(record: QuarantineRecord, audit: AuditInput): Promise<void> {
     try {
       await this.transaction(async (client) => {
@@ -1019,7 +981,7 @@ export class PostgresStore implements Store {
             record.source,
           ],
         )
-        await this.appendAudit(client, record.testId, audit, record)
+        await appendPostgresAudit(client, quarantineAuditInput(record.testId, audit, record))
       })
     } catch (error) {
       throw this.wrap('quarantine', error)
@@ -1030,7 +992,7 @@ export class PostgresStore implements Store {
     try {
       return await this.transaction(async (client) => {
         const { rowCount } = await client.query('DELETE FROM quarantine WHERE test_id = $1', [testId])
-        if (rowCount) await this.appendAudit(client, testId, audit, null)
+        if (rowCount) await appendPostgresAudit(client, quarantineAuditInput(testId, audit, null))
         return Boolean(rowCount)
       })
     } catch (error) {
@@ -1039,28 +1001,17 @@ export class PostgresStore implements Store {
   }
 
   async listAudit(filter: { testId?: string; limit?: number } = {}): Promise<AuditEntry[]> {
-    const { rows } = await this.db.query<AuditRow>(
-      `SELECT * FROM quarantine_audit WHERE $1::text IS NULL OR test_id = $1 ORDER BY id DESC LIMIT $2`,
-      [filter.testId ?? null, filter.limit ?? null],
-    )
-    return rows.map(auditFromRow)
+    const entries = await listPostgresAudit(this.db, {
+      kind: 'quarantine',
+      subject: filter.testId,
+      limit: filter.limit,
+    })
+    return entries.map(quarantineAuditFromEntry)
   }
 
   async listQuarantineRules(): Promise<QuarantineRule[]> {
     const { rows } = await this.db.query<RuleRow>('SELECT * FROM quarantine_rules ORDER BY id')
     return rows.map(ruleFromRow)
-  }
-
-  private async appendRuleAudit(
-    db: PgQueryable,
-    ruleId: string,
-    audit: RuleAuditInput,
-    rule: QuarantineRule | null,
-  ): Promise<void> {
-    await db.query(
-      `INSERT INTO quarantine_rule_audit (rule_id, action, actor, at, reason, rule) VALUES ($1, $2, $3, $4, $5, $6)`,
-      [ruleId, audit.action, audit.actor, audit.at, audit.reason, rule && JSON.stringify(rule)],
-    )
   }
 
   async putQuarantineRule(rule: QuarantineRule, audit: RuleAuditInput): Promise<void> {
@@ -1074,7 +1025,7 @@ export class PostgresStore implements Store {
              expires_at = EXCLUDED.expires_at`,
           ruleToRow(rule),
         )
-        await this.appendRuleAudit(client, rule.id, audit, rule)
+        await appendPostgresAudit(client, ruleAuditInput(rule.id, audit, rule))
       })
     } catch (error) {
       throw this.wrap('save quarantine rule', error)
@@ -1085,7 +1036,7 @@ export class PostgresStore implements Store {
     try {
       return await this.transaction(async (client) => {
         const { rowCount } = await client.query('DELETE FROM quarantine_rules WHERE id = $1', [id])
-        if (rowCount) await this.appendRuleAudit(client, id, audit, null)
+        if (rowCount) await appendPostgresAudit(client, ruleAuditInput(id, audit, null))
         return Boolean(rowCount)
       })
     } catch (error) {
@@ -1094,16 +1045,28 @@ export class PostgresStore implements Store {
   }
 
   async listRuleAudit(filter: { ruleId?: string; limit?: number } = {}): Promise<RuleAuditEntry[]> {
-    const { rows } = await this.db.query<RuleAuditRow>(
-      `SELECT * FROM quarantine_rule_audit WHERE $1::text IS NULL OR rule_id = $1 ORDER BY id DESC LIMIT $2`,
-      [filter.ruleId ?? null, filter.limit ?? null],
-    )
-    return rows.map(ruleAuditFromRow)
+    const entries = await listPostgresAudit(this.db, { kind: 'rule', subject: filter.ruleId, limit: filter.limit })
+    return entries.map(ruleAuditFromEntry)
   }
 
-  async listAuditChain(): Promise<ChainedAuditEntry[]> {
-    const { rows } = await this.db.query<ChainedAuditRow>('SELECT * FROM quarantine_audit ORDER BY id')
-    return rows.map(chainedAuditFromRow)
+  async appendAudit(entry: AuditLogInput): Promise<ChainedAuditEntry> {
+    try {
+      return await this.transaction((client) => appendPostgresAudit(client, entry))
+    } catch (error) {
+      throw this.wrap('audit', error)
+    }
+  }
+
+  listAuditLog(filter: { kind: AuditKind; subject?: string; limit?: number }): Promise<ChainedAuditEntry[]> {
+    return listPostgresAudit(this.db, filter)
+  }
+
+  auditChainPage(afterId: number, limit: number): Promise<ChainedAuditEntry[]> {
+    return postgresAuditChainPage(this.db, afterId, limit)
+  }
+
+  auditHead(): Promise<AuditHead> {
+    return readPostgresAuditHead(this.db)
   }
 
   // ---------------------------------------------------------------------------------------------------- healing

@@ -14,21 +14,19 @@ import type {
   TestHistory,
   TestRef,
 } from '../../model.js'
-import { AUDIT_GENESIS, auditHash, type ChainedAuditEntry } from '../audit-chain.js'
+import type { AuditHead, AuditKind, AuditLogInput, ChainedAuditEntry } from '../audit-chain.js'
 import { clip, messageKey, statusFromCode } from '../codes.js'
 import {
-  auditFromRow,
-  chainedAuditFromRow,
+  quarantineAuditFromEntry,
+  quarantineAuditInput,
   quarantineFromRow,
-  ruleAuditFromRow,
+  ruleAuditFromEntry,
+  ruleAuditInput,
   ruleFromRow,
   ruleToRow,
   runFromRow,
   runInfoFromRow,
-  type AuditRow,
-  type ChainedAuditRow,
   type QuarantineRow,
-  type RuleAuditRow,
   type RuleRow,
   type RunRow,
 } from '../rows.js'
@@ -57,6 +55,7 @@ import { streamOfBatch, WRITTEN_RUNS_MAX, type ReportStream } from '../store.js'
 import { packedRef, type PackedRunBatch } from '../packed-results.js'
 import { loadSqlite, type SqliteConstructor, type SqliteDb, type SqliteStatement } from './driver.js'
 import { SqliteReportWriter } from './report-writer.js'
+import { appendSqliteAudit, listSqliteAudit, readSqliteAuditHead, sqliteAuditChainPage } from './audit-log.js'
 import { migrateSqlite, pendingSqliteMigrations } from './migrations.js'
 
 export interface SqliteStoreOptions {
@@ -852,30 +851,6 @@ export class SqliteStore implements Store {
     return Promise.resolve(row ? quarantineFromRow(row) : null)
   }
 
-  /** Appends one audit entry chained to the last one; runs inside the caller's immediate transaction. */
-  private appendAudit(testId: string, audit: AuditInput, record: QuarantineRecord | null): void {
-    const last = this.db.prepare('SELECT hash FROM quarantine_audit ORDER BY id DESC LIMIT 1').pluck().get() as
-      string | null | undefined
-    const prevHash = last ?? AUDIT_GENESIS
-    const hash = auditHash(prevHash, { testId, ...audit, record })
-    this.db
-      .prepare(
-        `INSERT INTO quarantine_audit (test_id, action, actor, at, reason, source, record, prev_hash, hash)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
-        testId,
-        audit.action,
-        audit.actor,
-        audit.at,
-        audit.reason,
-        audit.source,
-        record && JSON.stringify(record),
-        prevHash,
-        hash,
-      )
-  }
-
   putQuarantine(record: QuarantineRecord, audit: AuditInput): Promise<void> {
     return this.serial(() => this.putQuarantineNow(record, audit))
   }
@@ -899,7 +874,7 @@ export class SqliteStore implements Store {
               record.expiresAt,
               record.source,
             )
-          this.appendAudit(record.testId, audit, record)
+          appendSqliteAudit(this.db, quarantineAuditInput(record.testId, audit, record))
         })
         .immediate()
       return Promise.resolve()
@@ -917,7 +892,7 @@ export class SqliteStore implements Store {
       const removed = this.db
         .transaction(() => {
           const changes = this.db.prepare('DELETE FROM quarantine WHERE test_id = ?').run(testId).changes
-          if (changes) this.appendAudit(testId, audit, null)
+          if (changes) appendSqliteAudit(this.db, quarantineAuditInput(testId, audit, null))
           return changes > 0
         })
         .immediate()
@@ -928,26 +903,13 @@ export class SqliteStore implements Store {
   }
 
   listAudit(filter: { testId?: string; limit?: number } = {}): Promise<AuditEntry[]> {
-    const rows = (
-      filter.testId
-        ? this.read('SELECT * FROM quarantine_audit WHERE test_id = ? ORDER BY id DESC LIMIT ?').all(
-            filter.testId,
-            filter.limit ?? -1,
-          )
-        : this.read('SELECT * FROM quarantine_audit ORDER BY id DESC LIMIT ?').all(filter.limit ?? -1)
-    ) as AuditRow[]
-    return Promise.resolve(rows.map(auditFromRow))
+    const entries = listSqliteAudit(this.db, { kind: 'quarantine', subject: filter.testId, limit: filter.limit })
+    return Promise.resolve(entries.map(quarantineAuditFromEntry))
   }
 
   listQuarantineRules(): Promise<QuarantineRule[]> {
     const rows = this.db.prepare('SELECT * FROM quarantine_rules ORDER BY id').all() as RuleRow[]
     return Promise.resolve(rows.map(ruleFromRow))
-  }
-
-  private appendRuleAudit(ruleId: string, audit: RuleAuditInput, rule: QuarantineRule | null): void {
-    this.db
-      .prepare('INSERT INTO quarantine_rule_audit (rule_id, action, actor, at, reason, rule) VALUES (?, ?, ?, ?, ?, ?)')
-      .run(ruleId, audit.action, audit.actor, audit.at, audit.reason, rule && JSON.stringify(rule))
   }
 
   putQuarantineRule(rule: QuarantineRule, audit: RuleAuditInput): Promise<void> {
@@ -960,7 +922,7 @@ export class SqliteStore implements Store {
                VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
             )
             .run(...ruleToRow(rule))
-          this.appendRuleAudit(rule.id, audit, rule)
+          appendSqliteAudit(this.db, ruleAuditInput(rule.id, audit, rule))
         })
         .immediate()
       return Promise.resolve()
@@ -974,7 +936,7 @@ export class SqliteStore implements Store {
       const removed = this.db
         .transaction(() => {
           const changes = this.db.prepare('DELETE FROM quarantine_rules WHERE id = ?').run(id).changes
-          if (changes) this.appendRuleAudit(id, audit, null)
+          if (changes) appendSqliteAudit(this.db, ruleAuditInput(id, audit, null))
           return changes > 0
         })
         .immediate()
@@ -985,19 +947,30 @@ export class SqliteStore implements Store {
   }
 
   listRuleAudit(filter: { ruleId?: string; limit?: number } = {}): Promise<RuleAuditEntry[]> {
-    const rows = (
-      filter.ruleId
-        ? this.db
-            .prepare('SELECT * FROM quarantine_rule_audit WHERE rule_id = ? ORDER BY id DESC LIMIT ?')
-            .all(filter.ruleId, filter.limit ?? -1)
-        : this.db.prepare('SELECT * FROM quarantine_rule_audit ORDER BY id DESC LIMIT ?').all(filter.limit ?? -1)
-    ) as RuleAuditRow[]
-    return Promise.resolve(rows.map(ruleAuditFromRow))
+    const entries = listSqliteAudit(this.db, { kind: 'rule', subject: filter.ruleId, limit: filter.limit })
+    return Promise.resolve(entries.map(ruleAuditFromEntry))
   }
 
-  listAuditChain(): Promise<ChainedAuditEntry[]> {
-    const rows = this.db.prepare('SELECT * FROM quarantine_audit ORDER BY id').all() as ChainedAuditRow[]
-    return Promise.resolve(rows.map(chainedAuditFromRow))
+  appendAudit(entry: AuditLogInput): Promise<ChainedAuditEntry> {
+    return this.serial(() => {
+      try {
+        return Promise.resolve(this.db.transaction(() => appendSqliteAudit(this.db, entry)).immediate())
+      } catch (error) {
+        return Promise.reject(this.wrap('audit', error))
+      }
+    })
+  }
+
+  listAuditLog(filter: { kind: AuditKind; subject?: string; limit?: number }): Promise<ChainedAuditEntry[]> {
+    return Promise.resolve(listSqliteAudit(this.db, filter))
+  }
+
+  auditChainPage(afterId: number, limit: number): Promise<ChainedAuditEntry[]> {
+    return Promise.resolve(sqliteAuditChainPage(this.db, afterId, limit))
+  }
+
+  auditHead(): Promise<AuditHead> {
+    return Promise.resolve(readSqliteAuditHead(this.db))
   }
 
   putFingerprint(fp: Fingerprint): Promise<void> {
