@@ -100,6 +100,22 @@ export interface ChangedSetting {
   candidate: unknown
 }
 
+/** Quarantine settings that are not policy: where the file is, who owns quarantines by default. */
+const NOT_POLICY = new Set(['quarantine.file', 'quarantine.owner'])
+
+/** Every policy setting of a config, by dotted key, with its effective value. */
+export function policySettings(config: PolicyConfig): { key: string; value: unknown }[] {
+  const out: { key: string; value: unknown }[] = []
+  const walk = (prefix: string, v: unknown) => {
+    if (isPlain(v)) for (const [k, x] of Object.entries(v)) walk(`${prefix}.${k}`, x)
+    else if (!NOT_POLICY.has(prefix)) out.push({ key: prefix, value: v ?? null })
+  }
+  walk('analysis', effectiveAnalysis(config))
+  walk('quarantine', config.quarantine)
+  walk('successRate', config.successRate)
+  return out
+}
+
 /**
  * The settings whose value differs between two configs, by dotted key (`quarantine.minScore`), each with its
  * effective value: an analysis setting neither config names has the analysis engine's default.

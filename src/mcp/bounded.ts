@@ -1,3 +1,5 @@
+import { toWireJson } from '../wire-json.js'
+
 /** The longest answer (JSON text) one MCP tool or resource returns: an agent's context is not a log file. */
 export const MCP_MAX_ANSWER_CHARS = 48_000
 
@@ -16,7 +18,9 @@ export function clip(text: string | null | undefined, max = MCP_MAX_TEXT_CHARS):
  * left out. Never cuts a string or breaks the JSON.
  * @example boundedJson({ tests: manyTests }, 48_000)
  */
-export function boundedJson(answer: Record<string, unknown>, max = MCP_MAX_ANSWER_CHARS): string {
+export function boundedJson(raw: Record<string, unknown>, max = MCP_MAX_ANSWER_CHARS): string {
+  // The one casing of everything flakewatch prints or serves (wire-json.ts).
+  const answer = toWireJson(raw) as Record<string, unknown>
   let text = JSON.stringify(answer)
   if (text.length <= max) return text
   const value = structuredClone(answer)

@@ -2,7 +2,7 @@ import { analysisOptions } from '../config/load.js'
 import {
   applyPolicyCandidate,
   changedSettings,
-  effectiveAnalysis,
+  policySettings,
   type ChangedSetting,
   type PolicyCandidate,
   type PolicyConfig,
@@ -90,16 +90,10 @@ export function policyPreviewToJson(p: PolicyPreview): PolicyPreviewResponse {
   }
 }
 
-/** The policy in force, as the settings page shows it: analysis settings with the engine's defaults filled in. */
+/**
+ * The policy in force, as the settings page shows it: one setting per config key, the analysis engine's defaults
+ * filled in (the keys are the config file's, so they are values here, not JSON keys).
+ */
 export function policyToJson(config: PolicyConfig): PolicyResponse {
-  const {
-    file: _file,
-    owner: _owner,
-    ...quarantine
-  } = config.quarantine as PolicyConfig['quarantine'] & { file?: string; owner?: string | null }
-  return {
-    analysis: effectiveAnalysis(config),
-    quarantine,
-    success_rate: { ...config.successRate, default_branch: config.defaultBranch },
-  }
+  return { settings: policySettings(config) }
 }

@@ -478,9 +478,10 @@ export interface PolicyPreviewResponse {
   }[]
 }
 
-/** `GET /api/v1/policy`: the policy in force (analysis settings with the engine's defaults filled in). */
+/**
+ * `GET /api/v1/policy`: the policy in force, one setting per config key (`quarantine.minScore`, the key as the
+ * config file spells it), analysis settings with the engine's defaults filled in.
+ */
 export interface PolicyResponse {
-  analysis: Record<string, unknown>
-  quarantine: Record<string, unknown>
-  success_rate: Record<string, unknown>
+  settings: { key: string; value: unknown }[]
 }

@@ -8,25 +8,18 @@ import './settings-page.css'
 
 const headRow = (...labels: string[]) => h('thead', null, h('tr', null, ...labels.map((l) => h('th', null, l))))
 
-/** Nested settings as dotted keys, in the order the config writes them. */
-function flatten(prefix: string, value: unknown, out: [string, string][] = []): [string, string][] {
-  if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
-    for (const [k, v] of Object.entries(value)) flatten(prefix ? `${prefix}.${k}` : k, v, out)
-  } else out.push([prefix, JSON.stringify(value)])
-  return out
-}
-
 function policyTable(p: PolicyResponse): Node {
-  const rows = [
-    ...flatten('analysis', p.analysis),
-    ...flatten('quarantine', p.quarantine),
-    ...flatten('successRate', p.success_rate),
-  ]
   return h(
     'table',
     { class: 'data settings' },
     headRow('Setting', 'Value'),
-    h('tbody', null, ...rows.map(([k, v]) => h('tr', null, h('td', null, h('code', null, k)), h('td', null, v)))),
+    h(
+      'tbody',
+      null,
+      ...p.settings.map((s) =>
+        h('tr', null, h('td', null, h('code', null, s.key)), h('td', null, JSON.stringify(s.value))),
+      ),
+    ),
   )
 }
 
