@@ -46,6 +46,18 @@ export type {
   StoreStats,
 } from './store/store.js'
 
+export {
+  verifyAuditChain,
+  readAuditChain,
+  formatAuditHead,
+  parseAuditHead,
+  type AuditHead,
+  type AuditKind,
+  type AuditLogInput,
+  type AuditVerification,
+  type ChainedAuditEntry,
+} from './store/audit-chain.js'
+
 export { parseReport, PARSERS, FORMATS, sourceFromFile, sourceFromBuffer, type Format } from './ingest/index.js'
 export type { ParsedCase, ParsedReport, ReportSource } from './ingest/types.js'
 export { ingestFiles, ingestBuffer, type IngestSummary } from './pipeline/ingest-files.js'

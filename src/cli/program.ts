@@ -5,7 +5,7 @@ import { VERSION } from '../version.js'
 import type { Io } from './output.js'
 import type { StoreFlags } from './project-option.js'
 import type { AnalyzeCommandOptions } from './commands/analyze.js'
-import type { AuditVerifyOptions } from './commands/audit.js'
+import type { AuditHeadOptions, AuditVerifyOptions } from './commands/audit.js'
 import type { ExportBundleCommandOptions, ExportTableCommandOptions } from './commands/export.js'
 import type { GateCommandOptions } from './commands/gate.js'
 import type { ImportCommandOptions } from './commands/import.js'
@@ -689,25 +689,45 @@ Examples:
       printNotifyLog(await notifyLog(opts, io), opts, io)
     })
 
-  program
+  const audit = program
     .command('audit')
-    .description('check the quarantine audit trail')
+    .description('check the audit chain of every audited action (quarantines, rules) and print its head')
+  audit
     .command('verify')
-    .description('check the audit trail’s hash chain and name the first entry that was tampered with (exit 1)')
+    .description(
+      'check the audit chain: every entry’s hash and link, that it ends where the store recorded, and that it passes through an anchored head (exit 1 when not)',
+    )
     .option('--db <path|url>', 'store (default: FLAKEWATCH_DB or .flakewatch.db)')
     .option('--config <file>', 'config file')
     .option(PROJECT_FLAG, PROJECT_HELP)
+    .option(
+      '--expect <head>',
+      'a head printed earlier by `audit head` (<count>:<hash>) that the chain must pass through',
+    )
     .option('--json', 'print JSON')
     .option('--output <file>', 'write the output to a file')
     .addHelpText(
       'after',
-      `\nExamples:\n  $ flakewatch audit verify\n  $ flakewatch audit verify --db postgres://app@db/flakewatch --json`,
+      `\nExamples:\n  $ flakewatch audit verify\n  $ flakewatch audit verify --expect "$(cat audit-head.txt)"\n  $ flakewatch audit verify --db postgres://app@db/flakewatch --json`,
     )
     .action(async (opts: AuditVerifyOptions) => {
       const { auditVerify, printAuditVerify } = await import('./commands/audit.js')
       const result = await auditVerify(opts, io)
       printAuditVerify(result, opts, io)
       if (!result.ok) throw new ExitError(1)
+    })
+  audit
+    .command('head')
+    .description('print the audit chain’s head (<count>:<last hash>), to keep outside the store and check later')
+    .option('--db <path|url>', 'store (default: FLAKEWATCH_DB or .flakewatch.db)')
+    .option('--config <file>', 'config file')
+    .option(PROJECT_FLAG, PROJECT_HELP)
+    .option('--json', 'print JSON')
+    .option('--output <file>', 'write the output to a file')
+    .addHelpText('after', `\nExamples:\n  $ flakewatch audit head\n  $ flakewatch audit head --output audit-head.txt`)
+    .action(async (opts: AuditHeadOptions) => {
+      const { auditHead, printAuditHead } = await import('./commands/audit.js')
+      printAuditHead(await auditHead(opts, io), opts, io)
     })
 
   program

@@ -131,7 +131,10 @@ const schema: z.ZodType<CtrfReport> = z.object({
         testEnvironment: text,
         // flakewatch's own reports keep the pipeline here: CTRF's build is the job.
         extra: z
-          .object({ pipelineId: z.union([z.string(), z.number()]).nullish().catch(null), pipelineUrl: text.catch(null) })
+          .object({
+            pipelineId: z.union([z.string(), z.number()]).nullish().catch(null),
+            pipelineUrl: text.catch(null),
+          })
           .nullish()
           .catch(null),
       })

@@ -110,10 +110,7 @@ export async function createProjectsApp(opts: ProjectsAppOptions): Promise<Fasti
     // The dashboard's files are the same in every project: a page or asset that names none comes from any of them.
     const anyForFiles = url.pathname.startsWith('/api/') ? null : (opts.projects[0]?.key ?? null)
     const key =
-      (Array.isArray(named) ? named[0] : named) ??
-      url.searchParams.get('project') ??
-      opts.defaultProject ??
-      anyForFiles
+      (Array.isArray(named) ? named[0] : named) ?? url.searchParams.get('project') ?? opts.defaultProject ?? anyForFiles
     if (!key) {
       throw new HttpError(400, {
         code: 'FW_PROJECT',

@@ -7,8 +7,18 @@ import {
   type RunInfo,
   type RunStatus,
 } from '../model.js'
-import type { ChainedAuditEntry } from './audit-chain.js'
-import type { AuditEntry, QuarantineRecord, QuarantineRule, RuleAuditEntry, RuleMatch } from './store.js'
+import type { AuditKind, AuditLogInput, ChainedAuditEntry } from './audit-chain.js'
+import type {
+  AuditAction,
+  AuditEntry,
+  AuditInput,
+  QuarantineRecord,
+  QuarantineRule,
+  QuarantineSource,
+  RuleAuditEntry,
+  RuleAuditInput,
+  RuleMatch,
+} from './store.js'
 
 /**
  * Row shapes and conversions shared by the SQLite and PostgreSQL stores, so that both backends turn the same
@@ -148,27 +158,71 @@ export function quarantineFromRow(r: QuarantineRow): QuarantineRecord {
   }
 }
 
-export interface AuditRow {
+/** The columns of `audit_log`, the one chain of every audited action, as both backends name them. */
+export interface AuditLogRow {
   id: number | string
-  test_id: string
-  action: AuditEntry['action']
+  kind: AuditKind
+  subject: string
+  action: string
   actor: string
   at: string
   reason: string
-  source: AuditEntry['source']
-  record: string | QuarantineRecord | null
+  source: string | null
+  data: string | null
+  prev_hash: string
+  hash: string
 }
 
-export function auditFromRow(r: AuditRow): AuditEntry {
+export function auditLogFromRow(r: AuditLogRow): ChainedAuditEntry {
   return {
     id: Number(r.id),
-    testId: r.test_id,
+    kind: r.kind,
+    subject: r.subject,
     action: r.action,
     actor: r.actor,
     at: r.at,
     reason: r.reason,
     source: r.source,
-    record: typeof r.record === 'string' ? (JSON.parse(r.record) as QuarantineRecord) : r.record,
+    data: r.data === null ? null : JSON.parse(r.data),
+    prevHash: r.prev_hash,
+    hash: r.hash,
+  }
+}
+
+/** The chain entry of a quarantine change. */
+export function quarantineAuditInput(testId: string, a: AuditInput, record: QuarantineRecord | null): AuditLogInput {
+  return { kind: 'quarantine', subject: testId, ...a, data: record }
+}
+
+/** The chain entry of a rule change. */
+export function ruleAuditInput(ruleId: string, a: RuleAuditInput, rule: QuarantineRule | null): AuditLogInput {
+  return { kind: 'rule', subject: ruleId, ...a, source: null, data: rule }
+}
+
+/** A quarantine's audit line, from its entry in the chain. */
+export function quarantineAuditFromEntry(e: ChainedAuditEntry): AuditEntry {
+  return {
+    id: e.id,
+    testId: e.subject,
+    action: e.action as AuditAction,
+    actor: e.actor,
+    at: e.at,
+    reason: e.reason,
+    source: e.source as QuarantineSource | null,
+    record: e.data as QuarantineRecord | null,
+  }
+}
+
+/** A rule's audit line, from its entry in the chain. */
+export function ruleAuditFromEntry(e: ChainedAuditEntry): RuleAuditEntry {
+  return {
+    id: e.id,
+    ruleId: e.subject,
+    action: e.action as AuditAction,
+    actor: e.actor,
+    at: e.at,
+    reason: e.reason,
+    rule: e.data as QuarantineRule | null,
   }
 }
 
@@ -199,35 +253,4 @@ export function ruleFromRow(r: RuleRow): QuarantineRule {
 /** The row values of a rule, in the column order both stores insert them. */
 export function ruleToRow(r: QuarantineRule): unknown[] {
   return [r.id, JSON.stringify(r.match), r.reason, r.owner, r.issueUrl, r.createdAt, r.createdBy, r.expiresAt]
-}
-
-export interface RuleAuditRow {
-  id: number | string
-  rule_id: string
-  action: RuleAuditEntry['action']
-  actor: string
-  at: string
-  reason: string
-  rule: string | null
-}
-
-export function ruleAuditFromRow(r: RuleAuditRow): RuleAuditEntry {
-  return {
-    id: Number(r.id),
-    ruleId: r.rule_id,
-    action: r.action,
-    actor: r.actor,
-    at: r.at,
-    reason: r.reason,
-    rule: r.rule === null ? null : (JSON.parse(r.rule) as QuarantineRule),
-  }
-}
-
-export interface ChainedAuditRow extends AuditRow {
-  prev_hash: string | null
-  hash: string | null
-}
-
-export function chainedAuditFromRow(r: ChainedAuditRow): ChainedAuditEntry {
-  return { ...auditFromRow(r), prevHash: r.prev_hash, hash: r.hash }
 }

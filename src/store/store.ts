@@ -1,4 +1,4 @@
-import type { ChainedAuditEntry } from './audit-chain.js'
+import type { AuditHead, AuditKind, AuditLogInput, ChainedAuditEntry } from './audit-chain.js'
 import type { NotificationStore } from './notifications.js'
 import type { Attempt, Result, Run, RunMeta, TestHistory, TestRef } from '../model.js'
 import type { AnyRunBatch } from './packed-results.js'
@@ -140,7 +140,7 @@ export interface QuarantineRecord {
 
 export type AuditAction = 'quarantine' | 'update' | 'release' | 'expire' | 'import'
 
-/** One append-only line of the quarantine audit log: who did what, when and why. */
+/** A quarantine's line in the audit chain (kind `quarantine`): who did what, when and why. */
 export interface AuditEntry {
   id: number
   testId: string
@@ -187,7 +187,7 @@ export interface QuarantineRule {
   expiresAt: string | null
 }
 
-/** One append-only line of a rule's audit trail. */
+/** A rule's line in the audit chain (kind `rule`). */
 export interface RuleAuditEntry {
   id: number
   ruleId: string
@@ -273,7 +273,7 @@ export interface RunStore {
   stats(): Promise<StoreStats>
 }
 
-/** Single-test quarantines and their audit chain. */
+/** Single-test quarantines, each change with its line in the audit chain. */
 export interface QuarantineStore {
   listQuarantines(): Promise<QuarantineRecord[]>
   getQuarantine(testId: string): Promise<QuarantineRecord | null>
@@ -283,8 +283,6 @@ export interface QuarantineStore {
   deleteQuarantine(testId: string, audit: AuditInput): Promise<boolean>
   /** Audit lines, newest first. */
   listAudit(filter?: { testId?: string; limit?: number }): Promise<AuditEntry[]>
-  /** Every audit line with its hash link, oldest first, for `flakewatch audit verify`. */
-  listAuditChain(): Promise<ChainedAuditEntry[]>
 }
 
 /** Quarantines by pattern and their audit trail. */
@@ -297,6 +295,21 @@ export interface RuleStore {
   deleteQuarantineRule(id: string, audit: RuleAuditInput): Promise<boolean>
   /** Rule audit lines, newest first. */
   listRuleAudit(filter?: { ruleId?: string; limit?: number }): Promise<RuleAuditEntry[]>
+}
+
+/** The one audit chain of every audited action (see `audit-chain.ts`). */
+export interface AuditStore {
+  /**
+   * Appends an audited action to the one chain (see `audit-chain.ts`), in a transaction of its own. A change
+   * that writes other rows appends its entry in its own transaction instead (each backend's `audit-log.ts`).
+   */
+  appendAudit(entry: AuditLogInput): Promise<ChainedAuditEntry>
+  /** Entries of one kind (and subject), newest first. */
+  listAuditLog(filter: { kind: AuditKind; subject?: string; limit?: number }): Promise<ChainedAuditEntry[]>
+  /** The chain, oldest first: up to `limit` entries after entry `afterId` (see `readAuditChain`). */
+  auditChainPage(afterId: number, limit: number): Promise<ChainedAuditEntry[]>
+  /** Where the store recorded the chain's end at its last append: its count and last hash. */
+  auditHead(): Promise<AuditHead>
 }
 
 /** What self-healing locators learn and do. */
@@ -324,7 +337,7 @@ export interface RetentionStore {
  * its own in each backend.
  */
 export interface Store
-  extends ResultStore, HistoryStore, RunStore, QuarantineStore, RuleStore, HealStore, RetentionStore {
+  extends ResultStore, HistoryStore, RunStore, QuarantineStore, RuleStore, AuditStore, HealStore, RetentionStore {
   readonly kind: 'sqlite' | 'postgres'
   /** A human description of where data lives, without secrets. */
   readonly location: string

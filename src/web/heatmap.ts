@@ -104,7 +104,13 @@ export const heatmapPage: Page = (root) => {
   const status = h('div', { class: 'heat-status' })
   root.append(
     filtersBar(),
-    h('div', { class: 'panel heat-panel' }, h('div', { class: 'heat-head' }, legend(), h('div', { class: 'heat-count' }, info, more)), status, viewport),
+    h(
+      'div',
+      { class: 'panel heat-panel' },
+      h('div', { class: 'heat-head' }, legend(), h('div', { class: 'heat-count' }, info, more)),
+      status,
+      viewport,
+    ),
   )
 
   let colors = palette()

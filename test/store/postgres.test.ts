@@ -96,14 +96,14 @@ if (pg.skip !== undefined) {
       )
       expect(tables.map((t) => t.table_name)).toEqual([
         'attempts',
+        'audit_head',
+        'audit_log',
         'fingerprints',
         'heal_log',
         'messages',
         'notification_rule_state',
         'notification_state',
         'quarantine',
-        'quarantine_audit',
-        'quarantine_rule_audit',
         'quarantine_rules',
         'reports',
         'results',
@@ -128,18 +128,17 @@ if (pg.skip !== undefined) {
         await expect(store.rawQuery('DELETE FROM heal_log')).rejects.toThrow(/heal_log is append-only/)
         await expect(store.rawQuery("UPDATE heal_log SET url = 'y'")).rejects.toThrow(/append-only/)
         await expect(store.rawQuery('TRUNCATE heal_log')).rejects.toThrow(/append-only/)
-        await expect(store.rawQuery("UPDATE quarantine_audit SET actor = 'mallory'")).rejects.toThrow(
-          /quarantine_audit is append-only/,
+        await expect(store.rawQuery("UPDATE audit_log SET actor = 'mallory'")).rejects.toThrow(
+          /audit_log is append-only/,
         )
-        await expect(store.rawQuery('TRUNCATE quarantine_audit')).rejects.toThrow(/append-only/)
+        await expect(store.rawQuery('TRUNCATE audit_log')).rejects.toThrow(/append-only/)
         await store.putQuarantineRule(
           { id: 'r', match: { testId: '**' }, ...record, expiresAt: null },
           { action: 'quarantine', actor: 'x', at: 'x', reason: 'r' },
         )
-        await expect(store.rawQuery("UPDATE quarantine_rule_audit SET actor = 'mallory'")).rejects.toThrow(
-          /quarantine_rule_audit is append-only/,
+        await expect(store.rawQuery("DELETE FROM audit_log WHERE kind = 'rule'")).rejects.toThrow(
+          /audit_log is append-only/,
         )
-        await expect(store.rawQuery('TRUNCATE quarantine_rule_audit')).rejects.toThrow(/append-only/)
         await store.ingestReport(batch(runMeta('r1', '2026-01-01T00:00:00Z'), [result('a', 'passed')]))
         await expect(store.rawQuery('UPDATE runs SET at = at + 1')).rejects.toThrow(/cannot change/)
         expect(await store.listHeals()).toHaveLength(1)

@@ -89,8 +89,8 @@ describe('sqlite specifics', () => {
       },
       { action: 'quarantine', actor: 'a', at: 'x', reason: 'x' },
     )
-    expect(() => s.rawRun('DELETE FROM quarantine_rule_audit')).toThrow(/append-only/)
-    expect(() => s.rawRun("UPDATE quarantine_rule_audit SET actor = 'mallory'")).toThrow(/append-only/)
+    expect(() => s.rawRun('DELETE FROM audit_log')).toThrow(/append-only/)
+    expect(() => s.rawRun("UPDATE audit_log SET actor = 'mallory'")).toThrow(/append-only/)
     await s.close()
   })
 

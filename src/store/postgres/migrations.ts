@@ -1,6 +1,12 @@
 import type { MigrationResultSet } from '../sqlite/migrations.js'
-import { AUDIT_GENESIS, auditHash } from '../audit-chain.js'
-import { auditFromRow, type AuditRow } from '../rows.js'
+import { AUDIT_GENESIS, legacyAuditHash } from '../audit-chain.js'
+import {
+  legacyAuditEntries,
+  legacyFields,
+  type LegacyQuarantineAuditRow,
+  type LegacyRuleAuditRow,
+} from '../legacy-audit.js'
+import { appendPostgresAudit, POSTGRES_AUDIT_SCHEMA } from './audit-log.js'
 import type { PgClient, PgQueryable } from './driver.js'
 
 /** A forward-only schema step, in step with the SQLite one of the same id. */
@@ -177,10 +183,10 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
         ALTER TABLE quarantine_audit DISABLE TRIGGER quarantine_audit_append_only;
       `)
       // Entries written before this migration are chained as they stand: from here on, any change shows.
-      const { rows } = await client.query<AuditRow>('SELECT * FROM quarantine_audit ORDER BY id')
+      const { rows } = await client.query<LegacyQuarantineAuditRow>('SELECT * FROM quarantine_audit ORDER BY id')
       let prev = AUDIT_GENESIS
       for (const row of rows) {
-        const hash = auditHash(prev, auditFromRow(row))
+        const hash = legacyAuditHash(prev, legacyFields(row))
         await client.query('UPDATE quarantine_audit SET prev_hash = $1, hash = $2 WHERE id = $3', [prev, hash, row.id])
         prev = hash
       }
@@ -320,6 +326,25 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
         UPDATE runs SET written_at = CASE WHEN uploaded_at ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}T'
           THEN (extract(epoch FROM uploaded_at::timestamptz) * 1000)::bigint ELSE 0 END;
         CREATE INDEX runs_written ON runs (written_at, id);
+      `)
+    },
+  },
+  {
+    // One tamper-evident chain for everything audited (issue 33): quarantines and rules (whose trail had no hash)
+    // move into audit_log in the order they happened, with a head (count and last hash) that the triggers keep,
+    // so that entries removed from the end show. The old quarantine chain is checked once more on the way.
+    id: '0013-audit-chain',
+    async up(client) {
+      await client.query(POSTGRES_AUDIT_SCHEMA)
+      const quarantine = await client.query<LegacyQuarantineAuditRow>('SELECT * FROM quarantine_audit ORDER BY id')
+      const rules = await client.query<LegacyRuleAuditRow>('SELECT * FROM quarantine_rule_audit ORDER BY id')
+      for (const e of legacyAuditEntries(quarantine.rows, rules.rows, new Date().toISOString())) {
+        await appendPostgresAudit(client, e)
+      }
+      await client.query(`
+        DROP TABLE quarantine_audit;
+        DROP TABLE quarantine_rule_audit;
+        DROP FUNCTION fw_no_backfill();
       `)
     },
   },

@@ -1,6 +1,6 @@
 import { StoreError } from '../../errors.js'
 import type { Attempt, Run, TestHistory, TestRef } from '../../model.js'
-import type { ChainedAuditEntry } from '../audit-chain.js'
+import type { AuditHead, AuditKind, AuditLogInput, ChainedAuditEntry } from '../audit-chain.js'
 import type { NotificationStore } from '../notifications.js'
 import type { MigrationResultSet } from '../sqlite/migrations.js'
 import type {
@@ -25,6 +25,7 @@ import type {
   TestFilter,
   WrittenRun,
 } from '../store.js'
+import { PgAudit } from './audit.js'
 import { PgConnection } from './connection.js'
 import { loadPg, type PgClient, type PgDriver, type PgPool } from './driver.js'
 import { PgHeal } from './heal.js'
@@ -136,7 +137,7 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions 
 }
 
 /**
- * A PostgreSQL store: one pool, and one module per concern on it (ingest, history, runs, quarantine, rules, heal
+ * A PostgreSQL store: one pool, and one module per concern on it (ingest, history, runs, quarantine, rules, the audit chain, heal
  * data, retention, notifications), each behind its part of the {@link Store} interface.
  */
 export class PostgresStore implements Store {
@@ -147,6 +148,7 @@ export class PostgresStore implements Store {
   private readonly runs: PgRuns
   private readonly quarantine: PgQuarantine
   private readonly rules: PgRules
+  private readonly audit: PgAudit
   private readonly heal: PgHeal
   private readonly retention: PgRetention
   private notificationStore: PostgresNotificationStore | null = null
@@ -164,6 +166,7 @@ export class PostgresStore implements Store {
     this.runs = new PgRuns(this.conn)
     this.quarantine = new PgQuarantine(this.conn)
     this.rules = new PgRules(this.conn)
+    this.audit = new PgAudit(this.conn)
     this.heal = new PgHeal(this.conn)
     this.retention = new PgRetention(this.conn)
   }
@@ -258,10 +261,6 @@ export class PostgresStore implements Store {
     return this.quarantine.listAudit(filter)
   }
 
-  listAuditChain(): Promise<ChainedAuditEntry[]> {
-    return this.quarantine.listAuditChain()
-  }
-
   // Rules
 
   listQuarantineRules(): Promise<QuarantineRule[]> {
@@ -278,6 +277,24 @@ export class PostgresStore implements Store {
 
   listRuleAudit(filter?: { ruleId?: string; limit?: number }): Promise<RuleAuditEntry[]> {
     return this.rules.listRuleAudit(filter)
+  }
+
+  // The audit chain
+
+  appendAudit(entry: AuditLogInput): Promise<ChainedAuditEntry> {
+    return this.audit.appendAudit(entry)
+  }
+
+  listAuditLog(filter: { kind: AuditKind; subject?: string; limit?: number }): Promise<ChainedAuditEntry[]> {
+    return this.audit.listAuditLog(filter)
+  }
+
+  auditChainPage(afterId: number, limit: number): Promise<ChainedAuditEntry[]> {
+    return this.audit.auditChainPage(afterId, limit)
+  }
+
+  auditHead(): Promise<AuditHead> {
+    return this.audit.auditHead()
   }
 
   // Heal data

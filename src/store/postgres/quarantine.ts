@@ -1,18 +1,7 @@
-import { AUDIT_GENESIS, auditHash, type ChainedAuditEntry } from '../audit-chain.js'
-import {
-  auditFromRow,
-  chainedAuditFromRow,
-  quarantineFromRow,
-  type AuditRow,
-  type ChainedAuditRow,
-  type QuarantineRow,
-} from '../rows.js'
+import { quarantineAuditFromEntry, quarantineAuditInput, quarantineFromRow, type QuarantineRow } from '../rows.js'
 import type { AuditEntry, AuditInput, QuarantineRecord, QuarantineStore } from '../store.js'
+import { appendPostgresAudit, listPostgresAudit } from './audit-log.js'
 import type { PgConnection } from './connection.js'
-import type { PgQueryable } from './driver.js'
-
-/** Advisory-lock namespace of the audit chain's appenders (any 32-bit constant of flakewatch's own). */
-const AUDIT_LOCK_NAMESPACE = 0x66776175
 
 /** Single-test quarantines and their audit chain in a PostgreSQL store. */
 export class PgQuarantine implements QuarantineStore {
@@ -26,41 +15,6 @@ export class PgQuarantine implements QuarantineStore {
   async getQuarantine(testId: string): Promise<QuarantineRecord | null> {
     const { rows } = await this.conn.db.query<QuarantineRow>('SELECT * FROM quarantine WHERE test_id = $1', [testId])
     return rows[0] ? quarantineFromRow(rows[0]) : null
-  }
-
-  /**
-   * Appends one audit entry chained to the last one. An advisory lock per schema serialises appenders until
-   * commit, so that two concurrent changes never chain to the same predecessor.
-   */
-  private async appendAudit(
-    db: PgQueryable,
-    testId: string,
-    audit: AuditInput,
-    record: QuarantineRecord | null,
-  ): Promise<void> {
-    await db.query(`SELECT pg_advisory_xact_lock($1, hashtext(current_schema() || '.quarantine_audit'))`, [
-      AUDIT_LOCK_NAMESPACE,
-    ])
-    const { rows } = await db.query<{ hash: string | null }>(
-      'SELECT hash FROM quarantine_audit ORDER BY id DESC LIMIT 1',
-    )
-    const prevHash = rows[0]?.hash ?? AUDIT_GENESIS
-    const hash = auditHash(prevHash, { testId, ...audit, record })
-    await db.query(
-      `INSERT INTO quarantine_audit (test_id, action, actor, at, reason, source, record, prev_hash, hash)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-      [
-        testId,
-        audit.action,
-        audit.actor,
-        audit.at,
-        audit.reason,
-        audit.source,
-        record && JSON.stringify(record),
-        prevHash,
-        hash,
-      ],
-    )
   }
 
   async putQuarantine(record: QuarantineRecord, audit: AuditInput): Promise<void> {
@@ -83,7 +37,7 @@ export class PgQuarantine implements QuarantineStore {
             record.source,
           ],
         )
-        await this.appendAudit(client, record.testId, audit, record)
+        await appendPostgresAudit(client, quarantineAuditInput(record.testId, audit, record))
       })
     } catch (error) {
       throw this.conn.wrap('quarantine', error)
@@ -94,7 +48,7 @@ export class PgQuarantine implements QuarantineStore {
     try {
       return await this.conn.transaction(async (client) => {
         const { rowCount } = await client.query('DELETE FROM quarantine WHERE test_id = $1', [testId])
-        if (rowCount) await this.appendAudit(client, testId, audit, null)
+        if (rowCount) await appendPostgresAudit(client, quarantineAuditInput(testId, audit, null))
         return Boolean(rowCount)
       })
     } catch (error) {
@@ -103,15 +57,11 @@ export class PgQuarantine implements QuarantineStore {
   }
 
   async listAudit(filter: { testId?: string; limit?: number } = {}): Promise<AuditEntry[]> {
-    const { rows } = await this.conn.db.query<AuditRow>(
-      `SELECT * FROM quarantine_audit WHERE $1::text IS NULL OR test_id = $1 ORDER BY id DESC LIMIT $2`,
-      [filter.testId ?? null, filter.limit ?? null],
-    )
-    return rows.map(auditFromRow)
-  }
-
-  async listAuditChain(): Promise<ChainedAuditEntry[]> {
-    const { rows } = await this.conn.db.query<ChainedAuditRow>('SELECT * FROM quarantine_audit ORDER BY id')
-    return rows.map(chainedAuditFromRow)
+    const entries = await listPostgresAudit(this.conn.db, {
+      kind: 'quarantine',
+      subject: filter.testId,
+      limit: filter.limit,
+    })
+    return entries.map(quarantineAuditFromEntry)
   }
 }

@@ -1,7 +1,7 @@
-import { ruleAuditFromRow, ruleFromRow, ruleToRow, type RuleAuditRow, type RuleRow } from '../rows.js'
+import { ruleAuditFromEntry, ruleAuditInput, ruleFromRow, ruleToRow, type RuleRow } from '../rows.js'
 import type { QuarantineRule, RuleAuditEntry, RuleAuditInput, RuleStore } from '../store.js'
+import { appendPostgresAudit, listPostgresAudit } from './audit-log.js'
 import type { PgConnection } from './connection.js'
-import type { PgQueryable } from './driver.js'
 
 /** Quarantine rules and their audit trail in a PostgreSQL store. */
 export class PgRules implements RuleStore {
@@ -10,18 +10,6 @@ export class PgRules implements RuleStore {
   async listQuarantineRules(): Promise<QuarantineRule[]> {
     const { rows } = await this.conn.db.query<RuleRow>('SELECT * FROM quarantine_rules ORDER BY id')
     return rows.map(ruleFromRow)
-  }
-
-  private async appendRuleAudit(
-    db: PgQueryable,
-    ruleId: string,
-    audit: RuleAuditInput,
-    rule: QuarantineRule | null,
-  ): Promise<void> {
-    await db.query(
-      `INSERT INTO quarantine_rule_audit (rule_id, action, actor, at, reason, rule) VALUES ($1, $2, $3, $4, $5, $6)`,
-      [ruleId, audit.action, audit.actor, audit.at, audit.reason, rule && JSON.stringify(rule)],
-    )
   }
 
   async putQuarantineRule(rule: QuarantineRule, audit: RuleAuditInput): Promise<void> {
@@ -35,7 +23,7 @@ export class PgRules implements RuleStore {
              expires_at = EXCLUDED.expires_at`,
           ruleToRow(rule),
         )
-        await this.appendRuleAudit(client, rule.id, audit, rule)
+        await appendPostgresAudit(client, ruleAuditInput(rule.id, audit, rule))
       })
     } catch (error) {
       throw this.conn.wrap('save quarantine rule', error)
@@ -46,7 +34,7 @@ export class PgRules implements RuleStore {
     try {
       return await this.conn.transaction(async (client) => {
         const { rowCount } = await client.query('DELETE FROM quarantine_rules WHERE id = $1', [id])
-        if (rowCount) await this.appendRuleAudit(client, id, audit, null)
+        if (rowCount) await appendPostgresAudit(client, ruleAuditInput(id, audit, null))
         return Boolean(rowCount)
       })
     } catch (error) {
@@ -55,10 +43,7 @@ export class PgRules implements RuleStore {
   }
 
   async listRuleAudit(filter: { ruleId?: string; limit?: number } = {}): Promise<RuleAuditEntry[]> {
-    const { rows } = await this.conn.db.query<RuleAuditRow>(
-      `SELECT * FROM quarantine_rule_audit WHERE $1::text IS NULL OR rule_id = $1 ORDER BY id DESC LIMIT $2`,
-      [filter.ruleId ?? null, filter.limit ?? null],
-    )
-    return rows.map(ruleAuditFromRow)
+    const entries = await listPostgresAudit(this.conn.db, { kind: 'rule', subject: filter.ruleId, limit: filter.limit })
+    return entries.map(ruleAuditFromEntry)
   }
 }

@@ -1,5 +1,11 @@
-import { AUDIT_GENESIS, auditHash } from '../audit-chain.js'
-import { auditFromRow, type AuditRow } from '../rows.js'
+import { AUDIT_GENESIS, legacyAuditHash } from '../audit-chain.js'
+import {
+  legacyAuditEntries,
+  legacyFields,
+  type LegacyQuarantineAuditRow,
+  type LegacyRuleAuditRow,
+} from '../legacy-audit.js'
+import { appendSqliteAudit, SQLITE_AUDIT_SCHEMA } from './audit-log.js'
 import type { SqliteDb } from './driver.js'
 
 /** A forward-only schema step. Ids are ordered; an applied id is never run again. */
@@ -162,8 +168,9 @@ export const SQLITE_MIGRATIONS: SqliteMigration[] = [
       // Entries written before this migration are chained as they stand: from here on, any change shows.
       const update = db.prepare('UPDATE quarantine_audit SET prev_hash = ?, hash = ? WHERE id = ?')
       let prev = AUDIT_GENESIS
-      for (const row of db.prepare('SELECT * FROM quarantine_audit ORDER BY id').iterate() as Iterable<AuditRow>) {
-        const hash = auditHash(prev, auditFromRow(row))
+      const rows = db.prepare('SELECT * FROM quarantine_audit ORDER BY id').iterate()
+      for (const row of rows as Iterable<LegacyQuarantineAuditRow>) {
+        const hash = legacyAuditHash(prev, legacyFields(row))
         update.run(prev, hash, row.id)
         prev = hash
       }
@@ -278,6 +285,19 @@ export const SQLITE_MIGRATIONS: SqliteMigration[] = [
         UPDATE runs SET written_at = coalesce(CAST(round((julianday(uploaded_at) - 2440587.5) * 86400000) AS INTEGER), 0);
         CREATE INDEX runs_written ON runs (written_at);
       `)
+    },
+  },
+  {
+    // One tamper-evident chain for everything audited (issue 33): quarantines and rules (whose trail had no hash)
+    // move into audit_log in the order they happened, with a head (count and last hash) that the triggers keep,
+    // so that entries removed from the end show. The old quarantine chain is checked once more on the way.
+    id: '0013-audit-chain',
+    up(db) {
+      db.exec(SQLITE_AUDIT_SCHEMA)
+      const quarantine = db.prepare('SELECT * FROM quarantine_audit ORDER BY id').all() as LegacyQuarantineAuditRow[]
+      const rules = db.prepare('SELECT * FROM quarantine_rule_audit ORDER BY id').all() as LegacyRuleAuditRow[]
+      for (const e of legacyAuditEntries(quarantine, rules, new Date().toISOString())) appendSqliteAudit(db, e)
+      db.exec('DROP TABLE quarantine_audit; DROP TABLE quarantine_rule_audit')
     },
   },
 ]

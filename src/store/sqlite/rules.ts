@@ -1,5 +1,6 @@
-import { ruleAuditFromRow, ruleFromRow, ruleToRow, type RuleAuditRow, type RuleRow } from '../rows.js'
+import { ruleAuditFromEntry, ruleAuditInput, ruleFromRow, ruleToRow, type RuleRow } from '../rows.js'
 import type { QuarantineRule, RuleAuditEntry, RuleAuditInput, RuleStore } from '../store.js'
+import { appendSqliteAudit, listSqliteAudit } from './audit-log.js'
 import type { SqliteConnection } from './connection.js'
 
 /** Quarantine rules and their audit trail in a SQLite store. */
@@ -9,12 +10,6 @@ export class SqliteRules implements RuleStore {
   listQuarantineRules(): Promise<QuarantineRule[]> {
     const rows = this.conn.db.prepare('SELECT * FROM quarantine_rules ORDER BY id').all() as RuleRow[]
     return Promise.resolve(rows.map(ruleFromRow))
-  }
-
-  private appendRuleAudit(ruleId: string, audit: RuleAuditInput, rule: QuarantineRule | null): void {
-    this.conn.db
-      .prepare('INSERT INTO quarantine_rule_audit (rule_id, action, actor, at, reason, rule) VALUES (?, ?, ?, ?, ?, ?)')
-      .run(ruleId, audit.action, audit.actor, audit.at, audit.reason, rule && JSON.stringify(rule))
   }
 
   putQuarantineRule(rule: QuarantineRule, audit: RuleAuditInput): Promise<void> {
@@ -27,7 +22,7 @@ export class SqliteRules implements RuleStore {
                VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
             )
             .run(...ruleToRow(rule))
-          this.appendRuleAudit(rule.id, audit, rule)
+          appendSqliteAudit(this.conn.db, ruleAuditInput(rule.id, audit, rule))
         })
         .immediate()
       return Promise.resolve()
@@ -41,7 +36,7 @@ export class SqliteRules implements RuleStore {
       const removed = this.conn.db
         .transaction(() => {
           const changes = this.conn.db.prepare('DELETE FROM quarantine_rules WHERE id = ?').run(id).changes
-          if (changes) this.appendRuleAudit(id, audit, null)
+          if (changes) appendSqliteAudit(this.conn.db, ruleAuditInput(id, audit, null))
           return changes > 0
         })
         .immediate()
@@ -52,13 +47,7 @@ export class SqliteRules implements RuleStore {
   }
 
   listRuleAudit(filter: { ruleId?: string; limit?: number } = {}): Promise<RuleAuditEntry[]> {
-    const rows = (
-      filter.ruleId
-        ? this.conn.db
-            .prepare('SELECT * FROM quarantine_rule_audit WHERE rule_id = ? ORDER BY id DESC LIMIT ?')
-            .all(filter.ruleId, filter.limit ?? -1)
-        : this.conn.db.prepare('SELECT * FROM quarantine_rule_audit ORDER BY id DESC LIMIT ?').all(filter.limit ?? -1)
-    ) as RuleAuditRow[]
-    return Promise.resolve(rows.map(ruleAuditFromRow))
+    const entries = listSqliteAudit(this.conn.db, { kind: 'rule', subject: filter.ruleId, limit: filter.limit })
+    return Promise.resolve(entries.map(ruleAuditFromEntry))
   }
 }

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { StoreError } from '../../errors.js'
 import type { Attempt, Run, TestHistory, TestRef } from '../../model.js'
-import type { ChainedAuditEntry } from '../audit-chain.js'
+import type { AuditHead, AuditKind, AuditLogInput, ChainedAuditEntry } from '../audit-chain.js'
 import type { NotificationStore } from '../notifications.js'
 import type {
   AuditEntry,
@@ -26,6 +26,7 @@ import type {
   TestFilter,
   WrittenRun,
 } from '../store.js'
+import { SqliteAudit } from './audit.js'
 import { SqliteConnection } from './connection.js'
 import { loadSqlite, type SqliteConstructor, type SqliteDb, type SqliteStatement } from './driver.js'
 import { SqliteHeal } from './heal.js'
@@ -150,6 +151,7 @@ export class SqliteStore implements Store {
   private readonly runs: SqliteRuns
   private readonly quarantine: SqliteQuarantine
   private readonly rules: SqliteRules
+  private readonly audit: SqliteAudit
   private readonly heal: SqliteHeal
   private readonly retention: SqliteRetention
   private notificationStore: SqliteNotificationStore | null = null
@@ -166,6 +168,7 @@ export class SqliteStore implements Store {
     this.runs = new SqliteRuns(this.conn)
     this.quarantine = new SqliteQuarantine(this.conn)
     this.rules = new SqliteRules(this.conn)
+    this.audit = new SqliteAudit(this.conn)
     this.heal = new SqliteHeal(this.conn)
     this.retention = new SqliteRetention(this.conn)
   }
@@ -254,10 +257,6 @@ export class SqliteStore implements Store {
     return this.quarantine.listAudit(filter)
   }
 
-  listAuditChain(): Promise<ChainedAuditEntry[]> {
-    return this.quarantine.listAuditChain()
-  }
-
   // Rules
 
   listQuarantineRules(): Promise<QuarantineRule[]> {
@@ -274,6 +273,24 @@ export class SqliteStore implements Store {
 
   listRuleAudit(filter?: { ruleId?: string; limit?: number }): Promise<RuleAuditEntry[]> {
     return this.rules.listRuleAudit(filter)
+  }
+
+  // The audit chain
+
+  appendAudit(entry: AuditLogInput): Promise<ChainedAuditEntry> {
+    return this.audit.appendAudit(entry)
+  }
+
+  listAuditLog(filter: { kind: AuditKind; subject?: string; limit?: number }): Promise<ChainedAuditEntry[]> {
+    return this.audit.listAuditLog(filter)
+  }
+
+  auditChainPage(afterId: number, limit: number): Promise<ChainedAuditEntry[]> {
+    return this.audit.auditChainPage(afterId, limit)
+  }
+
+  auditHead(): Promise<AuditHead> {
+    return this.audit.auditHead()
   }
 
   // Heal data
