@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { CommanderError } from 'commander'
 import { ExitError, FlakewatchError } from '../errors.js'
-import { processIo, type Io } from './output.js'
+import { jsonLine, processIo, type Io } from './output.js'
 import { createProgram } from './program.js'
 
 /**
@@ -13,7 +13,7 @@ export async function runCli(argv: string[], io: Io = processIo()): Promise<numb
   const json = wantsJson(argv)
   // Under --json a script reads stdout: every failure is one JSON object there, as well as a line on stderr.
   const jsonError = (code: string, message: string) => {
-    if (json) io.stdout.write(`${JSON.stringify({ error: { code, message } })}\n`)
+    if (json) io.stdout.write(`${jsonLine({ error: { code, message } })}\n`)
   }
   const program = createProgram(io)
   try {

@@ -1,4 +1,5 @@
 import { closeSync, openSync, writeFileSync, writeSync } from 'node:fs'
+import { toWireJson, wireText } from '../wire-json.js'
 
 /** Where a command writes: data to stdout, human messages to stderr. Injected so that tests capture both. */
 export interface Io {
@@ -32,8 +33,22 @@ export function emit(io: Io, text: string, output?: string): void {
   else io.stdout.write(body)
 }
 
+/**
+ * Every JSON the CLI prints goes through here, `jsonLine` or `jsonArrayLines`: keys in snake_case (`wire-json.ts`),
+ * whatever the casing of the data handed in.
+ */
 export function emitJson(io: Io, data: unknown, output?: string): void {
-  emit(io, JSON.stringify(data, null, 2), output)
+  emit(io, wireText(data, 2), output)
+}
+
+/** One JSON value on one line, in wire casing, for output read line by line. */
+export function jsonLine(data: unknown): string {
+  return wireText(data)
+}
+
+/** One JSON value, indented, in wire casing: `emitJson` for a stream of the caller's. */
+export function jsonText(data: unknown): string {
+  return wireText(data, 2)
 }
 
 export function sanitizeCell(text: string): string {
@@ -113,7 +128,7 @@ export function* jsonArrayLines<T>(items: readonly T[], toJson: (item: T) => unk
   }
   yield '['
   for (let i = 0; i < items.length; i++) {
-    const text = JSON.stringify(toJson(items[i]!), null, 2).replace(/\n/g, '\n  ')
+    const text = JSON.stringify(toWireJson(toJson(items[i]!)), null, 2).replace(/\n/g, '\n  ')
     yield `  ${text}${i < items.length - 1 ? ',' : ''}`
   }
   yield ']'

@@ -2,7 +2,7 @@ import { Command, Option } from 'commander'
 import { ExitError, InputError } from '../errors.js'
 import { FORMATS } from '../ingest/formats.js'
 import { VERSION } from '../version.js'
-import type { Io } from './output.js'
+import { emitJson, jsonLine, type Io } from './output.js'
 import type { StoreFlags } from './project-option.js'
 import type { AnalyzeCommandOptions } from './commands/analyze.js'
 import type { AuditHeadOptions, AuditVerifyOptions } from './commands/audit.js'
@@ -360,7 +360,7 @@ Examples:
     .action(async (opts: { json?: boolean }) => {
       const { quarantineImport } = await import('./commands/quarantine.js')
       const res = await quarantineImport(opts, io)
-      if (opts.json) io.stdout.write(`${JSON.stringify(res, null, 2)}\n`)
+      if (opts.json) emitJson(io, res)
       else
         io.stderr.write(
           `${res.file}: ${res.added.length} added, ${res.updated.length} updated, ${res.removed.length} removed; ` +
@@ -379,7 +379,7 @@ Examples:
     .action(async (opts: { days: string; json?: boolean }) => {
       const { prune } = await import('./commands/quarantine.js')
       const res = await prune(opts, io)
-      if (opts.json) io.stdout.write(`${JSON.stringify(res)}\n`)
+      if (opts.json) io.stdout.write(`${jsonLine(res)}\n`)
       else io.stderr.write(`pruned ${res.runs} run(s) and ${res.results} result(s)\n`)
     })
 

@@ -24,24 +24,28 @@ export function classifyByThresholds(pass: number, fail: number): BundleClassifi
 }
 
 /**
- * flakewatch's verdict mapped onto GitLabViz's four classes. The verdict wins over the raw pass rate: a test that
- * was fixed is `stable` even with old failures in the window, and a fresh regression is `broken` even with a high
- * pass rate. A flaky test is split by its pass rate, and `insufficient_data` keeps the threshold class (it says
- * what happened) but is never called flaky (flakewatch has not concluded that).
- * @example classifyByVerdict('flaky', 1, 3) // { flake_classification: 'actively_flaky', is_flaky: true }
+ * flakewatch's verdict mapped onto GitLabViz's four classes, never contradicting the counts beside it:
+ * - `healthy` is `stable`: a test that was fixed is stable even with old failures in the window.
+ * - `broken` is `broken` only when the window holds no pass (GitLabViz: broken means no passes). A test that
+ *   passed in the window and then broke (a fresh regression) gets the class its counts give, and `is_flaky: false`:
+ *   flakewatch concluded it is not flaky, and the bundle's additive `verdict` field says `broken`.
+ * - `flaky` is split by its pass rate, `intermittent` from 0.5 up (a test proven flaky by retries alone has no
+ *   final failure: it is still flaky, mostly passing), `actively_flaky` below.
+ * - `insufficient_data` keeps the threshold class (it says what happened) but is never called flaky.
+ *
+ * The mapping is documented in docs/flake-history.md.
+ * @example classifyByVerdict('broken', 10, 4) // { flake_classification: 'intermittent', is_flaky: false }
  */
 export function classifyByVerdict(verdict: VerdictKind, pass: number, fail: number): BundleClassification {
   switch (verdict) {
     case 'healthy':
       return { flake_classification: 'stable', is_flaky: false }
     case 'broken':
-      return { flake_classification: 'broken', is_flaky: false }
+    case 'insufficient_data':
+      return { flake_classification: passRateClass(pass, fail), is_flaky: false }
     case 'flaky': {
-      // A test proven flaky by retries alone has no final failure: it is still flaky, mostly passing.
       const rate = pass + fail === 0 ? 1 : pass / (pass + fail)
       return { flake_classification: rate >= 0.5 ? 'intermittent' : 'actively_flaky', is_flaky: true }
     }
-    case 'insufficient_data':
-      return { flake_classification: passRateClass(pass, fail), is_flaky: false }
   }
 }

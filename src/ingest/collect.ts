@@ -15,7 +15,7 @@ export async function collectReport(stream: ParsedStream): Promise<ParsedReport>
   const cases: ParsedCase[] = []
   // A loop, not push(...chunk): never spread an array of unknown size into arguments.
   for await (const chunk of stream.cases) for (const c of chunk) cases.push(c)
-  return { format: stream.format, cases, meta: stream.meta }
+  return { format: stream.format, cases, meta: stream.meta, ...(stream.warnings?.length ? { warnings: stream.warnings } : {}) }
 }
 
 /**
@@ -29,11 +29,13 @@ export function streamWhole(
 ): (source: ReportSource, opts?: ParseOptions) => ParsedStream {
   return (source, opts) => {
     const meta = {}
+    const warnings: string[] = []
     async function* cases(): AsyncGenerator<ParsedCase[], void, undefined> {
       const report = await parse(source, opts)
       Object.assign(meta, report.meta)
+      for (const w of report.warnings ?? []) warnings.push(w)
       for (let i = 0; i < report.cases.length; i += CASE_CHUNK) yield report.cases.slice(i, i + CASE_CHUNK)
     }
-    return { format, meta, cases: cases() }
+    return { format, meta, warnings, cases: cases() }
   }
 }

@@ -38,6 +38,11 @@ export interface ParsedReport {
   format: string
   cases: ParsedCase[]
   meta: ReportRunMeta
+  /**
+   * What the parser did not take at the report's word, worded for the user (at most a few lines per report: a CTRF
+   * file that is not schema-valid gives one). The report is still stored.
+   */
+  warnings?: string[]
 }
 
 /** A report to parse: its name for error messages and its content. */
@@ -68,6 +73,8 @@ export interface ParsedStream {
   format: string
   cases: AsyncIterable<ParsedCase[]>
   meta: ReportRunMeta
+  /** As {@link ParsedReport.warnings}; complete once `cases` is exhausted. */
+  warnings?: string[]
 }
 
 /** A streaming parser: returns at once; parsing happens as `cases` is iterated, and errors surface there. */

@@ -16,6 +16,11 @@ export class IngestWarnings {
     else this.kinds.set(kind, { count: 1, first, text })
   }
 
+  /** A warning the parser already worded (one per report, such as a CTRF file that is not schema-valid). */
+  note(text: string): void {
+    this.add(`note:${text}`, text, (_n, first) => first)
+  }
+
   list(): string[] {
     return [...this.kinds.values()].map((k) => k.text(k.count, k.first))
   }

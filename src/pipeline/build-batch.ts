@@ -192,6 +192,8 @@ export function buildReportStream(input: BuildStreamInput): {
       for (const [g, results] of out) batch.push({ run: g.run, results })
       yield batch
     }
+    // Complete now that every case was read.
+    for (const w of parsed.warnings ?? []) warnings.note(w)
   }
 
   const runs = (): RunMeta[] => {

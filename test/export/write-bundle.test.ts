@@ -261,7 +261,10 @@ describe('export bundle: tests[]', () => {
 
   it('classification by verdict maps flakewatch verdicts onto the four classes', () => {
     expect(classifyByVerdict('healthy', 3, 7)).toEqual({ flake_classification: 'stable', is_flaky: false })
-    expect(classifyByVerdict('broken', 97, 3)).toEqual({ flake_classification: 'broken', is_flaky: false })
+    expect(classifyByVerdict('broken', 0, 3)).toEqual({ flake_classification: 'broken', is_flaky: false })
+    // GitLabViz: broken means no passes. A regression after passes gets the class of its counts, and is not flaky.
+    expect(classifyByVerdict('broken', 10, 4)).toEqual({ flake_classification: 'intermittent', is_flaky: false })
+    expect(classifyByVerdict('broken', 97, 3)).toEqual({ flake_classification: 'stable', is_flaky: false })
     expect(classifyByVerdict('flaky', 10, 0)).toEqual({ flake_classification: 'intermittent', is_flaky: true })
     expect(classifyByVerdict('flaky', 1, 3)).toEqual({ flake_classification: 'actively_flaky', is_flaky: true })
     expect(classifyByVerdict('insufficient_data', 1, 1)).toEqual({
@@ -270,7 +273,21 @@ describe('export bundle: tests[]', () => {
     })
   })
 
-  it('--classification verdict uses the analysis: a fresh regression is broken, a retry pass is flaky', async () => {
+  it('a test with a pass is never broken, in any mode, for any verdict and counts', () => {
+    const verdicts = ['healthy', 'flaky', 'broken', 'insufficient_data'] as const
+    for (let pass = 0; pass <= 20; pass++) {
+      for (let fail = 0; fail <= 20; fail++) {
+        const all = [classifyByThresholds(pass, fail), ...verdicts.map((v) => classifyByVerdict(v, pass, fail))]
+        for (const c of all) {
+          if (pass > 0) expect(c.flake_classification, `${pass} passes, ${fail} failures`).not.toBe('broken')
+          // Broken (no passes) is never called flaky.
+          if (c.flake_classification === 'broken') expect(c.is_flaky).toBe(false)
+        }
+      }
+    }
+  })
+
+  it('--classification verdict uses the analysis: a fresh regression is not flaky, a retry pass is flaky', async () => {
     const store = await newStore()
     const runs = []
     for (let d = 0; d < 20; d++) {
@@ -294,8 +311,11 @@ describe('export bundle: tests[]', () => {
     const { bundle } = await exportBundle(store, { now, days: 30, classification: 'verdict' })
     expect(validate(bundle)).toEqual([])
     const verdict = byId(bundle.tests)
+    // Broken by verdict, but it passed 17 times in the window: the class of its counts, not flaky, verdict kept.
     expect(verdict.get('unit::mod::regressed')!.overall).toMatchObject({
-      flake_classification: 'broken',
+      pass_count: 17,
+      fail_count: 3,
+      flake_classification: 'intermittent',
       is_flaky: false,
       verdict: 'broken',
     })

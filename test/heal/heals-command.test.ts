@@ -42,11 +42,23 @@ test('heals lists the log newest first, optionally for one test', async () => {
   ])
 })
 
-test('printHeals --json writes the records as they are stored', async () => {
+test('printHeals --json writes the records with snake_case keys, as all JSON of the CLI', async () => {
   const list = await heals({ store: await seeded() })
   const { out, text } = sink()
   printHeals(list, { json: true }, out)
-  expect(JSON.parse(text())).toEqual(list)
+  const json = JSON.parse(text()) as Record<string, unknown>[]
+  expect(json).toHaveLength(2)
+  expect(json[1]).toEqual({
+    id: 1,
+    test_id: 'e2e::checkout.spec.ts::pays',
+    old_locator: "locator('#pay')",
+    new_locator: "getByTestId('pay')",
+    score: 0.82,
+    breakdown: { tag: 1, id: 0, text: 1 },
+    url: 'http://127.0.0.1:3000/checkout',
+    at: '2025-11-20T10:00:00.000Z',
+    run_id: 'run-1',
+  })
 })
 
 test('printHeals writes a table, then each heal with the locator to use instead', async () => {

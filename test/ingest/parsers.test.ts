@@ -325,6 +325,40 @@ describe('ctrf', () => {
     expect(attemptStatuses(r, 'previous-only')).toEqual(['failed', 'failed'])
   })
 
+  it('never makes attempts from a retries count the file contradicts, and says so in one warning', async () => {
+    // As vitest-ctrf-json-reporter 0.0.3 writes: the configured retry limit on every test, no retryAttempts, no
+    // flaky flag, no reportFormat or specVersion (test/ingest/real-runners.test.ts runs the real package).
+    const test = (name: string, status: string) => ({ name, status, duration: 1, filePath: 'a.test.ts', retries: 2 })
+    const r = await parse('ctrf.json', ctrf([test('ok', 'passed'), test('also ok', 'passed'), test('bad', 'failed')]))
+    expect(caseNamed(r, 'ok')).toMatchObject({ status: 'passed', flakyOnRetry: false })
+    expect(attemptStatuses(r, 'ok')).toEqual(['passed'])
+    // Its count cannot be believed either: one attempt, the final failure.
+    expect(attemptStatuses(r, 'bad')).toEqual(['failed'])
+    expect(r.warnings).toHaveLength(1)
+    expect(r.warnings![0]).toMatch(/^results\.tests\[0\]\.retries is 2 on a test that passed .*\(2 tests like it\)/)
+    expect(r.warnings![0]).toMatch(
+      /not schema-valid CTRF: reportFormat, specVersion, results\.summary\.tests and \d+ more/,
+    )
+  })
+
+  it('takes a flaky flag as one failed try, and notes retryAttempts that disagree with retries', async () => {
+    const valid = { reportFormat: 'CTRF', specVersion: '0.0.0' }
+    const summary = { tests: 2, passed: 2, failed: 0, pending: 0, skipped: 0, other: 0, start: 1, stop: 2 }
+    const doc = (tests: unknown[]) => JSON.stringify({ ...valid, results: { tool: { name: 'pw' }, summary, tests } })
+    const flag = await parse('ctrf.json', doc([{ name: 'f', status: 'passed', duration: 1, flaky: true }]))
+    expect(attemptStatuses(flag, 'f')).toEqual(['failed', 'passed'])
+    expect(flag.warnings).toBeUndefined()
+    const listed = [{ attempt: 0, status: 'failed' }]
+    const odd = await parse(
+      'ctrf.json',
+      doc([{ name: 'g', status: 'passed', duration: 1, retries: 3, retryAttempts: listed }]),
+    )
+    expect(attemptStatuses(odd, 'g')).toEqual(['failed', 'passed'])
+    expect(odd.warnings).toEqual([
+      expect.stringMatching(/^results\.tests\[0\]\.retries is 3 but retryAttempts lists 1/),
+    ])
+  })
+
   it('maps the environment to run metadata: the build is the CI job', async () => {
     const environment = { branchName: 'main', commit: 'beef', buildId: 42, buildUrl: 'https://ci/42', osPlatform: 'os' }
     const r = await parse('ctrf.json', ctrf([], { environment }))

@@ -49,14 +49,23 @@ const FACTS: Record<string, (r: ParsedReport) => void | Promise<void>> = {
       durationMs: 12677,
     })
     expect(r.meta.pipelineId).toBeUndefined()
-    const c = caseNamed(r, 'String Helpers splitLines should split lines correctly for multiline strings')
-    expect(c.module).toBe('string.test.ts > String Helpers > splitLines')
+    // jest-ctrf-json-reporter: suite "file name > describe titles", name the full name joined by spaces. The file
+    // becomes the module and the describe titles join the name with Jest's separator, as in Jest's other reports.
+    const c = caseNamed(r, 'String Helpers › splitLines › should split lines correctly for multiline strings')
+    expect(c.module).toBe('__tests__/handlebars/string.test.ts')
+    // It lacks reportFormat and specVersion: one warning names them.
+    expect(r.warnings).toEqual([expect.stringMatching(/^not schema-valid CTRF: reportFormat, specVersion missing/)])
     // The GitHub Actions checkout root is dropped, so ids do not depend on the runner's workspace path.
     expect(c.file).toBe('__tests__/handlebars/string.test.ts')
   },
   'ctrf/playwright-ctrf-flaky-project.json': (r) => {
     expect(statuses(r)).toEqual({ passed: 5, failed: 5 })
-    const timedOut = caseNamed(r, 'flaky test - state dependency issues')
+    // suite "chromium > file > describe": the project is a facet, the describe title part of the name.
+    const timedOut = caseNamed(
+      r,
+      'FriedHats Coffee Purchase Flow - Realistic Flaky Tests › flaky test - state dependency issues',
+    )
+    expect(r.cases.every((c) => c.env?.project === 'chromium')).toBe(true)
     expect(timedOut).toMatchObject({
       status: 'failed',
       errorType: 'timeout',
@@ -69,7 +78,9 @@ const FACTS: Record<string, (r: ParsedReport) => void | Promise<void>> = {
     expect(r.cases).toHaveLength(1)
     const [c] = r.cases
     expect(c).toMatchObject({ status: 'failed', flakyOnRetry: false })
-    expect(c!.name).toBe('Should complete full coffee purchase flow with validation')
+    expect(c!.name).toBe(
+      'Coffee Purchase Flow - Stable Tests › Should complete full coffee purchase flow with validation',
+    )
     expect(c!.attempts.map((a) => a.retry)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
     expect(c!.attempts.every((a) => a.status === 'failed')).toBe(true)
     expect(c!.attempts[0]!.durationMs).toBe(11225)

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseReport, sourceFromFile } from '../../src/ingest/index.js'
 import type { ParsedReport } from '../../src/ingest/types.js'
 import { ROOT, testdir } from '../helpers/run-cli.js'
+import { ctrfSchemaErrors } from '../helpers/ctrf-schema.js'
 import { caseNamed, countByStatus } from './helpers.js'
 
 /*
@@ -37,6 +38,28 @@ describe('math', () => {
   describe('nested', () => it('deep', () => {}))
 })
 it('top level', () => {})
+`,
+  // vitest-ctrf-json-reporter 0.0.3 with a configured retry limit, as a user would set it: the real package writes
+  // the report. It implements Vitest 3's onInit/onFinished(files); Vitest 4 calls onTestRunEnd with the modules,
+  // whose tasks are the same File objects.
+  'vitest-ctrf/vitest.config.mjs': `export default { test: { include: ['*.test.mjs'], retry: 2,
+  reporters: [['./ctrf-adapter.mjs', { outputDir: '../out', outputFile: 'vitest-ctrf.json' }]] } }
+`,
+  'vitest-ctrf/ctrf-adapter.mjs': `import Ctrf from 'vitest-ctrf-json-reporter'
+const Real = Ctrf.default ?? Ctrf
+export default class Adapter {
+  constructor(options) { this.real = new Real(options) }
+  onInit(ctx) { this.real.onInit(ctx) }
+  onTestRunEnd(modules, errors) { this.real.onFinished(modules.map((m) => m.task), errors) }
+}
+`,
+  'vitest-ctrf/cart.test.mjs': `import { describe, expect, it } from 'vitest'
+let tries = 0
+describe('cart', () => {
+  it('adds', () => expect(1 + 1).toBe(2))
+  it('passes on its second try', () => expect(++tries).toBe(2))
+  it('fails', () => expect(1 + 1).toBe(3))
+})
 `,
   // A package.json of its own: these are CommonJS test files, which Jest runs without ESM flags.
   'jest/package.json': '{}\n',
@@ -137,6 +160,7 @@ beforeAll(async () => {
   const node = ['--test', '--test-reporter=junit', `--test-reporter-destination=${out('node.xml')}`, 'math.test.mjs']
   const jobs: [string, Promise<Ran>][] = [
     ['vitest', run(vitest, join(dir, 'vitest'))],
+    ['vitest-ctrf', run([bin.vitest, 'run', '-c', 'vitest.config.mjs'], join(dir, 'vitest-ctrf'))],
     ['jest', run([...jest, ...jestJson], join(dir, 'jest'), jestJunit)],
     ['node', run(node, join(dir, 'node'))],
   ]
@@ -145,7 +169,7 @@ beforeAll(async () => {
   }
   for (const [name, result] of await Promise.all(jobs.map(async ([n, p]) => [n, await p] as const))) ran[name] = result
   if (process.env.FLAKEWATCH_UPDATE_FIXTURES === '1') saveFixtures()
-}, 120_000)
+}, 240_000)
 
 afterAll(() => {
   if (dir) rmSync(dir, { recursive: true, force: true })
@@ -204,6 +228,26 @@ describe('real runners write reports the parsers read', () => {
     expect(flaky).toMatchObject({ flakyOnRetry: false })
     expect(flaky.attempts.map((a) => a.status)).toEqual(['passed'])
     expect(r.meta.startedAt).toMatch(/^\d{4}-/)
+  })
+
+  it('vitest-ctrf-json-reporter: no attempt is made up from its retry limit, and one warning names the field', async () => {
+    expect(ran['vitest-ctrf']!.code, ran['vitest-ctrf']!.output).toBe(1)
+    const written = JSON.parse(readFileSync(out('vitest-ctrf.json'), 'utf8'))
+    // What the issue describes: the configured limit on every test, no retryAttempts, no reportFormat/specVersion.
+    expect(written.results.tests.map((t: { retries: number }) => t.retries)).toEqual([2, 2, 2])
+    expect(written.results.tests.some((t: object) => 'retryAttempts' in t || 'flaky' in t)).toBe(false)
+    expect(ctrfSchemaErrors(written)).not.toEqual([])
+    const r = await report('vitest-ctrf.json')
+    expect(r.format).toBe('ctrf')
+    expect(r.cases.map((c) => [c.name, c.status, c.flakyOnRetry, c.attempts.map((a) => a.status).join(',')])).toEqual([
+      ['adds', 'passed', false, 'passed'],
+      // It did fail once, but nothing in the file says so except a count that is the same on every test.
+      ['passes on its second try', 'passed', false, 'passed'],
+      ['fails', 'failed', false, 'failed'],
+    ])
+    expect(r.warnings).toHaveLength(1)
+    expect(r.warnings![0]).toMatch(/^results\.tests\[0\]\.retries is 2 on a test that passed/)
+    expect(r.warnings![0]).toMatch(/not schema-valid CTRF: reportFormat, specVersion/)
   })
 
   it('jest with jest-junit and --json', async () => {

@@ -71,8 +71,8 @@ describe('code owners in the CLI, the bundle and the API', () => {
       { cwd: dir },
     )
     const mine = await runCli(['quarantine', 'list', '--owner', '@me', '--json', '--db', db()], { cwd: dir })
-    const listing = JSON.parse(mine.stdout) as { quarantined: { testId: string }[] }
-    expect(listing.quarantined.map((r) => r.testId)).toEqual(['unit::spec/frontend/cart_spec.js::adds'])
+    const listing = JSON.parse(mine.stdout) as { quarantined: { test_id: string }[] }
+    expect(listing.quarantined.map((r) => r.test_id)).toEqual(['unit::spec/frontend/cart_spec.js::adds'])
   })
 
   it('writes owners as an additive field of the bundle, which stays valid', async () => {

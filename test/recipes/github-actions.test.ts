@@ -265,8 +265,8 @@ describe('docs/ci.md, GitHub Actions recipe, run as written', { timeout: 300_000
     for (const job of runs) expect(stepOf(job, 'npx flakewatch quarantine auto').exitCode).toBe(0)
     const list = await sh('npx flakewatch quarantine list --json', project, {})
     expect(list.exitCode, list.output).toBe(0)
-    const quarantined = (JSON.parse(list.output) as { quarantined: { testId: string }[] }).quarantined
-    expect(quarantined.map((q) => q.testId)).toEqual([ids.pays])
+    const quarantined = (JSON.parse(list.output) as { quarantined: { test_id: string }[] }).quarantined
+    expect(quarantined.map((q) => q.test_id)).toEqual([ids.pays])
   })
 
   it('passes a run in which the quarantined test fails every attempt, says so on the job page, and uploads', async () => {

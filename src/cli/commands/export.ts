@@ -13,7 +13,7 @@ import { ownerLookupFromConfig } from '../../owners/read-codeowners.js'
 import { writeBundle, type BundleExportOptions, type BundleSummary } from '../../export/write-bundle.js'
 import { forEachAnalysis } from '../../pipeline/analyze-store.js'
 import type { Store } from '../../store/store.js'
-import { emitJson, writePieces, type Io } from '../output.js'
+import { emitJson, jsonLine, writePieces, type Io } from '../output.js'
 import { compareText } from '../../compare-text.js'
 import { withStore } from './quarantine.js'
 import type { StoreFlags } from '../project-option.js'
@@ -115,7 +115,7 @@ export async function exportBundle(opts: ExportBundleCommandOptions, io: Io): Pr
 
 export function printExportBundle(r: ExportBundleResult, opts: ExportBundleCommandOptions, io: Io): void {
   // Without --output the bundle itself is on stdout, so the summary can only go to stderr.
-  if (opts.json && r.file) return void io.stdout.write(`${JSON.stringify(r)}\n`)
+  if (opts.json && r.file) return void io.stdout.write(`${jsonLine(r)}\n`)
   const mb = (r.bytes / 1024 / 1024).toFixed(2)
   io.stderr.write(`bundle: ${r.runs} runs, ${r.tests} tests, ${mb} MB${r.file ? ` → ${r.file}` : ''}\n`)
 }

@@ -1,6 +1,6 @@
 import type { HealStore } from '../../heal/healer.js'
 import type { HealRecord } from '../../store/store.js'
-import { renderTable, sanitizeCell } from '../output.js'
+import { jsonText, renderTable, sanitizeCell } from '../output.js'
 
 export interface HealsOptions {
   store: HealStore
@@ -26,7 +26,7 @@ export async function heals(opts: HealsOptions): Promise<HealRecord[]> {
  */
 export function printHeals(list: readonly HealRecord[], opts: { json?: boolean }, out: NodeJS.WritableStream): void {
   if (opts.json) {
-    out.write(`${JSON.stringify(list, null, 2)}\n`)
+    out.write(`${jsonText(list)}\n`)
     return
   }
   if (list.length === 0) {

@@ -10,7 +10,7 @@ import {
   type PublishResult,
 } from '../../export/publish-gitlab.js'
 import type { BundleSummary } from '../../export/write-bundle.js'
-import type { Io } from '../output.js'
+import { jsonLine, type Io } from '../output.js'
 import { bundleOptionsFromFlags, writeBundleFromFlags, type BundleFlags } from './export.js'
 import { withStore } from './quarantine.js'
 
@@ -130,7 +130,7 @@ export async function publish(opts: PublishCommandOptions, io: Io): Promise<Publ
 }
 
 export function printPublish(r: PublishCommandResult, opts: PublishCommandOptions, io: Io): void {
-  if (opts.json) io.stdout.write(`${JSON.stringify(r)}\n`)
+  if (opts.json) io.stdout.write(`${jsonLine(r)}\n`)
   for (const w of r.publish?.warnings ?? []) io.stderr.write(`warning: ${w}\n`)
   if (r.ok && r.publish) {
     const p = r.publish
