@@ -72,8 +72,9 @@ if (pg.skip !== undefined) {
           read++
         }
         expect(read).toBe(600)
-        const cache = (store as unknown as { history: { messageTexts: Map<number, string>; messageTextChars: number } })
-          .history
+        const cache = (
+          store as unknown as { parts: { history: { messageTexts: Map<number, string>; messageTextChars: number } } }
+        ).parts.history
         let held = 0
         for (const text of cache.messageTexts.values()) held += text.length
         expect(held).toBe(cache.messageTextChars)

@@ -1,30 +1,7 @@
 import { StoreError } from '../../errors.js'
-import type { Attempt, Run, TestHistory, TestRef } from '../../model.js'
-import type { AuditHead, AuditKind, AuditLogInput, ChainedAuditEntry } from '../audit-chain.js'
+import { ComposedStore } from '../composed-store.js'
 import type { NotificationStore } from '../notifications.js'
 import type { MigrationResultSet } from '../sqlite/migrations.js'
-import type {
-  AuditEntry,
-  AuditInput,
-  Fingerprint,
-  HealFilter,
-  HealRecord,
-  HistoryFilter,
-  IngestOptions,
-  QuarantineRecord,
-  QuarantineRule,
-  ReportBatch,
-  ReportStream,
-  RuleAuditEntry,
-  RuleAuditInput,
-  RunFilter,
-  RunOutcome,
-  RunSummary,
-  Store,
-  StoreStats,
-  TestFilter,
-  WrittenRun,
-} from '../store.js'
 import { PgAudit } from './audit.js'
 import { PgConnection } from './connection.js'
 import { loadPg, type PgClient, type PgDriver, type PgPool } from './driver.js'
@@ -140,17 +117,9 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions 
  * A PostgreSQL store: one pool, and one module per concern on it (ingest, history, runs, quarantine, rules, the audit chain, heal
  * data, retention, notifications), each behind its part of the {@link Store} interface.
  */
-export class PostgresStore implements Store {
+export class PostgresStore extends ComposedStore {
   readonly kind = 'postgres' as const
   private readonly conn: PgConnection
-  private readonly ingest: PgIngest
-  private readonly history: PgHistory
-  private readonly runs: PgRuns
-  private readonly quarantine: PgQuarantine
-  private readonly rules: PgRules
-  private readonly audit: PgAudit
-  private readonly heal: PgHeal
-  private readonly retention: PgRetention
   private notificationStore: PostgresNotificationStore | null = null
 
   constructor(
@@ -160,15 +129,18 @@ export class PostgresStore implements Store {
     /** What opening this store did to the schema: which migrations it applied and which it found applied. */
     readonly migrations: MigrationResultSet['results'] = [],
   ) {
-    this.conn = new PgConnection(driver, pool, location)
-    this.ingest = new PgIngest(this.conn)
-    this.history = new PgHistory(this.conn)
-    this.runs = new PgRuns(this.conn)
-    this.quarantine = new PgQuarantine(this.conn)
-    this.rules = new PgRules(this.conn)
-    this.audit = new PgAudit(this.conn)
-    this.heal = new PgHeal(this.conn)
-    this.retention = new PgRetention(this.conn)
+    const conn = new PgConnection(driver, pool, location)
+    super({
+      ingest: new PgIngest(conn),
+      history: new PgHistory(conn),
+      runs: new PgRuns(conn),
+      quarantine: new PgQuarantine(conn),
+      rules: new PgRules(conn),
+      audit: new PgAudit(conn),
+      heal: new PgHeal(conn),
+      retention: new PgRetention(conn),
+    })
+    this.conn = conn
   }
 
   notifications(): NotificationStore {
@@ -179,146 +151,6 @@ export class PostgresStore implements Store {
         throw this.conn.wrap('notifications', error)
       }
     }))
-  }
-
-  // Results
-
-  ingestReport(batch: ReportBatch, opts?: IngestOptions): Promise<RunOutcome[]> {
-    return this.ingest.ingestReport(batch, opts)
-  }
-
-  ingestStream(stream: ReportStream, opts?: IngestOptions): Promise<RunOutcome[]> {
-    return this.ingest.ingestStream(stream, opts)
-  }
-
-  // History
-
-  scanHistory(filter?: HistoryFilter): AsyncIterable<TestHistory> {
-    return this.history.scanHistory(filter)
-  }
-
-  testsInRuns(runIds: string[]): Promise<string[]> {
-    return this.history.testsInRuns(runIds)
-  }
-
-  getTestHistory(testId: string, opts?: { limit?: number }): Promise<TestHistory | null> {
-    return this.history.getTestHistory(testId, opts)
-  }
-
-  getAttempts(testId: string, runId: string): Promise<Attempt[]> {
-    return this.history.getAttempts(testId, runId)
-  }
-
-  // Runs and tests
-
-  listRuns(filter?: RunFilter): Promise<Run[]> {
-    return this.runs.listRuns(filter)
-  }
-
-  getRun(runId: string): Promise<Run | null> {
-    return this.runs.getRun(runId)
-  }
-
-  runSummaries(filter?: RunFilter): Promise<RunSummary[]> {
-    return this.runs.runSummaries(filter)
-  }
-
-  runsWrittenSince(sinceMs: number, limit: number): Promise<WrittenRun[]> {
-    return this.runs.runsWrittenSince(sinceMs, limit)
-  }
-
-  listTests(filter?: TestFilter): Promise<TestRef[]> {
-    return this.runs.listTests(filter)
-  }
-
-  getTest(testId: string): Promise<TestRef | null> {
-    return this.runs.getTest(testId)
-  }
-
-  stats(): Promise<StoreStats> {
-    return this.runs.stats()
-  }
-
-  // Quarantine and audit
-
-  listQuarantines(): Promise<QuarantineRecord[]> {
-    return this.quarantine.listQuarantines()
-  }
-
-  getQuarantine(testId: string): Promise<QuarantineRecord | null> {
-    return this.quarantine.getQuarantine(testId)
-  }
-
-  putQuarantine(record: QuarantineRecord, audit: AuditInput): Promise<void> {
-    return this.quarantine.putQuarantine(record, audit)
-  }
-
-  deleteQuarantine(testId: string, audit: AuditInput): Promise<boolean> {
-    return this.quarantine.deleteQuarantine(testId, audit)
-  }
-
-  listAudit(filter?: { testId?: string; limit?: number }): Promise<AuditEntry[]> {
-    return this.quarantine.listAudit(filter)
-  }
-
-  // Rules
-
-  listQuarantineRules(): Promise<QuarantineRule[]> {
-    return this.rules.listQuarantineRules()
-  }
-
-  putQuarantineRule(rule: QuarantineRule, audit: RuleAuditInput): Promise<void> {
-    return this.rules.putQuarantineRule(rule, audit)
-  }
-
-  deleteQuarantineRule(id: string, audit: RuleAuditInput): Promise<boolean> {
-    return this.rules.deleteQuarantineRule(id, audit)
-  }
-
-  listRuleAudit(filter?: { ruleId?: string; limit?: number }): Promise<RuleAuditEntry[]> {
-    return this.rules.listRuleAudit(filter)
-  }
-
-  // The audit chain
-
-  appendAudit(entry: AuditLogInput): Promise<ChainedAuditEntry> {
-    return this.audit.appendAudit(entry)
-  }
-
-  listAuditLog(filter: { kind: AuditKind; subject?: string; limit?: number }): Promise<ChainedAuditEntry[]> {
-    return this.audit.listAuditLog(filter)
-  }
-
-  auditChainPage(afterId: number, limit: number): Promise<ChainedAuditEntry[]> {
-    return this.audit.auditChainPage(afterId, limit)
-  }
-
-  auditHead(): Promise<AuditHead> {
-    return this.audit.auditHead()
-  }
-
-  // Heal data
-
-  putFingerprint(fp: Fingerprint): Promise<void> {
-    return this.heal.putFingerprint(fp)
-  }
-
-  getFingerprint(testId: string, locator: string): Promise<Fingerprint | null> {
-    return this.heal.getFingerprint(testId, locator)
-  }
-
-  appendHeal(heal: HealRecord): Promise<void> {
-    return this.heal.appendHeal(heal)
-  }
-
-  listHeals(filter?: HealFilter): Promise<HealRecord[]> {
-    return this.heal.listHeals(filter)
-  }
-
-  // Retention
-
-  prune(before: number, opts?: { batchSize?: number }): Promise<{ runs: number; results: number }> {
-    return this.retention.prune(before, opts)
   }
 
   /** Runs a SQL statement and returns its rows; for tests, benchmarks and diagnostics only. */

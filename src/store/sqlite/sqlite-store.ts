@@ -1,31 +1,8 @@
 import { existsSync, mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { StoreError } from '../../errors.js'
-import type { Attempt, Run, TestHistory, TestRef } from '../../model.js'
-import type { AuditHead, AuditKind, AuditLogInput, ChainedAuditEntry } from '../audit-chain.js'
+import { ComposedStore } from '../composed-store.js'
 import type { NotificationStore } from '../notifications.js'
-import type {
-  AuditEntry,
-  AuditInput,
-  Fingerprint,
-  HealFilter,
-  HealRecord,
-  HistoryFilter,
-  IngestOptions,
-  QuarantineRecord,
-  QuarantineRule,
-  ReportBatch,
-  ReportStream,
-  RuleAuditEntry,
-  RuleAuditInput,
-  RunFilter,
-  RunOutcome,
-  RunSummary,
-  Store,
-  StoreStats,
-  TestFilter,
-  WrittenRun,
-} from '../store.js'
 import { SqliteAudit } from './audit.js'
 import { SqliteConnection } from './connection.js'
 import { loadSqlite, type SqliteConstructor, type SqliteDb, type SqliteStatement } from './driver.js'
@@ -141,19 +118,11 @@ function openReadOnly(Database: SqliteConstructor, path: string, opts: SqliteSto
 
 /**
  * A SQLite store: one connection, and one module per concern on it (ingest, history, runs, quarantine, rules,
- * heal data, retention, notifications), each behind its part of the {@link Store} interface.
+ * the audit chain, heal data, retention, notifications), each behind its part of the {@link Store} interface.
  */
-export class SqliteStore implements Store {
+export class SqliteStore extends ComposedStore {
   readonly kind = 'sqlite' as const
   private readonly conn: SqliteConnection
-  private readonly ingest: SqliteIngest
-  private readonly history: SqliteHistory
-  private readonly runs: SqliteRuns
-  private readonly quarantine: SqliteQuarantine
-  private readonly rules: SqliteRules
-  private readonly audit: SqliteAudit
-  private readonly heal: SqliteHeal
-  private readonly retention: SqliteRetention
   private notificationStore: SqliteNotificationStore | null = null
 
   constructor(
@@ -162,159 +131,22 @@ export class SqliteStore implements Store {
     /** Opened read-only: every write fails in the driver. */
     readonly readOnly = false,
   ) {
-    this.conn = new SqliteConnection(db, location, readOnly)
-    this.ingest = new SqliteIngest(this.conn)
-    this.history = new SqliteHistory(this.conn)
-    this.runs = new SqliteRuns(this.conn)
-    this.quarantine = new SqliteQuarantine(this.conn)
-    this.rules = new SqliteRules(this.conn)
-    this.audit = new SqliteAudit(this.conn)
-    this.heal = new SqliteHeal(this.conn)
-    this.retention = new SqliteRetention(this.conn)
+    const conn = new SqliteConnection(db, location, readOnly)
+    super({
+      ingest: new SqliteIngest(conn),
+      history: new SqliteHistory(conn),
+      runs: new SqliteRuns(conn),
+      quarantine: new SqliteQuarantine(conn),
+      rules: new SqliteRules(conn),
+      audit: new SqliteAudit(conn),
+      heal: new SqliteHeal(conn),
+      retention: new SqliteRetention(conn),
+    })
+    this.conn = conn
   }
 
   notifications(): NotificationStore {
     return (this.notificationStore ??= new SqliteNotificationStore(this.db, (fn) => this.conn.serial(fn)))
-  }
-
-  // Results
-
-  ingestReport(batch: ReportBatch, opts?: IngestOptions): Promise<RunOutcome[]> {
-    return this.ingest.ingestReport(batch, opts)
-  }
-
-  ingestStream(stream: ReportStream, opts?: IngestOptions): Promise<RunOutcome[]> {
-    return this.ingest.ingestStream(stream, opts)
-  }
-
-  // History
-
-  scanHistory(filter?: HistoryFilter): AsyncIterable<TestHistory> {
-    return this.history.scanHistory(filter)
-  }
-
-  testsInRuns(runIds: string[]): Promise<string[]> {
-    return this.history.testsInRuns(runIds)
-  }
-
-  getTestHistory(testId: string, opts?: { limit?: number }): Promise<TestHistory | null> {
-    return this.history.getTestHistory(testId, opts)
-  }
-
-  getAttempts(testId: string, runId: string): Promise<Attempt[]> {
-    return this.history.getAttempts(testId, runId)
-  }
-
-  // Runs and tests
-
-  listRuns(filter?: RunFilter): Promise<Run[]> {
-    return this.runs.listRuns(filter)
-  }
-
-  getRun(runId: string): Promise<Run | null> {
-    return this.runs.getRun(runId)
-  }
-
-  runSummaries(filter?: RunFilter): Promise<RunSummary[]> {
-    return this.runs.runSummaries(filter)
-  }
-
-  runsWrittenSince(sinceMs: number, limit: number): Promise<WrittenRun[]> {
-    return this.runs.runsWrittenSince(sinceMs, limit)
-  }
-
-  listTests(filter?: TestFilter): Promise<TestRef[]> {
-    return this.runs.listTests(filter)
-  }
-
-  getTest(testId: string): Promise<TestRef | null> {
-    return this.runs.getTest(testId)
-  }
-
-  stats(): Promise<StoreStats> {
-    return this.runs.stats()
-  }
-
-  // Quarantine and audit
-
-  listQuarantines(): Promise<QuarantineRecord[]> {
-    return this.quarantine.listQuarantines()
-  }
-
-  getQuarantine(testId: string): Promise<QuarantineRecord | null> {
-    return this.quarantine.getQuarantine(testId)
-  }
-
-  putQuarantine(record: QuarantineRecord, audit: AuditInput): Promise<void> {
-    return this.quarantine.putQuarantine(record, audit)
-  }
-
-  deleteQuarantine(testId: string, audit: AuditInput): Promise<boolean> {
-    return this.quarantine.deleteQuarantine(testId, audit)
-  }
-
-  listAudit(filter?: { testId?: string; limit?: number }): Promise<AuditEntry[]> {
-    return this.quarantine.listAudit(filter)
-  }
-
-  // Rules
-
-  listQuarantineRules(): Promise<QuarantineRule[]> {
-    return this.rules.listQuarantineRules()
-  }
-
-  putQuarantineRule(rule: QuarantineRule, audit: RuleAuditInput): Promise<void> {
-    return this.rules.putQuarantineRule(rule, audit)
-  }
-
-  deleteQuarantineRule(id: string, audit: RuleAuditInput): Promise<boolean> {
-    return this.rules.deleteQuarantineRule(id, audit)
-  }
-
-  listRuleAudit(filter?: { ruleId?: string; limit?: number }): Promise<RuleAuditEntry[]> {
-    return this.rules.listRuleAudit(filter)
-  }
-
-  // The audit chain
-
-  appendAudit(entry: AuditLogInput): Promise<ChainedAuditEntry> {
-    return this.audit.appendAudit(entry)
-  }
-
-  listAuditLog(filter: { kind: AuditKind; subject?: string; limit?: number }): Promise<ChainedAuditEntry[]> {
-    return this.audit.listAuditLog(filter)
-  }
-
-  auditChainPage(afterId: number, limit: number): Promise<ChainedAuditEntry[]> {
-    return this.audit.auditChainPage(afterId, limit)
-  }
-
-  auditHead(): Promise<AuditHead> {
-    return this.audit.auditHead()
-  }
-
-  // Heal data
-
-  putFingerprint(fp: Fingerprint): Promise<void> {
-    return this.heal.putFingerprint(fp)
-  }
-
-  getFingerprint(testId: string, locator: string): Promise<Fingerprint | null> {
-    return this.heal.getFingerprint(testId, locator)
-  }
-
-  appendHeal(heal: HealRecord): Promise<void> {
-    return this.heal.appendHeal(heal)
-  }
-
-  listHeals(filter?: HealFilter): Promise<HealRecord[]> {
-    return this.heal.listHeals(filter)
-  }
-
-  // Retention
-
-  prune(before: number, opts?: { batchSize?: number }): Promise<{ runs: number; results: number }> {
-    return this.retention.prune(before, opts)
   }
 
   /** Runs a SQL query and returns its rows; for tests and diagnostics only. */
