@@ -296,6 +296,9 @@ export async function analyzeAndPrint(opts: AnalyzeCommandOptions, io: Io): Prom
     rows.sort(
       (a, b) => a.rank - b.rank || b.score - a.score || b.flipRate - a.flipRate || compareText(a.testId, b.testId),
     )
+    // The summary counts every test the filters matched, not only the rows --limit keeps.
+    const summary = verdictCounts(rows)
+    const matched = rows.length
     if (limit && rows.length > limit) rows.length = limit
     if (spill !== null) {
       const read = (r: KeptRow) => {
@@ -312,7 +315,8 @@ export async function analyzeAndPrint(opts: AnalyzeCommandOptions, io: Io): Prom
     if (opts.format === 'markdown') return await emitLines(io, markdownLines(HEADERS, rows, cellsOf), opts.output)
     if (!rows.length) return printAnalyze([], opts, io)
     await emitLines(io, tableLines(HEADERS, rows, cellsOf, { right: [1, 2, 3, 4, 5, 6], maxWidth: 70 }), opts.output)
-    io.stderr.write(`\n${verdictCounts(rows)}\n`)
+    const shown = rows.length < matched ? ` (the first ${rows.length} shown: --limit ${limit})` : ''
+    io.stderr.write(`\n${summary}${shown}\n`)
   } finally {
     if (spill !== null) closeSync(spill)
     if (spillDir !== null) rmSync(spillDir, { recursive: true, force: true })
