@@ -18,6 +18,7 @@ import type { PublishCommandOptions } from './commands/publish.js'
 import type { QuarantineCommandOptions, RuleCommandOptions } from './commands/quarantine.js'
 import type { RunCommandOptions } from './commands/run.js'
 import type { McpCommandOptions } from './commands/mcp.js'
+import type { ServeOptions } from './commands/serve.js'
 
 const collect = (value: string, previous: string[] = []) => [...previous, value]
 
@@ -248,6 +249,10 @@ Examples:
       .option('--fail-on-flaky', 'also fail on tests that passed only on retry')
       .option('--junit-out <file>', 'write a JUnit copy with quarantined failures marked skipped')
       .option('--allow-empty', 'pass a report with no tests (default: exit 2, a broken test step)')
+      .option(
+        '--allow-no-report',
+        'pass when the command passed but wrote no report (default: exit 2, since nothing would be recorded)',
+      )
       .option('--no-ingest', 'do not store the reports')
       .option('--comment', 'also post the pull-request comment (never fails the build)')
       .option('--json', 'print the gate decision as JSON'),
@@ -556,6 +561,8 @@ Examples:
     .option('--host <host>', 'address to listen on (default: server.host, 127.0.0.1)')
     .option('--port <port>', 'port to listen on; 0 picks a free one (default: server.port, 8080)')
     .option('--config <file>', 'config file')
+    .option('--init', 'create the default store (.flakewatch.db) when it does not exist, instead of stopping')
+    .option('--log-requests', 'log every request at info (default: at debug, shown with FLAKEWATCH_LOG_LEVEL=debug)')
     .option(
       '--artifact-days <days>',
       'runs older than this have probably lost their CI artifacts; the heatmap dims them',
@@ -566,7 +573,8 @@ Examples:
       `
 Uploads and quarantine changes need the write token (server.writeToken or FLAKEWATCH_WRITE_TOKEN); without
 one they are refused. Reads are open unless a read token is set (server.readToken or FLAKEWATCH_READ_TOKEN).
-Request logs go to stderr as JSON lines (FLAKEWATCH_LOG_LEVEL, default info).
+Logs go to stderr as pino JSON lines at FLAKEWATCH_LOG_LEVEL (default info); requests are logged at debug, or at
+info with --log-requests.
 
 Examples:
   $ flakewatch serve
@@ -574,7 +582,7 @@ Examples:
   $ curl -H "Authorization: Bearer $FLAKEWATCH_WRITE_TOKEN" -H 'content-type: application/xml' \\
       --data-binary @junit.xml 'http://127.0.0.1:8080/api/v1/reports?suite=unit&branch=main&env=os=linux'`,
     )
-    .action(async (opts: { db?: string; host?: string; port?: string; config?: string; artifactDays?: string }) => {
+    .action(async (opts: ServeOptions) => {
       // Before the server's modules are loaded: loading them is what first grew the young generation.
       const { keepHeapSmall } = await import('../server/memory-settings.js')
       keepHeapSmall()

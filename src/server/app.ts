@@ -31,24 +31,17 @@ import { AnalysisStoppedError, createSnapshotBuilder } from './snapshot-builder.
 import { createSnapshotCache, type SnapshotCacheOptions } from './snapshot-cache.js'
 import { UploadPool } from './upload-pool.js'
 
-/** What `onRequestLog` is told about one request. */
-export interface RequestLogEntry {
-  method: string
-  url: string
-  status: number
-  ms: number
-}
-
 export interface AppDeps {
   store: Store
   config: ResolvedConfig
   /** Fastify's pino logger: `true`, options, or `false` (the default: quiet, as tests want). */
   logger?: FastifyServerOptions['logger']
   /**
-   * One call per answered request, instead of Fastify's two log lines (request in, response out). `flakewatch serve`
-   * prints it as one short line on a terminal and one JSON line otherwise.
+   * The level of the one log line per answered request (method, url, status, ms), instead of Fastify's two (request
+   * in, response out) at info. Default `debug`: a page tour is dozens of requests, so they show only when asked for
+   * (`FLAKEWATCH_LOG_LEVEL=debug`, or `serve --log-requests`, which logs them at `info`).
    */
-  onRequestLog?: (entry: RequestLogEntry) => void
+  requestLogLevel?: 'debug' | 'info'
   /**
    * The store's location (SQLite file or postgres:// URL). With it, analysis snapshots are built in a worker
    * thread on a connection of their own, so that a rebuild never stalls the API.
@@ -111,7 +104,7 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     logger: deps.logger ?? false,
     // Through a controller: fastify 5.12 deprecates the top-level option and warns on every `flakewatch serve`.
-    logController: new LogController({ disableRequestLogging: deps.onRequestLog !== undefined }),
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit,
     // Test ids are long and carry any character; the default 100-character parameter limit would cut them.
     routerOptions: { maxParamLength: 2000, ignoreTrailingSlash: true },
@@ -145,18 +138,12 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
   })
   // Every accepted upload is stored before the app reports closed.
   app.addHook('onClose', () => uploads.close())
-  const onRequestLog = deps.onRequestLog
-  if (onRequestLog) {
-    app.addHook('onResponse', (request, reply, done) => {
-      onRequestLog({
-        method: request.method,
-        url: request.url,
-        status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime),
-      })
-      done()
-    })
-  }
+  const requestLevel = deps.requestLogLevel ?? 'debug'
+  app.addHook('onResponse', (request, reply, done) => {
+    const ms = Math.round(reply.elapsedTime)
+    request.log[requestLevel]({ method: request.method, url: request.url, status: reply.statusCode, ms }, 'request')
+    done()
+  })
   app.decorate('flakewatchAnalysis', builder.kind)
   app.decorate('flakewatchUploads', uploads.kind)
   app.decorate('flakewatchOverview', () => builder.overview(config))

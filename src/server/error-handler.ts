@@ -44,7 +44,8 @@ export function errorResponse(error: unknown): { status: number; body: ErrorBody
 export function handleError(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const { status, body } = errorResponse(error)
   if (status >= 500) request.log.error({ err: error }, 'request failed')
-  else request.log.info({ code: body.error.code, status }, body.error.message)
+  // A client's mistake is the client's to see in the answer; the log shows it with the requests (debug).
+  else request.log.debug({ code: body.error.code, status }, body.error.message)
   if (status === 401) void reply.header('www-authenticate', 'Bearer')
   // Also set by the app's onSend hook; set here too because framework errors (a malformed URL) bypass hooks.
   void reply.headers(SECURITY_HEADERS).header('cache-control', 'no-store')

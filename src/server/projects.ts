@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import type { Readable } from 'node:stream'
 import { HttpError } from './http-error.js'
 import { handleError } from './error-handler.js'
@@ -29,7 +29,8 @@ export interface ProjectsAppOptions {
   /** Reads the project list and the overview across projects; null: no organisation view. */
   orgToken: string | null
   bodyLimitMb: number
-  logger?: boolean
+  /** pino's options, as `createApp` takes them (each project's app logs its own requests). Default: quiet. */
+  logger?: FastifyServerOptions['logger']
 }
 
 export const PROJECT_HEADER = 'x-flakewatch-project'

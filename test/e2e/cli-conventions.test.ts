@@ -1,10 +1,8 @@
 import { spawn } from 'node:child_process'
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { PassThrough } from 'node:stream'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { requestLogger } from '../../src/cli/commands/serve.js'
-import { CLI, ROOT, runCli, testdir } from '../helpers/run-cli.js'
+import { CLI, ROOT, runCli, spawnServe, testdir } from '../helpers/run-cli.js'
 
 const EXAMPLES = join(ROOT, 'examples', 'reports')
 let dir: string
@@ -63,6 +61,15 @@ describe('filters', () => {
     expect(cls.stderr).toMatch(/--class: unknown value "wobbly"; valid: stable, intermittent, flaky, chronic/)
   })
 
+  it('--limit cuts the table, not the summary: the counts are of every test matched', async () => {
+    const all = await runCli(['analyze', '--db', db])
+    const total = /^(\d+) tests: (.*)$/m.exec(all.stderr)!
+    expect(Number(total[1])).toBeGreaterThan(3)
+    const three = await runCli(['analyze', '--db', db, '--limit', '3'])
+    expect(three.stdout.trim().split('\n')).toHaveLength(2 + 3)
+    expect(three.stderr.trim()).toBe(`${total[0]} (the first 3 shown: --limit 3)`)
+  })
+
   it('a filter that matches nothing says so, naming the filters', async () => {
     const r = await runCli(['analyze', '--db', db, '--suite', 'nope'])
     expect(r.exitCode).toBe(0)
@@ -81,7 +88,14 @@ describe('read commands never create a database or a folder', () => {
     ['quarantine', 'auto', '--dry-run'],
     ['export', 'csv'],
     ['export', 'bundle'],
+    ['export', 'stats'],
+    ['list', '--flaky'],
+    ['notify', 'log'],
+    ['audit', 'verify'],
+    ['audit', 'head'],
     ['heals'],
+    // Not a read, but pruning a store that is not there would only make an empty one.
+    ['prune', '--days', '30'],
   ]
   it.each(reads)('%s %s', async (...args: string[]) => {
     const scratch = testdir({}, 'read-')
@@ -91,6 +105,23 @@ describe('read commands never create a database or a folder', () => {
       expect(r.stderr).toMatch(/no flakewatch database here/)
       expect(existsSync(join(scratch, target))).toBe(false)
       expect(existsSync(join(scratch, 'missing-dir'))).toBe(false)
+    }
+  })
+
+  it('serve starts no empty store in the wrong folder: the default one only with --init, a named one as named', async () => {
+    const scratch = testdir({}, 'serve-')
+    const refused = await runCli(['serve', '--port', '0'], { cwd: scratch })
+    expect(refused.exitCode).toBe(2)
+    expect(refused.stderr).toMatch(/\.flakewatch\.db: no flakewatch database here\. .*--db <file>.*--init/)
+    expect(readdirSync(scratch)).toEqual([])
+    for (const [args, file] of [
+      [['--init'], '.flakewatch.db'],
+      [['--db', 'named.db'], 'named.db'],
+    ] as const) {
+      const served = await spawnServe([...args], { cwd: scratch, env: { FLAKEWATCH_DB: undefined } })
+      expect((await fetch(`${served.url}/healthz`)).status).toBe(200)
+      await served.close()
+      expect(existsSync(join(scratch, file))).toBe(true)
     }
   })
 
@@ -172,47 +203,50 @@ describe('run passes signals on to the command', () => {
   }
 })
 
-describe('serve request logs', () => {
-  const capture = (isTTY: boolean) => {
-    const stream = Object.assign(new PassThrough(), { isTTY })
-    let text = ''
-    stream.on('data', (d: Buffer) => (text += d.toString()))
-    return { io: { stdout: new PassThrough(), stderr: stream, env: {} }, text: () => text }
-  }
-  const entry = { method: 'GET', url: '/api/v1/leaderboard?x=\u001b[2J', status: 200, ms: 12 }
-
-  it('one short line on a terminal', () => {
-    const c = capture(true)
-    requestLogger(c.io)!(entry)
-    expect(c.text()).toBe('GET /api/v1/leaderboard?x=[2J 200 12 ms\n')
-  })
-
-  it('one JSON line otherwise', () => {
-    const c = capture(false)
-    requestLogger(c.io)!(entry)
-    const lines = c.text().trim().split('\n')
-    expect(lines).toHaveLength(1)
-    expect(JSON.parse(lines[0]!)).toMatchObject({ msg: 'request', method: 'GET', status: 200, ms: 12 })
-  })
-
-  it('a real server logs each request once', async () => {
-    const proc = spawn(process.execPath, [CLI, 'serve', '--db', db, '--port', '0'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, FLAKEWATCH_DB: undefined },
-    })
-    let stdout = ''
-    let stderr = ''
-    proc.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
-    proc.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
+describe("serve logs: one JSON shape (pino's), requests only when asked for", () => {
+  /** The JSON lines `serve` wrote on stderr after answering /healthz and a 404. */
+  async function logsOf(args: string[], env: Record<string, string | undefined>) {
+    const served = await spawnServe(['--db', db, ...args], { env: { FLAKEWATCH_DB: undefined, ...env } })
     try {
-      await expect.poll(() => stdout, { timeout: 20_000 }).toMatch(/^http:\/\//)
-      const url = stdout.trim().split('\n')[0]!
-      expect((await fetch(`${url}healthz`)).status).toBe(200)
-      await expect.poll(() => stderr).toMatch(/"url":"\/healthz"/)
-      expect(stderr.split('\n').filter((l) => l.includes('/healthz'))).toHaveLength(1)
+      expect((await fetch(`${served.url}/healthz`)).status).toBe(200)
+      expect((await fetch(`${served.url}/api/v1/tests/nope`)).status).toBe(404)
     } finally {
-      proc.kill('SIGTERM')
-      await new Promise((r) => proc.on('close', r))
+      await served.close()
     }
+    const lines = served
+      .stderr()
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+    const json = lines.map((l) => JSON.parse(l) as Record<string, unknown>)
+    // pino's shape: a numeric level, a time in ms, pid, hostname and msg; never {"level":"info"}.
+    for (const l of json)
+      expect(l).toMatchObject({ level: expect.any(Number), time: expect.any(Number), msg: expect.any(String) })
+    return json.filter((l) => l.msg === 'request')
+  }
+
+  it('at the default level (info) no request is logged', async () => {
+    expect(await logsOf([], { FLAKEWATCH_LOG_LEVEL: undefined })).toEqual([])
+  })
+
+  it('--log-requests logs each request once, at info', async () => {
+    const requests = await logsOf(['--log-requests'], { FLAKEWATCH_LOG_LEVEL: undefined })
+    expect(requests.map((r) => [r.level, r.method, r.url, r.status])).toEqual([
+      [30, 'GET', '/healthz', 200],
+      [30, 'GET', '/api/v1/tests/nope', 404],
+    ])
+  })
+
+  it('FLAKEWATCH_LOG_LEVEL=debug shows them at debug', async () => {
+    const requests = await logsOf([], { FLAKEWATCH_LOG_LEVEL: 'debug' })
+    expect(requests.map((r) => [r.level, r.url])).toEqual([
+      [20, '/healthz'],
+      [20, '/api/v1/tests/nope'],
+    ])
+  })
+
+  it('an unknown level is a usage error that lists the levels', async () => {
+    const r = await runCli(['serve', '--db', db, '--port', '0'], { env: { FLAKEWATCH_LOG_LEVEL: 'verbose' } })
+    expect(r.exitCode).toBe(2)
+    expect(r.stderr).toMatch(/FLAKEWATCH_LOG_LEVEL must be one of trace, debug, info, warn, error, fatal, silent/)
   })
 })

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync, mkdirSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { ROOT, runCli, testdir } from '../helpers/run-cli.js'
@@ -135,7 +135,7 @@ describe('flakewatch run with a real test runner (vitest from npm)', { timeout: 
     expect(shown.quarantine).toMatchObject({
       reason: 'depends on env',
       owner: 'me',
-      createdBy: 'tester',
+      created_by: 'tester',
       source: 'manual',
     })
   })
@@ -148,6 +148,16 @@ describe('flakewatch run with a real test runner (vitest from npm)', { timeout: 
     )
     expect(crash.exitCode).toBe(3)
     expect(crash.stderr).toMatch(/wrote no report/)
+    // A passing command whose report the pattern misses (a typo) would turn recording off: exit 2, unless allowed.
+    const typo = ['run', '--db', join(dir, 'fw.db'), '--report', 'reports/none-*.xml']
+    const missed = await runCli([...typo, '--json', '--', process.execPath, '-e', ''], { cwd: dir })
+    expect(missed.exitCode).toBe(2)
+    expect(missed.stderr).toMatch(/wrote no report matching "reports\/none-\*\.xml", so nothing was recorded/)
+    expect(JSON.parse(missed.stdout)).toMatchObject({ error: { code: 'FW_INPUT' } })
+    const allowed = await runCli([...typo, '--allow-no-report', '--', process.execPath, '-e', ''], { cwd: dir })
+    expect(allowed.exitCode).toBe(0)
+    expect(allowed.stderr).toMatch(/nothing was recorded \(--allow-no-report\)/)
+    expect(existsSync(join(dir, 'fw.db'))).toBe(false)
     mkdirSync(join(dir, 'reports'))
     const script = "require('fs').copyFileSync('pass.xml', 'reports/junit.xml'); process.exit(4)"
     const hidden = await runCli(

@@ -314,6 +314,9 @@ export async function analyzeAndPrint(opts: AnalyzeCommandOptions, io: Io): Prom
     rows.sort(
       (a, b) => a.rank - b.rank || b.score - a.score || b.flipRate - a.flipRate || compareText(a.testId, b.testId),
     )
+    // The summary counts every test the filters matched, not only the rows --limit keeps.
+    const summary = verdictCounts(rows)
+    const matched = rows.length
     if (limit && rows.length > limit) rows.length = limit
     if (spill !== null) {
       const read = (r: KeptRow) => {
@@ -332,7 +335,8 @@ export async function analyzeAndPrint(opts: AnalyzeCommandOptions, io: Io): Prom
     await emitLines(io, tableLines(HEADERS, rows, cellsOf, leaderboardTable(io, opts.output)), opts.output, {
       coloured: true,
     })
-    io.stderr.write(`\n${verdictCounts(rows)}\n`)
+    const shown = rows.length < matched ? ` (the first ${rows.length} shown: --limit ${limit})` : ''
+    io.stderr.write(`\n${summary}${shown}\n`)
   } finally {
     if (spill !== null) closeSync(spill)
     if (spillDir !== null) rmSync(spillDir, { recursive: true, force: true })

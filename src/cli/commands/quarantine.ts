@@ -345,5 +345,6 @@ export async function quarantineImport(opts: QuarantineCommandOptions, io: Io) {
 export async function prune(opts: { db?: string; config?: string; days: string; json?: boolean }, io: Io) {
   const days = Number(opts.days)
   if (!Number.isFinite(days) || days <= 0) throw new InputError(`--days must be a positive number, got "${opts.days}"`)
-  return withStore(opts, io, (store) => store.prune(Date.now() - days * 86_400_000))
+  // Pruning a store that does not exist would create an empty one and report nothing pruned.
+  return withStore(opts, io, (store) => store.prune(Date.now() - days * 86_400_000), 'existing')
 }

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process'
 import { constants } from 'node:os'
 import { stat } from 'node:fs/promises'
 import { glob } from 'tinyglobby'
+import { InputError } from '../../errors.js'
 import type { Io } from '../output.js'
 import { printGate, runGate, type GateCommandOptions } from './gate.js'
 import { projectStoreFlags } from '../project-option.js'
@@ -19,6 +20,8 @@ export const DEFAULT_REPORT_GLOBS = [
 
 export interface RunCommandOptions extends GateCommandOptions {
   report?: string[]
+  /** A passing command that wrote no report passes (default: exit 2, as a typo in `--report` would). */
+  allowNoReport?: boolean
 }
 
 export interface RunOutcome {
@@ -95,13 +98,23 @@ export async function run(argv: string[], opts: RunCommandOptions, io: Io): Prom
     const message = `flakewatch run: interrupted by ${end.signal}; nothing was recorded`
     return { exitCode: commandCode, commandCode, reports: [], message }
   }
-  const reports = await freshReports(opts.report?.length ? opts.report : DEFAULT_REPORT_GLOBS, started)
+  const globs = opts.report?.length ? opts.report : DEFAULT_REPORT_GLOBS
+  const reports = await freshReports(globs, started)
   if (reports.length === 0) {
-    const message =
-      commandCode === 0
-        ? 'flakewatch run: the command passed but wrote no report that matched; nothing was recorded'
-        : `flakewatch run: the command failed (exit ${commandCode}) and wrote no report; failing with its exit code`
-    return { exitCode: commandCode, commandCode, reports, message }
+    if (commandCode !== 0) {
+      const message = `flakewatch run: the command failed (exit ${commandCode}) and wrote no report; failing with its exit code`
+      return { exitCode: commandCode, commandCode, reports, message }
+    }
+    // A typo in --report, or a runner that lost its reporter, would otherwise turn recording off without a word.
+    const where = opts.report?.length ? globs.map((g) => `"${g}"`).join(', ') : 'the usual report paths (no --report)'
+    if (opts.allowNoReport) {
+      const message = `flakewatch run: the command passed and wrote no report matching ${where}; nothing was recorded (--allow-no-report)`
+      return { exitCode: 0, commandCode, reports, message }
+    }
+    throw new InputError(
+      `run: the command passed but wrote no report matching ${where}, so nothing was recorded. ` +
+        'Check the pattern against where the runner writes its report, or pass --allow-no-report',
+    )
   }
   const { result } = await runGate(reports, { ...opts, ingest: opts.ingest ?? true }, io)
   printGate(result, opts, io)

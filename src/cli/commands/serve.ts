@@ -1,11 +1,12 @@
+import { existsSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import { loadConfig, type ResolvedConfig } from '../../config/load.js'
 import { InputError } from '../../errors.js'
-import { createApp, type RequestLogEntry } from '../../server/app.js'
+import { createApp } from '../../server/app.js'
 import { SERVER_CACHE_MB } from '../../server/memory-settings.js'
-import { openStore } from '../../store/open.js'
+import { DEFAULT_DB, openStore } from '../../store/open.js'
 import type { Store } from '../../store/store.js'
-import { sanitizeCell, type Io } from '../output.js'
+import type { Io } from '../output.js'
 import { printLook } from './notify.js'
 
 export interface ServeOptions {
@@ -15,6 +16,10 @@ export interface ServeOptions {
   config?: string
   /** Days after which a run's CI artifacts are assumed gone (the heatmap dims them). Default 30. */
   artifactDays?: string | number
+  /** Start an empty store when the default one does not exist (without it, that is an error). */
+  init?: boolean
+  /** Log every request at `info` (default: at `debug`). */
+  logRequests?: boolean
 }
 
 export interface ServeHooks {
@@ -46,21 +51,39 @@ function parseDays(value: string | number | undefined): number {
   return days
 }
 
+/** pino's levels, quietest last; `FLAKEWATCH_LOG_LEVEL` takes one of them. */
+const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const
+
 /**
- * One line per request: short and readable on a terminal (`GET /api/v1/leaderboard 200 12 ms`), a JSON line
- * otherwise, for log collectors. `FLAKEWATCH_LOG_LEVEL=warn` (or quieter) leaves requests out.
+ * The server's logger: pino's JSON lines on stderr at `FLAKEWATCH_LOG_LEVEL` (default `info`), one shape for every
+ * line, requests included (at `debug`, or at `info` with `--log-requests`).
  */
-export function requestLogger(io: Io): ((entry: RequestLogEntry) => void) | undefined {
-  const level = io.env.FLAKEWATCH_LOG_LEVEL ?? 'info'
-  if (!['trace', 'debug', 'info'].includes(level)) return () => undefined
-  const clean = (url: string) => sanitizeCell(url)
-  if (io.stderr.isTTY) {
-    return (e) => void io.stderr.write(`${e.method} ${clean(e.url)} ${e.status} ${e.ms} ms\n`)
+export function serverLogger(opts: ServeOptions, io: Io) {
+  const level = io.env.FLAKEWATCH_LOG_LEVEL || 'info'
+  if (!(LOG_LEVELS as readonly string[]).includes(level)) {
+    throw new InputError(`FLAKEWATCH_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${level}"`)
   }
-  return (e) => void io.stderr.write(`${JSON.stringify({ level: 'info', time: Date.now(), msg: 'request', ...e })}\n`)
+  return {
+    logger: { level, stream: io.stderr },
+    requestLogLevel: opts.logRequests ? ('info' as const) : ('debug' as const),
+  }
 }
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost'])
+
+/**
+ * `serve` in the wrong folder must not quietly start an empty dashboard on a new `.flakewatch.db`: the default
+ * store is created only with `--init`. A path the user named (`--db`, `FLAKEWATCH_DB`, the config's `db`) is theirs
+ * to create.
+ */
+function refuseImplicitCreate(db: string, opts: ServeOptions, env: NodeJS.ProcessEnv): void {
+  const named = opts.db !== undefined || env.FLAKEWATCH_DB !== undefined || db !== DEFAULT_DB
+  if (opts.init || named || existsSync(db)) return
+  throw new InputError(
+    `${db}: no flakewatch database here. Serve the store your CI writes (--db <file>), store reports first ` +
+      '(flakewatch ingest <files>), or start an empty one with --init',
+  )
+}
 
 /**
  * Serves the REST API and the dashboard until SIGINT or SIGTERM (or `hooks.signal`), then closes the server and
@@ -73,7 +96,8 @@ export async function serve(opts: ServeOptions, io: Io, hooks: ServeHooks = {}):
   const host = opts.host ?? config.server.host
   const port = parsePort(opts.port ?? config.server.port)
   const artifactExpiryDays = parseDays(opts.artifactDays)
-  if (Object.keys(config.projects).length > 0) return serveProjects(config, { host, port }, io, hooks)
+  if (Object.keys(config.projects).length > 0) return serveProjects(config, { host, port }, opts, io, hooks)
+  refuseImplicitCreate(db, opts, io.env)
   const store = await openStore({ db, env: {}, cacheMb: SERVER_CACHE_MB.serving })
   // Long scans on this thread (the bundle download) get their own connection; analysis runs in a worker with its own.
   const scanStore = db === ':memory:' ? undefined : await openStore({ db, env: {}, cacheMb: SERVER_CACHE_MB.serving })
@@ -89,8 +113,7 @@ export async function serve(opts: ServeOptions, io: Io, hooks: ServeHooks = {}):
       scanStore,
       config,
       artifactExpiryDays,
-      logger: { level: io.env.FLAKEWATCH_LOG_LEVEL ?? 'info', stream: io.stderr },
-      onRequestLog: requestLogger(io),
+      ...serverLogger(opts, io),
       notify: { env: io.env, onReport: printLook(io) },
     })
     await app.listen({ host, port })
@@ -149,6 +172,7 @@ function waitForStop(hooks: ServeHooks): Promise<ServeResult['stoppedBy']> {
 async function serveProjects(
   config: ResolvedConfig,
   where: { host: string; port: number },
+  opts: ServeOptions,
   io: Io,
   hooks: ServeHooks,
 ): Promise<ServeResult> {
@@ -164,7 +188,7 @@ async function serveProjects(
       const store = await openStore({ db: project.db, env: {}, cacheMb: SERVER_CACHE_MB.serving })
       stores.push(store)
       const deps = {
-        onRequestLog: requestLogger(io),
+        ...serverLogger(opts, io),
         notify: { env: io.env, project: key, onReport: printLook(io, key) },
       }
       entries.push(await createProjectEntry({ key, project, store, config, app: deps }))
@@ -174,6 +198,7 @@ async function serveProjects(
       defaultProject: config.server.defaultProject,
       orgToken: config.server.orgToken,
       bodyLimitMb: config.server.bodyLimitMb,
+      logger: serverLogger(opts, io).logger,
     })
     await app.listen(where)
   } catch (error) {
