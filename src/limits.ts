@@ -43,6 +43,24 @@ export const MAX_JSON_DEPTH = 256
  */
 export const MAX_JSON_REPORT_BYTES = 256 * 1024 * 1024
 
+/**
+ * Characters of one line of a line-based report (`go test -json`, Bazel's JSON event stream, TAP). A line is one
+ * event; test2json splits output at 4 KB, and Bazel's longest events (the command line) are a few hundred KB.
+ */
+export const MAX_LINE_CHARS = 16 * 1024 * 1024
+
+/** Nesting of TAP subtests (indentation levels). */
+export const MAX_TAP_DEPTH = 256
+
+/**
+ * Tests one streamed report may hold open at once (started, not yet finished): Go tests running in parallel,
+ * Bazel targets whose summary has not come yet, TAP subtests waiting for their parent's line.
+ */
+export const MAX_OPEN_TESTS = 1_000_000
+
+/** Characters of captured output held for open tests together (each also capped at `MAX_TEXT`); the rest is cut. */
+export const MAX_OPEN_OUTPUT = 64 * 1024 * 1024
+
 /** Env facets per run, and the length of a facet key or value. */
 export const MAX_FACETS = 64
 export const MAX_FACET_TEXT = 256

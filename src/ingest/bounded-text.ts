@@ -1,3 +1,4 @@
+import { ReportParseError } from '../errors.js'
 import { MAX_NAME, MAX_TEXT } from '../limits.js'
 
 // Reports routinely carry megabytes of logs per test; flakewatch needs the start of a failure, not the whole log.
@@ -57,4 +58,32 @@ export function ownString(text: string): string {
  */
 export function truncateText(text: string, max = MAX_TEXT): string {
   return text.length > max ? text.slice(0, max) + marker(text.length - max) : text
+}
+
+/**
+ * A part of a test's identity (name, module, file) trimmed and refused past {@link MAX_NAME} characters, with the
+ * report's line when known. Copied, so that it never pins the input chunk it was cut from.
+ * @example const name = checkedName('go.json', 12, 'test name', event.Test)
+ */
+export function checkedName(
+  file: string,
+  line: number | undefined,
+  what: string,
+  value: string | null | undefined,
+): string {
+  const text = (value ?? '').trim()
+  if (text.length > MAX_NAME) {
+    throw new ReportParseError(file, line, `${what} is ${text.length} characters long (limit ${MAX_NAME})`)
+  }
+  return ownString(text)
+}
+
+/**
+ * What a {@link BoundedText} gathered, with Windows line ends (which .NET writers keep as `&#xD;`) made `\n` and
+ * the ends trimmed; null when empty or never opened.
+ * @example textOf(message) // 'Expected: 3'
+ */
+export function textOf(text: BoundedText | null): string | null {
+  if (!text) return null
+  return text.value().replace(/\r\n?/g, '\n').trim() || null
 }

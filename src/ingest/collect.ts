@@ -39,3 +39,17 @@ export function streamWhole(
     return { format, meta, warnings, cases: cases() }
   }
 }
+
+/**
+ * The streaming parsers' common loop: `steps` advances the parser one input chunk at a time while it pushes the
+ * cases it finishes onto `out`; they are handed on once at least {@link CASE_CHUNK} have gathered, and the rest at
+ * the end.
+ * @example yield* chunkCases(lineSteps(), out)
+ */
+export async function* chunkCases(
+  steps: AsyncIterable<unknown>,
+  out: ParsedCase[],
+): AsyncGenerator<ParsedCase[], void, undefined> {
+  for await (const _ of steps) if (out.length >= CASE_CHUNK) yield out.splice(0, out.length)
+  if (out.length > 0) yield out.splice(0, out.length)
+}

@@ -8,6 +8,9 @@ export const DETECT_HEAD_CHARS = 16 * 1024
  * Key order is the writers': Jest sorts its keys (`numFailedTestSuites` first), Playwright writes `config` first.
  */
 const JSON_SIGNATURES: [Format, RegExp[]][] = [
+  // Line formats: the first event decides. test2json writes Time first (Action first with -t off); Bazel `id`.
+  ['go-json', [/^\{\s*(?:"Time"\s*:\s*"[^"]*"\s*,\s*)?"Action"\s*:\s*"[a-z]+"/]],
+  ['bazel-bep', [/^\{\s*"id"\s*:\s*\{\s*"[A-Za-z]+"\s*:/, /"(?:children|started|progress|lastMessage)"\s*:/]],
   ['ctrf', [/"reportFormat"\s*:\s*"CTRF"/]],
   ['ctrf', [/"results"\s*:\s*\{/, /"tool"\s*:\s*\{/]],
   ['jest-json', [/"num(?:Total|Failed|Passed|Pending)Test(?:s|Suites)"\s*:/]],
@@ -18,7 +21,20 @@ const JSON_SIGNATURES: [Format, RegExp[]][] = [
   ['simple-json', [/"metadata"\s*:\s*\{/, /"(?:pipeline|job)_(?:id|status)"\s*:/, /"tests"\s*:\s*\{/]],
 ]
 
-const XML_ROOTS: Record<string, Format> = { testsuites: 'junit', testsuite: 'junit', TestRun: 'trx' }
+const XML_ROOTS: Record<string, Format> = {
+  testsuites: 'junit',
+  testsuite: 'junit',
+  TestRun: 'trx',
+  'test-run': 'nunit',
+  'test-results': 'nunit',
+  // The NUnit 3 adapter writes one <test-suite type="Assembly"> per assembly.
+  'test-suite': 'nunit',
+  assemblies: 'xunit',
+  assembly: 'xunit',
+}
+
+/** TAP: a version line, a plan, a first test point or a node-style subtest comment. */
+const TAP_START = /^(?:TAP version 1[34]\b|1\.\.\d+|(?:not )?ok\b|# Subtest: )/
 
 /**
  * Tells a report's format from its first few KB (see {@link DETECT_HEAD_CHARS}), never from its extension:
@@ -29,6 +45,7 @@ const XML_ROOTS: Record<string, Format> = { testsuites: 'junit', testsuite: 'jun
  */
 export function detectFormat(head: string, name: string): Format | null {
   const text = head.replace(/^\uFEFF/, '').trimStart()
+  if (TAP_START.test(text)) return 'tap'
   if (text.startsWith('<')) return xmlRoot(text) ?? (/\.trx$/i.test(name) ? 'trx' : null)
   if (text.startsWith('{')) {
     for (const [format, patterns] of JSON_SIGNATURES) if (patterns.every((p) => p.test(text))) return format

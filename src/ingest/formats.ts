@@ -2,7 +2,19 @@
  * The report format names, kept apart from the parsers so that the CLI can list them for `--format` without
  * loading any parser: start-up time is the CI gate's budget.
  */
-export const FORMATS = ['junit', 'trx', 'ctrf', 'playwright-json', 'jest-json', 'simple-json'] as const
+export const FORMATS = [
+  'junit',
+  'trx',
+  'ctrf',
+  'playwright-json',
+  'jest-json',
+  'simple-json',
+  'go-json',
+  'tap',
+  'nunit',
+  'xunit',
+  'bazel-bep',
+] as const
 
-/** A report format name: `junit`, `trx`, `ctrf`, `playwright-json`, `jest-json` or `simple-json`. */
+/** A report format name, one of {@link FORMATS}. */
 export type Format = (typeof FORMATS)[number]

@@ -4,6 +4,11 @@ import { parseJunit } from './junit.js'
 import { parsePlaywrightJson } from './playwright-json.js'
 import { parseSimpleJson } from './simple-json.js'
 import { parseTrx } from './trx.js'
+import { parseGoJson } from './go-json.js'
+import { parseTap } from './tap.js'
+import { parseNunit } from './nunit.js'
+import { parseXunit } from './xunit.js'
+import { parseBazelBep } from './bazel-bep.js'
 import type { Format } from './formats.js'
 import type { Parser } from './types.js'
 
@@ -25,4 +30,9 @@ export const PARSERS = {
   'playwright-json': parsePlaywrightJson,
   'jest-json': parseJestJson,
   'simple-json': parseSimpleJson,
+  'go-json': parseGoJson,
+  tap: parseTap,
+  nunit: parseNunit,
+  xunit: parseXunit,
+  'bazel-bep': parseBazelBep,
 } satisfies Record<Format, Parser>

@@ -9,8 +9,8 @@ import { DOCTYPE_REFUSED, doctypeLine } from './xml-stream.js'
 
 /**
  * Each parser is loaded on first use: a CI gate reading JUnit never pays for the JSON parsers and their schemas.
- * `PARSERS` in `index.ts` is the same registry, loaded eagerly, for library users. JUnit and TRX stream case by
- * case; the JSON formats are parsed whole and handed on in chunks (JSON is bounded by its byte limit).
+ * `PARSERS` in `index.ts` is the same registry, loaded eagerly, for library users. JUnit, TRX, NUnit, xUnit.net
+ * and the line formats (Go, TAP, Bazel events) stream case by case; the JSON document formats are parsed whole and handed on in chunks (JSON is bounded by its byte limit).
  */
 const LOADERS: Record<Format, () => Promise<StreamParser>> = {
   junit: async () => (await import('./junit.js')).streamJunit,
@@ -20,6 +20,11 @@ const LOADERS: Record<Format, () => Promise<StreamParser>> = {
     streamWhole('playwright-json', (await import('./playwright-json.js')).parsePlaywrightJson),
   'jest-json': async () => streamWhole('jest-json', (await import('./jest-json.js')).parseJestJson),
   'simple-json': async () => streamWhole('simple-json', (await import('./simple-json.js')).parseSimpleJson),
+  'go-json': async () => (await import('./go-json.js')).streamGoJson,
+  tap: async () => (await import('./tap.js')).streamTap,
+  nunit: async () => (await import('./nunit.js')).streamNunit,
+  xunit: async () => (await import('./xunit.js')).streamXunit,
+  'bazel-bep': async () => (await import('./bazel-bep.js')).streamBazelBep,
 }
 
 export interface ParseReportOptions extends ParseOptions {

@@ -63,7 +63,8 @@ function lineAt(text: string, offset: number): number {
   return line
 }
 
-function depthExceeds(root: unknown, max: number): boolean {
+/** Whether `root` nests objects or arrays deeper than `max` levels; iterative, so any depth is safe to check. */
+export function depthExceeds(root: unknown, max: number): boolean {
   const stack: [unknown, number][] = [[root, 1]]
   while (stack.length > 0) {
     const [value, depth] = stack.pop()!

@@ -18,7 +18,7 @@ import type { UploadResponse } from '../server/api-types.js'
 export const WHOLE_READ_BYTES = 8 * 1024 * 1024
 
 /** Report files a directory may hold. */
-const REPORT_GLOB = '**/*.{xml,json,trx}'
+const REPORT_GLOB = '**/*.{xml,json,trx,tap,ndjson}'
 
 /** One stored report, as `flakewatch ingest --json` prints it. */
 export type IngestedEntry = IngestSummary['ingested'][number]
@@ -51,7 +51,7 @@ export function emptySummary(): IngestSummary {
 }
 
 /**
- * Expands files, directories (searched for .xml, .json and .trx) and globs into a sorted, de-duplicated list.
+ * Expands files, directories (searched for .xml, .json, .trx, .tap and .ndjson) and globs into a sorted, de-duplicated list.
  * Inputs that match nothing are returned separately so that the caller can report them.
  */
 export async function expandInputs(inputs: string[]): Promise<{ files: string[]; missing: string[] }> {

@@ -228,22 +228,17 @@ export interface HealFilter {
   limit?: number
 }
 
-/**
- * The one storage interface. SQLite (embedded default) and PostgreSQL (team server) both implement it, and one
- * contract suite runs against both. Every method is async so that both fit; operations are domain-level so that
- * the rest of flakewatch never writes SQL.
- */
-export interface Store {
-  readonly kind: 'sqlite' | 'postgres'
-  /** A human description of where data lives, without secrets. */
-  readonly location: string
-
+/** Storing reports: one report, one transaction (see `ReportStream`). */
+export interface ResultStore {
   /** Stores one report held in memory, in one transaction (a wrapper over {@link Store.ingestStream}). */
   ingestReport(batch: ReportBatch, opts?: IngestOptions): Promise<RunOutcome[]>
 
   /** Stores one streamed report in one transaction; outcomes in the order of `stream.runs()`. */
   ingestStream(stream: ReportStream, opts?: IngestOptions): Promise<RunOutcome[]>
+}
 
+/** Reading results back: the analysis scan and one test's history. */
+export interface HistoryStore {
   /**
    * Streams every test's history, one test at a time, each with its entries oldest first. Tests come grouped,
    * in no promised order. This is the analysis scan: no query per test. Do not call other methods of the same
@@ -256,7 +251,10 @@ export interface Store {
   getTestHistory(testId: string, opts?: { limit?: number }): Promise<TestHistory | null>
   /** Every attempt of one test in one run, in retry order. */
   getAttempts(testId: string, runId: string): Promise<Attempt[]>
+}
 
+/** Runs and tests as catalogues, without their results. */
+export interface RunStore {
   /** Runs, newest first. */
   listRuns(filter?: RunFilter): Promise<Run[]>
   getRun(runId: string): Promise<Run | null>
@@ -273,7 +271,10 @@ export interface Store {
   listTests(filter?: TestFilter): Promise<TestRef[]>
   getTest(testId: string): Promise<TestRef | null>
   stats(): Promise<StoreStats>
+}
 
+/** Single-test quarantines, each change with its line in the audit chain. */
+export interface QuarantineStore {
   listQuarantines(): Promise<QuarantineRecord[]>
   getQuarantine(testId: string): Promise<QuarantineRecord | null>
   /** Creates or replaces a quarantine and appends its audit line, in one transaction. */
@@ -282,7 +283,10 @@ export interface Store {
   deleteQuarantine(testId: string, audit: AuditInput): Promise<boolean>
   /** Audit lines, newest first. */
   listAudit(filter?: { testId?: string; limit?: number }): Promise<AuditEntry[]>
+}
 
+/** Quarantines by pattern and their audit trail. */
+export interface RuleStore {
   /** Quarantine rules, in id order. */
   listQuarantineRules(): Promise<QuarantineRule[]>
   /** Creates or replaces a rule and appends its audit line, in one transaction. */
@@ -291,7 +295,10 @@ export interface Store {
   deleteQuarantineRule(id: string, audit: RuleAuditInput): Promise<boolean>
   /** Rule audit lines, newest first. */
   listRuleAudit(filter?: { ruleId?: string; limit?: number }): Promise<RuleAuditEntry[]>
+}
 
+/** The one audit chain of every audited action (see `audit-chain.ts`). */
+export interface AuditStore {
   /**
    * Appends an audited action to the one chain (see `audit-chain.ts`), in a transaction of its own. A change
    * that writes other rows appends its entry in its own transaction instead (each backend's `audit-log.ts`).
@@ -303,18 +310,37 @@ export interface Store {
   auditChainPage(afterId: number, limit: number): Promise<ChainedAuditEntry[]>
   /** Where the store recorded the chain's end at its last append: its count and last hash. */
   auditHead(): Promise<AuditHead>
+}
 
+/** What self-healing locators learn and do. */
+export interface HealStore {
   putFingerprint(fp: Fingerprint): Promise<void>
   getFingerprint(testId: string, locator: string): Promise<Fingerprint | null>
   appendHeal(heal: HealRecord): Promise<void>
   /** Heals, newest first. */
   listHeals(filter?: HealFilter): Promise<HealRecord[]>
+}
 
+/** Retention. */
+export interface RetentionStore {
   /**
    * Deletes runs that started before `before` (epoch ms), with their results and attempts, in batches so that
    * concurrent writers are not blocked for long. Quarantines, audit lines, fingerprints and heals are kept.
    */
   prune(before: number, opts?: { batchSize?: number }): Promise<{ runs: number; results: number }>
+}
+
+/**
+ * The one storage interface. SQLite (embedded default) and PostgreSQL (team server) both implement it, and one
+ * contract suite runs against both. Every method is async so that both fit; operations are domain-level so that
+ * the rest of flakewatch never writes SQL. Each concern is an interface of its own, implemented by a module of
+ * its own in each backend.
+ */
+export interface Store
+  extends ResultStore, HistoryStore, RunStore, QuarantineStore, RuleStore, AuditStore, HealStore, RetentionStore {
+  readonly kind: 'sqlite' | 'postgres'
+  /** A human description of where data lives, without secrets. */
+  readonly location: string
 
   /** Notification state and the webhook outbox (see `notify/`). */
   notifications(): NotificationStore

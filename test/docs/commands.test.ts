@@ -180,6 +180,8 @@ describe('running them against the example store', () => {
     cpSync(join(ROOT, 'examples'), join(dir, 'examples'), { recursive: true })
     // docs/ingest.md's own examples read flakewatch's fixture reports.
     cpSync(join(ROOT, 'test/fixtures/reports'), join(dir, 'test/fixtures/reports'), { recursive: true })
+    // …and the public ones, for the formats whose tools do not run here (NUnit, xUnit.net, Bazel).
+    cpSync(join(ROOT, 'test/fixtures/public'), join(dir, 'test/fixtures/public'), { recursive: true })
     for (const args of [['ingest', 'examples/reports'], ['ingest', 'test-results/junit.xml', '--suite', 'unit']]) {
       const ingest = await runCli(args, { cwd: dir })
       expect(ingest.exitCode, ingest.stderr).toBe(0)

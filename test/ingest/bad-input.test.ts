@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { ReportParseError } from '../../src/errors.js'
-import { parseReport, sourceFromBuffer, sourceFromFile, type Format } from '../../src/ingest/index.js'
+import { FORMATS, parseReport, sourceFromBuffer, sourceFromFile, type Format } from '../../src/ingest/index.js'
 import { chunkedSource } from './helpers.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'flakewatch-bad-input-'))
@@ -87,7 +87,7 @@ describe('bad input gives a ReportParseError naming the file (and the line, for 
 
   it('an unknown format, with the formats to choose from', async () => {
     const e = await failure('unknown.json', '{"hello": "world"}')
-    expect(e.detail).toBe('unknown report format; use --format <junit|trx|ctrf|playwright-json|jest-json|simple-json>')
+    expect(e.detail).toBe(`unknown report format; use --format <${FORMATS.join('|')}>`)
     const html = await failure('unknown.xml', '<?xml version="1.0"?><html><body/></html>')
     expect(html.detail).toMatch(/^unknown report format/)
   })

@@ -18,6 +18,31 @@ describe('detectFormat', () => {
     ['playwright json, no config', '{"suites": [{"title": "a.spec.ts", "specs": [', 'playwright-json'],
     ['simple CI json', '{"metadata": {"ref": "main", "pipeline_id": 1}, "tests": {"A/b/c": true}}', 'simple-json'],
     ['simple CI json, tests first', '{"tests": {"Suite/Case/test": false, "x/y": true}', 'simple-json'],
+    [
+      'go test -json',
+      '{"Time":"2026-11-27T08:23:04.006822605Z","Action":"run","Package":"a/b","Test":"TestA"}',
+      'go-json',
+    ],
+    [
+      'go test -json, go 1.20+ start event',
+      '{"Time":"2026-11-27T08:23:04Z","Action":"start","Package":"a/b"}',
+      'go-json',
+    ],
+    ['test2json without times', '{"Action":"output","Package":"a","Output":"ok"}', 'go-json'],
+    ['bazel event stream', '{"id":{"started":{}},"children":[{"progress":{}}],"started":{"uuid":"u"}}', 'bazel-bep'],
+    ['TAP 13', 'TAP version 13\n# Subtest: a\nok 1 - a', 'tap'],
+    ['TAP 14', 'TAP version 14\n1..2', 'tap'],
+    ['TAP without a version line', '1..3\nok 1 - a', 'tap'],
+    ['TAP, first point', 'not ok 1 - broken', 'tap'],
+    [
+      'nunit 3',
+      '<?xml version="1.0" encoding="utf-8" standalone="no"?>\n<test-run id="0" runstate="Runnable">',
+      'nunit',
+    ],
+    ['nunit 3 adapter, per assembly', '\uFEFF<test-suite type="Assembly" id="1070" name="A.dll">', 'nunit'],
+    ['nunit 2', '<?xml version="1.0"?>\n<!--comment-->\n<test-results name="a.dll" total="21">', 'nunit'],
+    ['xunit v2', '<?xml version="1.0" encoding="utf-8"?>\n<assemblies timestamp="07/09/2026 10:00:00">', 'xunit'],
+    ['xunit v2, one assembly', '<assembly name="a.dll" test-framework="xUnit.net 2.4.2">', 'xunit'],
   ] as const)('%s', (_, head, format) => {
     expect(detectFormat(head, 'report.txt')).toBe(format)
   })
@@ -28,6 +53,7 @@ describe('detectFormat', () => {
     ['another XML document', '<?xml version="1.0"?><html><body/></html>'],
     ['JSON without a known signature', '{"hello": "world"}'],
     ['a JSON array', '[{"name": "a"}]'],
+    ['a line of text starting with ok-ish words', 'okay, here is my report'],
   ])('%s is unknown', (_, head) => {
     expect(detectFormat(head, 'results.xml')).toBeNull()
   })

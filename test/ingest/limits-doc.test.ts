@@ -22,6 +22,10 @@ describe('docs/ingest.md limits table', () => {
     ['JSON report size', limits.MAX_JSON_REPORT_BYTES],
     ['while parsing', limits.MAX_TEXT],
     ['stored of one message', limits.MAX_STORED_TEXT],
+    ['one line of a line format', limits.MAX_LINE_CHARS],
+    ['TAP subtest nesting', limits.MAX_TAP_DEPTH],
+    ['tests open at once', limits.MAX_OPEN_TESTS],
+    ['output held for running tests', limits.MAX_OPEN_OUTPUT],
   ])('%s: %d', (row, value) => {
     const line = table.split('\n').find((l) => l.includes(row))
     expect(line, row).toBeDefined()

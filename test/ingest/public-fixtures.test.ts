@@ -2,7 +2,7 @@ import { readdirSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { ReportParseError } from '../../src/errors.js'
-import { parseReport, sourceFromFile } from '../../src/ingest/index.js'
+import { FORMATS, parseReport, sourceFromFile } from '../../src/ingest/index.js'
 import { parseJunit } from '../../src/ingest/junit.js'
 import type { ParsedReport } from '../../src/ingest/types.js'
 import { PUBLIC_FIXTURES } from '../helpers/fixtures.js'
@@ -17,6 +17,94 @@ const statuses = (r: ParsedReport) => countByStatus(r.cases)
  * later fails this test until someone writes down what it should yield.
  */
 const FACTS: Record<string, (r: ParsedReport) => void | Promise<void>> = {
+  'bazel-bep/runs-per-test-flaky.json': async (r) => {
+    expect(r.format).toBe('bazel-bep')
+    // --runs_per_test=2 --runs_per_test_detects_flakes: one target failed its first run and passed its second.
+    expect(r.cases.map((c) => [c.name, c.status, c.flakyOnRetry, c.attempts.map((a) => a.status).join(',')])).toEqual([
+      ['go/cmd/geninter/geninter_test', 'passed', true, 'failed,passed'],
+      ['go/pkg/alfred/alfred_test', 'passed', false, 'passed,passed'],
+      ['go/cmd/geninter/testpkg/testpkg_test', 'passed', false, 'passed,passed'],
+    ])
+    const flaky = caseNamed(r, 'go/cmd/geninter/geninter_test')
+    expect(flaky.module).toBe(flaky.name)
+    expect(flaky.attempts.map((a) => a.durationMs)).toEqual([170, 191])
+    expect(flaky.message).toMatch(/^FAILED; test log: file:\/\/.*run_1_of_2\/test\.log$/)
+    expect(r.meta).toMatchObject({
+      runId: '568bb130-9336-43d7-aa17-802de275e5ee',
+      startedAt: '2024-05-24T12:43:28.602Z',
+      finishedAt: '2024-05-24T12:43:29.039Z',
+      durationMs: 437,
+      runnerId: 'yle',
+    })
+    // Bazel's own test.xml for a test that writes none names the target the same way: one id for both files.
+    const xml = await parseReport(sourceFromFile(join(FIXTURES, 'bazel/suite-logs-test.xml')))
+    expect(xml.cases[0]).toMatchObject({ module: 'bazel/failing_absl_test', name: 'bazel/failing_absl_test' })
+  },
+  'go-json/dorny-golang.json': (r) => {
+    expect(r.format).toBe('go-json')
+    expect(statuses(r)).toEqual({ passed: 5, failed: 6, skipped: 1 })
+    const pkg = '_/home/james_t/git/test-reporter/reports/go'
+    expect(r.cases.every((c) => c.module === pkg)).toBe(true)
+    expect(caseNamed(r, 'TestCases/2_+_3_=_4')).toMatchObject({
+      status: 'failed',
+      message: 'calculator_test.go:67: expected 2 + 3 = 4, got 5',
+    })
+    expect(caseNamed(r, 'TestPanicInsideTest').stack).toMatch(/caught panic: bad stuff/)
+    expect(caseNamed(r, 'TestSkipped')).toMatchObject({
+      status: 'skipped',
+      message: 'calculator_test.go:45: skipping test',
+    })
+    expect(r.meta).toMatchObject({ startedAt: '2025-04-22T13:59:55.364Z', finishedAt: '2025-04-22T13:59:59.505Z' })
+  },
+  'nunit/dotnet-nunit3-console.xml': (r) => {
+    expect(r.format).toBe('nunit')
+    expect(statuses(r)).toEqual({ passed: 3, failed: 3, error: 2, skipped: 1 })
+    const cls = 'DotnetTests.XUnitTests.CalculatorTests'
+    expect(r.cases.every((c) => c.module === cls)).toBe(true)
+    // label="Error": an unexpected exception, not a failed assertion.
+    expect(caseNamed(r, 'Exception_In_TargetTest')).toMatchObject({
+      status: 'error',
+      errorType: 'System.DivideByZeroException',
+      message: 'System.DivideByZeroException : Attempted to divide by zero.',
+    })
+    expect(caseNamed(r, 'Exception_In_TargetTest').stack).toMatch(/at DotnetTests\.Unit\.Calculator\.Div/)
+    expect(caseNamed(r, 'Is_Even_Number(3)').status).toBe('failed')
+    expect(caseNamed(r, 'Is_Even_Number(2)').status).toBe('passed')
+    expect(caseNamed(r, 'Skipped_Test')).toMatchObject({ status: 'skipped', message: 'Skipped' })
+    expect(r.meta).toMatchObject({ runnerId: 'DORNY-PC', startedAt: '2021-06-28T20:23:41.000Z', durationMs: 230.308 })
+  },
+  'nunit/nunit3-mock-assembly.xml': (r) => {
+    expect(r.format).toBe('nunit')
+    expect(r.cases.length).toBeGreaterThan(10)
+    expect(caseNamed(r, 'FailingTest')).toMatchObject({
+      module: 'NUnit.Tests.Assemblies.MockTestFixture',
+      status: 'failed',
+      message: 'Intentional failure',
+    })
+    expect(r.meta.runnerId).toBe('CHARLIE-LAPTOP')
+  },
+  'nunit/nunit3-adapter-assembly.xml': (r) => {
+    expect(r.format).toBe('nunit')
+    // label="Error" on nine of the ten failures: exceptions, not assertions.
+    expect(statuses(r)).toEqual({ passed: 13, failed: 1, error: 9 })
+    expect(r.cases.every((c) => c.module.startsWith('MyProject.Tests.Real.'))).toBe(true)
+  },
+  'xunit/xunit-2.0-console.xml': (r) => {
+    expect(r.format).toBe('xunit')
+    expect(r.cases.map((c) => [c.module, c.name, c.status])).toEqual([
+      ['MyProject.Tests.SampleFact', 'FailedTest', 'failed'],
+      ['MyProject.Tests.SampleFact', 'SuccessfulTest', 'passed'],
+      ['MyProject.Tests.SampleFact', 'SkippedTest', 'skipped'],
+    ])
+    expect(caseNamed(r, 'FailedTest')).toMatchObject({
+      errorType: 'Xunit.Sdk.TrueException',
+      message: 'Assert.True() Failure',
+      durationMs: 14,
+    })
+    expect(caseNamed(r, 'FailedTest').stack).toMatch(/SampleFact\.cs:line 16$/)
+    expect(caseNamed(r, 'SkippedTest').message).toBe('On Purpose')
+    expect(r.meta).toMatchObject({ startedAt: '2014-12-18T14:34:32.000Z', durationMs: 288 })
+  },
   'bazel/suite-logs-test.xml': (r) => {
     expect(r.format).toBe('junit')
     expect(r.cases).toHaveLength(1)
@@ -313,7 +401,7 @@ const FACTS: Record<string, (r: ParsedReport) => void | Promise<void>> = {
 
 /** Files in the fixtures folder that are not reports, and what parsing them must say. */
 const REJECTED: Record<string, RegExp> = {
-  'SOURCES.md': /: unknown report format; use --format <junit\|trx\|ctrf\|playwright-json\|jest-json\|simple-json>$/,
+  'SOURCES.md': new RegExp(`: unknown report format; use --format <${FORMATS.join('\\|')}>$`),
 }
 
 function listFiles(dir: string): string[] {

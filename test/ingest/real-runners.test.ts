@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -7,6 +6,7 @@ import type { ParsedReport } from '../../src/ingest/types.js'
 import { ROOT, testdir } from '../helpers/run-cli.js'
 import { ctrfSchemaErrors } from '../helpers/ctrf-schema.js'
 import { caseNamed, countByStatus } from './helpers.js'
+import { runTool, type Ran } from './spawn-tool.js'
 
 /*
  * Real runners from node_modules write real reports, and the parsers must read what they really write. The
@@ -119,24 +119,7 @@ test.describe('shop', () => {
 `,
 }
 
-interface Ran {
-  code: number | null
-  output: string
-}
-
-function run(args: string[], cwd: string, env: Record<string, string> = {}): Promise<Ran> {
-  const clean: NodeJS.ProcessEnv = { ...process.env, ...env }
-  // This file runs inside vitest: its worker variables must not make the child runners think they are workers.
-  for (const k of Object.keys(clean)) if (/^(VITEST|JEST_WORKER|TEST_WORKER)/.test(k)) delete clean[k]
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { cwd, env: clean })
-    let output = ''
-    child.stdout.on('data', (d: Buffer) => (output += d.toString()))
-    child.stderr.on('data', (d: Buffer) => (output += d.toString()))
-    child.on('error', reject)
-    child.on('close', (code) => resolve({ code, output }))
-  })
-}
+const run = (args: string[], cwd: string, env: Record<string, string> = {}) => runTool(process.execPath, args, cwd, env)
 
 let dir = ''
 const out = (name: string) => join(dir, 'out', name)

@@ -72,7 +72,9 @@ if (pg.skip !== undefined) {
           read++
         }
         expect(read).toBe(600)
-        const cache = store as unknown as { messageTexts: Map<number, string>; messageTextChars: number }
+        const cache = (
+          store as unknown as { parts: { history: { messageTexts: Map<number, string>; messageTextChars: number } } }
+        ).parts.history
         let held = 0
         for (const text of cache.messageTexts.values()) held += text.length
         expect(held).toBe(cache.messageTextChars)

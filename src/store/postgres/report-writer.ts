@@ -6,10 +6,10 @@ import { attemptLimit, checkAttempts, Seen, SeenTests, type RunState } from '../
 import { attemptsToStore, attemptSummary, storedPosition } from '../rows.js'
 import { unpackRunBatch, type AnyRunBatch } from '../packed-results.js'
 import type { IngestOptions, ReportStream, RunOutcome } from '../store.js'
-import type { ActiveRun, PostgresStore } from './postgres-store.js'
+import type { ActiveRun, PgIngest } from './ingest.js'
 import { prepareBatch, type PreparedRun } from './prepare-batch.js'
 
-type Parts = ReturnType<PostgresStore['ingestParts']>
+type Parts = ReturnType<PgIngest['ingestParts']>
 
 interface PgRunState extends RunState {
   /** The duplicate check of this report against this run is done (the claim row is written at the end). */

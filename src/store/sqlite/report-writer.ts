@@ -5,9 +5,9 @@ import { attemptLimit, checkAttempts, Seen, SeenTests, type RunState } from '../
 import { attemptsToStore, attemptSummary, storedPosition } from '../rows.js'
 import { isPacked, packedResult, packedRow, type AnyRunBatch, type PackedRunBatch } from '../packed-results.js'
 import type { IngestOptions, ReportStream, RunOutcome } from '../store.js'
-import type { SqliteStore } from './sqlite-store.js'
+import type { SqliteIngest } from './ingest.js'
 
-type Parts = ReturnType<SqliteStore['ingestParts']>
+type Parts = ReturnType<SqliteIngest['ingestParts']>
 
 interface StoredResult {
   status: number
@@ -47,7 +47,7 @@ export class SqliteReportWriter {
   private readonly maxAttempts: number
 
   constructor(
-    store: SqliteStore,
+    store: SqliteIngest,
     private readonly stream: ReportStream,
     private readonly opts: IngestOptions,
   ) {
