@@ -1,4 +1,5 @@
 import { closeSync, openSync, writeFileSync, writeSync } from 'node:fs'
+import { colorEnabled } from './color.js'
 import { toWireJson, wireText } from '../wire-json.js'
 
 /** Where a command writes: data to stdout, human messages to stderr. Injected so that tests capture both. */
@@ -15,19 +16,25 @@ export function isInteractive(io: Io): boolean {
   return Boolean(io.stderr.isTTY) && !io.env.CI && io.env.TERM !== 'dumb'
 }
 
-export function useColor(io: Io): boolean {
-  if (io.env.NO_COLOR) return false
-  if (io.env.FORCE_COLOR && io.env.FORCE_COLOR !== '0') return true
-  return Boolean(io.stdout.isTTY)
+/**
+ * Whether a command's data on stdout is coloured (see `colorEnabled`: FORCE_COLOR, NO_COLOR, TERM=dumb, a
+ * terminal). Output written to a file with `--output` never is.
+ */
+export function useColor(io: Io, output?: string): boolean {
+  return output === undefined && colorEnabled({ stream: io.stdout, env: io.env })
 }
 
 // Terminal control characters in test names must not reach the terminal (an attacker-chosen name could rewrite it).
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g
 
-/** Writes a command's data to `--output <file>` when given, else to stdout. */
-export function emit(io: Io, text: string, output?: string): void {
-  const clean = text.replace(CONTROL, '')
+/**
+ * Writes a command's data to `--output <file>` when given, else to stdout. `paint` colours the text once control
+ * characters are gone from it, so that only flakewatch's own colour codes reach the terminal.
+ */
+export function emit(io: Io, text: string, output?: string, paint?: (clean: string) => string): void {
+  const stripped = text.replace(CONTROL, '')
+  const clean = paint ? paint(stripped) : stripped
   const body = clean.endsWith('\n') ? clean : `${clean}\n`
   if (output) writeFileSync(output, body)
   else io.stdout.write(body)
@@ -64,6 +71,11 @@ export interface TableOptions {
   right?: number[]
   /** The widest a column may grow before it is cut with an ellipsis. */
   maxWidth?: number
+  /**
+   * Colours a cell (its clean text, before padding), e.g. the verdict column; the lines then carry colour codes,
+   * so write them with `emitLines(…, { coloured: true })`.
+   */
+  paint?: (column: number, cell: string) => string
 }
 
 /**
@@ -94,14 +106,18 @@ export function* tableLines<T>(
     for (let i = 0; i < widths.length; i++) widths[i] = Math.max(widths[i]!, (r[i] ?? '').length)
   }
   const right = new Set(opts.right ?? [])
-  const line = (r: string[]) =>
+  const line = (r: string[], paint?: (column: number, cell: string) => string) =>
     r
-      .map((c, i) => (right.has(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))
+      .map((c, i) => {
+        const pad = ' '.repeat(Math.max(0, widths[i]! - c.length))
+        const shown = paint ? paint(i, c) : c
+        return right.has(i) ? pad + shown : shown + pad
+      })
       .join('  ')
       .trimEnd()
   yield line(headers)
   yield widths.map((w) => '─'.repeat(w)).join('  ')
-  for (const item of items) yield line(cells(item))
+  for (const item of items) yield line(cells(item), opts.paint)
 }
 
 /** A Markdown table, with pipes in cells escaped. */
@@ -139,11 +155,17 @@ const WRITE_CHUNK = 1 << 20
 
 /**
  * `emit` for output too large for one string: writes the lines (each followed by a newline, control characters
- * stripped) to `--output <file>` or stdout in chunks.
+ * stripped) to `--output <file>` or stdout in chunks. Lines that `tableLines` coloured (`coloured`) are already
+ * clean, and keep their colour codes.
  */
-export function emitLines(io: Io, lines: Iterable<string>, output?: string): Promise<void> {
+export function emitLines(
+  io: Io,
+  lines: Iterable<string>,
+  output?: string,
+  opts: { coloured?: boolean } = {},
+): Promise<void> {
   function* withEnds() {
-    for (const line of lines) yield `${line.replace(CONTROL, '')}\n`
+    for (const line of lines) yield opts.coloured ? `${line}\n` : `${line.replace(CONTROL, '')}\n`
   }
   return writePieces(io, withEnds(), output)
 }

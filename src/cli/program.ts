@@ -17,6 +17,7 @@ import type { CommentCommandOptions } from './commands/comment.js'
 import type { PublishCommandOptions } from './commands/publish.js'
 import type { QuarantineCommandOptions, RuleCommandOptions } from './commands/quarantine.js'
 import type { RunCommandOptions } from './commands/run.js'
+import type { McpCommandOptions } from './commands/mcp.js'
 import type { ServeOptions } from './commands/serve.js'
 
 const collect = (value: string, previous: string[] = []) => [...previous, value]
@@ -163,15 +164,25 @@ Examples:
     .option('--class <list>', 'only these flip-rate classes (stable,intermittent,flaky,chronic)')
     .option('--limit <n>', 'show the first N')
     .option('--owner <owner>', 'only tests this code owner owns (from CODEOWNERS), e.g. @org/team')
+    .option(
+      '--policy <file>',
+      "judge under a candidate policy: JSON with the config's analysis, quarantine and successRate keys",
+    )
+    .option('--diff', 'with --policy: only the tests whose verdict, quarantine or release would change, and why')
     .addHelpText(
       'after',
       `
 Examples:
   $ flakewatch analyze --verdict flaky,broken
   $ flakewatch analyze --suite e2e --since 14d --format markdown
-  $ flakewatch analyze --json > flaky.json`,
+  $ flakewatch analyze --json > flaky.json
+  $ flakewatch analyze --policy candidate.json --diff`,
     )
     .action(async (opts: AnalyzeCommandOptions) => {
+      if (opts.diff) {
+        const { policyDiff, printPolicyDiff } = await import('./commands/policy-diff.js')
+        return printPolicyDiff(await policyDiff(opts, io), opts, io)
+      }
       const { analyzeAndPrint } = await import('./commands/analyze.js')
       await analyzeAndPrint(opts, io)
     })
@@ -695,6 +706,31 @@ Examples:
       const opts = cmd.optsWithGlobals<NotifyLogOptions>()
       const { notifyLog, printNotifyLog } = await import('./commands/notify.js')
       printNotifyLog(await notifyLog(opts, io), opts, io)
+    })
+
+  program
+    .command('mcp')
+    .description(
+      'serve flakewatch to AI agents over MCP (stdio): list, explain and triage tests, quarantine, set-up plans',
+    )
+    .option('--db <path|url>', 'store (default: FLAKEWATCH_DB or .flakewatch.db)')
+    .option('--config <file>', 'config file')
+    .option(PROJECT_FLAG, PROJECT_HELP)
+    .option('--read-only', 'refuse the tools that write (quarantine_test, release_test)')
+    .option('--actor <name>', 'who quarantines and releases are audited as (default: CI user or $USER)')
+    .addHelpText(
+      'after',
+      `
+An MCP client starts it and talks JSON-RPC over stdin and stdout (docs/mcp.md has the set-up for Claude Code,
+Cursor, VS Code and Gemini CLI). A team server serves the same tools at /mcp (flakewatch serve).
+
+Examples:
+  $ claude mcp add flakewatch -- npx flakewatch mcp
+  $ flakewatch mcp --read-only --db .flakewatch.db`,
+    )
+    .action(async (opts: McpCommandOptions) => {
+      const { mcp } = await import('./commands/mcp.js')
+      await mcp(opts, io)
     })
 
   const audit = program

@@ -439,3 +439,49 @@ export interface UploadResponse {
 }
 
 export type { Evidence }
+
+/** One policy setting, by its config key (`quarantine.minScore`), with its value now and under a candidate. */
+export interface PolicySettingJson {
+  key: string
+  current: unknown
+  candidate: unknown
+}
+
+/** What a policy would do to one test: its verdict and why, and the quarantine policy's action and why. */
+export interface PolicyOutcomeJson {
+  verdict: VerdictKind
+  reason: string
+  action: 'quarantine' | 'release' | 'expire' | 'over_cap' | 'none'
+  action_reason: string | null
+}
+
+/**
+ * `POST /api/v1/policy/preview` and `flakewatch analyze --policy <file> --diff --json`: the tests whose verdict,
+ * quarantine or release a candidate policy would change, and why. Nothing is saved.
+ */
+export interface PolicyPreviewResponse {
+  settings: PolicySettingJson[]
+  tests: number
+  totals: {
+    verdict_changed: number
+    would_quarantine: number
+    would_no_longer_quarantine: number
+    would_release: number
+    would_no_longer_release: number
+  }
+  changes: {
+    test_id: string
+    quarantined: boolean
+    current: PolicyOutcomeJson
+    candidate: PolicyOutcomeJson
+    why: string[]
+  }[]
+}
+
+/**
+ * `GET /api/v1/policy`: the policy in force, one setting per config key (`quarantine.minScore`, the key as the
+ * config file spells it), analysis settings with the engine's defaults filled in.
+ */
+export interface PolicyResponse {
+  settings: { key: string; value: unknown }[]
+}

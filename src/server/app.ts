@@ -16,7 +16,9 @@ import { bundleRoutes } from './routes/bundle.js'
 import { healthRoutes } from './routes/health.js'
 import { heatmapRoutes } from './routes/heatmap.js'
 import { kioskRoutes } from './routes/kiosk.js'
+import { mcpRoutes } from './routes/mcp.js'
 import { leaderboardRoutes } from './routes/leaderboard.js'
+import { policyRoutes } from './routes/policy.js'
 import { quarantineRoutes } from './routes/quarantine.js'
 import { ruleRoutes } from './routes/rules.js'
 import { reportRoutes } from './routes/reports.js'
@@ -66,6 +68,8 @@ export interface AppDeps {
    * (docs/notifications.md), where analysis snapshots are built: in the worker thread when there is one, so that
    * the whole-store analysis of a look never blocks a request. Without it, or without webhooks, the app never looks.
    */
+  /** The project key on a multi-project server (links in MCP answers and tickets); null or absent otherwise. */
+  project?: string | null
   notify?: {
     /** Where the webhooks' `urlEnv` and `secretEnv` are read. */
     env: Record<string, string | undefined>
@@ -172,6 +176,7 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
     uploads,
     owners: ownerLookupFromConfig(config, process.cwd(), (m) => app.log.warn(m)),
     notifier: notifier ? () => notifier.status() : null,
+    project: deps.project ?? deps.notify?.project ?? null,
   }
 
   app.decorateRequest('flakewatchActor', null)
@@ -209,11 +214,13 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
       testRoutes(api, ctx)
       quarantineRoutes(api, ctx)
       ruleRoutes(api, ctx)
+      policyRoutes(api, ctx)
       bundleRoutes(api, ctx)
       await api.register(async (scope) => reportRoutes(scope, ctx))
     },
     { prefix: API_PREFIX },
   )
+  mcpRoutes(app, ctx)
   await dashboardRoutes(app, webRoot)
   return app
 }

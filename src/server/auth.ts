@@ -123,3 +123,14 @@ export function readHook(tokens: AuthTokens): Hook {
     }
   }
 }
+
+/**
+ * Who an MCP request is (`/mcp`): it may read when reads are open or it shows the read token or a write token,
+ * exactly as the REST API's reads; its actor is the name of the write token it shows, or null when it may only
+ * read (the tools that write then refuse). Throws 401 like `requireRead`.
+ */
+export function mcpActor(request: FastifyRequest, tokens: AuthTokens): string | null {
+  requireRead(request, tokens)
+  const presented = bearer(request)
+  return presented === null ? null : matchWriteToken(presented, tokens)
+}

@@ -31,4 +31,6 @@ export interface ServerContext {
   owners: OwnerLookup
   /** The notifier's looks so far, when this app runs one (`AppDeps.notify`). */
   notifier: (() => NotifierStatus) | null
+  /** The project key on a multi-project server; null on a single-project one. */
+  project: string | null
 }

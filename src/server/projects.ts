@@ -159,7 +159,7 @@ export async function createProjectEntry(opts: {
   const writeTokens = project.writeTokens ?? {}
   // The project's own entry wins over the config's (tests build a project the config does not list).
   const config = projectConfig({ ...opts.config, projects: { ...opts.config.projects, [key]: project } }, key)
-  const app = await createApp({ ...opts.app, store, config, db: opts.app?.db ?? project.db })
+  const app = await createApp({ ...opts.app, store, config, db: opts.app?.db ?? project.db, project: key })
   let cached: { at: number; value: Promise<ProjectOverview> } | null = null
   return {
     key,

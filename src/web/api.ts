@@ -84,6 +84,9 @@ async function call<T>(method: string, path: string, opts: CallOptions): Promise
 
 export const get = <T>(path: string, params?: Params) => call<T>('GET', path, { params })
 
+/** A POST that only reads (a policy preview): sent with the read token, as a GET. */
+export const post = <T>(path: string, body: unknown) => call<T>('POST', path, { body })
+
 /** A read with another token than the project's read token (the organisation token). */
 export const getAs = <T>(path: string, token: string | null) => call<T>('GET', path, { token })
 

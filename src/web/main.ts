@@ -10,6 +10,7 @@ import { currentProject, projectQuery } from './project.js'
 import { loadProjects, projectSwitcher } from './project-switcher.js'
 import type { Page } from './page.js'
 import { quarantinePage } from './quarantine-page.js'
+import { settingsPage } from './settings-page.js'
 import { filterQuery } from './state.js'
 import { testPage } from './test-page.js'
 import { trendsPage } from './trends.js'
@@ -28,6 +29,7 @@ const NAV = [
   { path: '/trends', label: 'Trends' },
   { path: '/quarantine', label: 'Quarantine' },
   { path: '/kiosk', label: 'Kiosk' },
+  { path: '/settings', label: 'Settings' },
 ]
 
 const notFound: Page = (root) => {
@@ -46,6 +48,8 @@ function route(pathname: string): Route {
       return { page: quarantinePage, title: 'Quarantine', nav: '/quarantine', chrome: true }
     case '/kiosk':
       return { page: kioskPage, title: 'Kiosk', chrome: false }
+    case '/settings':
+      return { page: settingsPage, title: 'Settings', nav: '/settings', chrome: true }
     case '/overview':
       return { page: overviewPage, title: 'Overview', nav: '/overview', chrome: true }
   }
@@ -84,7 +88,9 @@ function topbar(current: string | undefined): HTMLElement {
       link(
         n.path,
         n.label,
-        n.path === '/quarantine' || n.path === '/kiosk' ? `${n.path}${projectQuery()}` : `${n.path}${keep}`,
+        n.path === '/quarantine' || n.path === '/kiosk' || n.path === '/settings'
+          ? `${n.path}${projectQuery()}`
+          : `${n.path}${keep}`,
       ),
     ),
   )

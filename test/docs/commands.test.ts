@@ -38,6 +38,7 @@ const OTHER_COMMANDS: Record<string, string> = {
   'npx vitest run': 'test/recipes/github-actions.test.ts and test/reporters/vitest.test.ts',
   'npx jest': 'test/recipes/gitlab-ci.test.ts and test/reporters/jest.test.ts',
   true: 'the shell',
+  'claude mcp add': 'test/mcp/stdio.test.ts starts `flakewatch mcp` as the client does; test/mcp/http.test.ts talks to /mcp',
 }
 
 /** The report of the tests the pages name (`unit::src/cart.test.ts::adds an item`), as Vitest's JUnit writes it. */

@@ -67,6 +67,13 @@ const REQUESTS: { route: string; method: string; url: string; body?: unknown; ty
   { route: 'GET /api/v1/quarantine', method: 'GET', url: '/api/v1/quarantine' },
   { route: 'GET /api/v1/quarantine/audit', method: 'GET', url: '/api/v1/quarantine/audit' },
   { route: 'GET /api/v1/bundle', method: 'GET', url: '/api/v1/bundle?days=3650' },
+  { route: 'GET /api/v1/policy', method: 'GET', url: '/api/v1/policy' },
+  {
+    route: 'POST /api/v1/policy/preview',
+    method: 'POST',
+    url: '/api/v1/policy/preview',
+    body: { analysis: { verdict: { brokenMinConsecutive: 8 } }, quarantine: { minScore: 0.4 } },
+  },
   { route: 'DELETE /api/v1/rules/:ruleId', method: 'DELETE', url: '/api/v1/rules/windows?reason=done' },
   {
     route: 'DELETE /api/v1/quarantine/:testId',

@@ -1,15 +1,15 @@
-import { asOfTime } from '../../analysis/as-of.js'
 import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { hintToJson, toAnalysisJson } from '../../analysis/to-analysis-json.js'
 import type { TestAnalysis } from '../../analysis/types.js'
 import { analysisOptions } from '../../config/load.js'
+import { applyPolicyCandidate, readPolicyCandidate } from '../../config/policy-candidate.js'
 import { InputError, NotFoundError } from '../../errors.js'
 import type { TestHistory } from '../../model.js'
 import { analyzeStore, forEachAnalysis } from '../../pipeline/analyze-store.js'
 import { ownerLookupFromConfig } from '../../owners/read-codeowners.js'
-import type { AuditEntry, QuarantineRecord } from '../../store/store.js'
+import { explainTest, similarTests, type TestExplanation } from '../../pipeline/explain-test.js'
 import {
   emit,
   emitJson,
@@ -21,11 +21,13 @@ import {
   renderMarkdownTable,
   renderTable,
   tableLines,
+  useColor,
   type Io,
 } from '../output.js'
 import { withStore } from './quarantine.js'
 import type { StoreFlags } from '../project-option.js'
 import { compareText } from '../../compare-text.js'
+import { createPainter, paintStrip, paintVerdict } from '../color.js'
 
 export interface AnalyzeCommandOptions extends StoreFlags {
   verdict?: string
@@ -40,6 +42,10 @@ export interface AnalyzeCommandOptions extends StoreFlags {
   format?: 'table' | 'markdown' | 'json'
   output?: string
   asOf?: string
+  /** A candidate policy file: judge every test under it instead of the config's (`--policy`). */
+  policy?: string
+  /** With `policy`: print only what the candidate would change (`--diff`). */
+  diff?: boolean
 }
 
 /** `--since` takes an ISO date or a number of days back (`14d`). */
@@ -173,6 +179,19 @@ function leaderboardRow(a: TestAnalysis): string[] {
   ]
 }
 
+/** The leaderboard's verdict column, coloured on a terminal. */
+const VERDICT_COLUMN = 9
+
+/** Table options of the leaderboard: numbers right-aligned, the verdict in its colour when stdout takes colour. */
+function leaderboardTable(io: Io, output: string | undefined) {
+  const paint = createPainter(useColor(io, output))
+  return {
+    right: [1, 2, 3, 4, 5, 6],
+    maxWidth: 70,
+    paint: (column: number, cell: string) => (column === VERDICT_COLUMN ? paintVerdict(paint, cell) : cell),
+  }
+}
+
 const HEADERS = [
   'test',
   'runs',
@@ -204,11 +223,9 @@ export async function printAnalyze(list: OwnedAnalysis[], opts: AnalyzeCommandOp
         : 'no tests stored yet (store reports first: flakewatch ingest <files>)\n',
     )
   }
-  await emitLines(
-    io,
-    tableLines(HEADERS, list, leaderboardRow, { right: [1, 2, 3, 4, 5, 6], maxWidth: 70 }),
-    opts.output,
-  )
+  await emitLines(io, tableLines(HEADERS, list, leaderboardRow, leaderboardTable(io, opts.output)), opts.output, {
+    coloured: true,
+  })
   io.stderr.write(`\n${verdictCounts(list)}\n`)
 }
 
@@ -249,7 +266,8 @@ export async function analyzeAndPrint(opts: AnalyzeCommandOptions, io: Io): Prom
     const { rows, orderHints } = await withStore(
       opts,
       io,
-      async (store, config) => {
+      async (store, stored) => {
+        const config = opts.policy ? applyPolicyCandidate(stored, readPolicyCandidate(opts.policy)) : stored
         const ownersOf = ownerLookupFromConfig(config, process.cwd(), (m) => io.stderr.write(`warning: ${m}\n`))
         const kept: KeptRow[] = []
         const hints = await forEachAnalysis(
@@ -314,7 +332,9 @@ export async function analyzeAndPrint(opts: AnalyzeCommandOptions, io: Io): Prom
     const cellsOf = (r: KeptRow) => JSON.parse(r.cells) as string[]
     if (opts.format === 'markdown') return await emitLines(io, markdownLines(HEADERS, rows, cellsOf), opts.output)
     if (!rows.length) return printAnalyze([], opts, io)
-    await emitLines(io, tableLines(HEADERS, rows, cellsOf, { right: [1, 2, 3, 4, 5, 6], maxWidth: 70 }), opts.output)
+    await emitLines(io, tableLines(HEADERS, rows, cellsOf, leaderboardTable(io, opts.output)), opts.output, {
+      coloured: true,
+    })
     const shown = rows.length < matched ? ` (the first ${rows.length} shown: --limit ${limit})` : ''
     io.stderr.write(`\n${summary}${shown}\n`)
   } finally {
@@ -332,17 +352,7 @@ function verdictCounts(list: readonly { verdict: string }[]): string {
     .join(', ')}`
 }
 
-export interface ShowResult {
-  analysis: TestAnalysis
-  owners: string[]
-  history: TestHistory
-  quarantine: QuarantineRecord | null
-  audit: AuditEntry[]
-  trailingPasses: number
-}
-
-/** Other tests of the shown test's file read for its order-dependency hint: a file rarely has more. */
-const SHOW_FILE_PEERS = 2000
+export type ShowResult = TestExplanation
 
 export async function show(testId: string, opts: AnalyzeCommandOptions, io: Io): Promise<ShowResult> {
   const asOf = parseAsOf(opts.asOf)
@@ -350,43 +360,14 @@ export async function show(testId: string, opts: AnalyzeCommandOptions, io: Io):
     opts,
     io,
     async (store, config) => {
-      let found: ShowResult | undefined
-      // The as-of time is the newest run of the whole store (or --as-of), not of this one test, so that `show`
-      // gives the verdict `analyze` lists.
-      const now = asOf ?? asOfTime(await store.runSummaries({}), undefined, Date.now())
-      // Order dependency compares the test with the others of its file: they are scanned too, only it is shown.
-      const ref = await store.getTest(testId)
-      const peers = ref
-        ? await store.listTests({ search: `${ref.suite}::${ref.module}::`, limit: SHOW_FILE_PEERS })
-        : []
-      const testIds = [testId, ...peers.map((p) => p.testId).filter((id) => id !== testId)]
-      await analyzeStore(store, {
-        config: analysisOptions(config),
-        now,
-        filter: { testIds },
-        onTest: (history, analysis) => {
-          if (history.test.testId !== testId) return
-          found = {
-            analysis,
-            owners: [],
-            history,
-            quarantine: null,
-            audit: [],
-            trailingPasses: analysis.trailingPasses,
-          }
-        },
-      })
+      const ownersOf = ownerLookupFromConfig(config, process.cwd(), (m) => io.stderr.write(`warning: ${m}\n`))
+      const found = await explainTest(store, config, testId, { asOf, ownersOf })
       if (!found) {
-        const near = await store.listTests({ search: testId.split('::').pop(), limit: 5 })
+        const near = await similarTests(store, testId)
         throw new NotFoundError(
-          `no results for test "${testId}"${near.length ? `; did you mean: ${near.map((t) => t.testId).join(', ')}` : ''}`,
+          `no results for test "${testId}"${near.length ? `; did you mean: ${near.join(', ')}` : ''}`,
         )
       }
-      found.owners = ownerLookupFromConfig(config, process.cwd(), (m) => io.stderr.write(`warning: ${m}\n`))(
-        found.history.test,
-      )
-      found.quarantine = await store.getQuarantine(testId)
-      found.audit = await store.listAudit({ testId, limit: 20 })
       return found
     },
     'read',
@@ -489,5 +470,14 @@ export function printShow(r: ShowResult, opts: AnalyzeCommandOptions, io: Io): v
       : 'not quarantined',
   )
   for (const e of r.audit) lines.push(`- ${e.at} ${e.action} by ${e.actor}: ${e.reason}`)
-  emit(io, lines.join('\n'), opts.output)
+  const paint = createPainter(!md && useColor(io, opts.output))
+  // Coloured after the text is clean: the verdict word and the history strip, on their own lines' heads.
+  emit(io, lines.join('\n'), opts.output, (clean) =>
+    clean
+      .replace(/^verdict: (\w+)/m, (_, v: string) => `verdict: ${paintVerdict(paint, v)}`)
+      .replace(
+        /^(history \(oldest → newest\): )(\S*)/m,
+        (_, head: string, strip: string) => head + paintStrip(paint, strip),
+      ),
+  )
 }

@@ -1,13 +1,13 @@
 import { existsSync, readFileSync } from 'node:fs'
-import type { Result, TestHistory } from '../../model.js'
-import type { TestAnalysis } from '../../analysis/types.js'
-import { analysisOptions, loadConfig } from '../../config/load.js'
+import type { Result } from '../../model.js'
+import { loadConfig } from '../../config/load.js'
 import { InputError } from '../../errors.js'
-import { classifyFailures, type ClassifiedFailure } from '../../comment/classify.js'
+import type { ClassifiedFailure } from '../../comment/classify.js'
+import { triageFailures } from '../../pipeline/triage-failures.js'
 import { upsertComment, type CommentTarget, type PostCommentResult } from '../../comment/providers.js'
 import { renderComment } from '../../comment/render.js'
-import { createForgiver, isActive, type GateTotals, type RunScope } from '../../quarantine/gate.js'
-import type { QuarantineRecord, QuarantineRule } from '../../store/store.js'
+import type { GateTotals, RunScope } from '../../quarantine/gate.js'
+import type { QuarantineRecord, QuarantineRule, Store } from '../../store/store.js'
 import { emitJson, type Io } from '../output.js'
 import type { GateCommandOptions } from './gate.js'
 
@@ -99,44 +99,35 @@ async function classify(
   io: Io,
 ): Promise<ClassifiedFailure[]> {
   const config = loadConfig({ file: opts.config, env: io.env })
-  const interesting = results.filter((r) => r.status === 'failed' || r.status === 'error' || r.flakyOnRetry)
-  let quarantines: QuarantineRecord[] = []
-  let rules: QuarantineRule[] = []
-  const known = new Map<string, { analysis: TestAnalysis; history: TestHistory }>()
+  const interesting = results.some((r) => r.status === 'failed' || r.status === 'error' || r.flakyOnRetry)
+  let fromFile: { quarantines: QuarantineRecord[]; rules: QuarantineRule[] } = {
+    quarantines: [],
+    rules: [],
+  }
   if (opts.quarantineFile && existsSync(opts.quarantineFile)) {
     const { readQuarantineFile } = await import('../../quarantine/file.js')
-    ;({ records: quarantines, rules } = readQuarantineFile(opts.quarantineFile))
+    const read = readQuarantineFile(opts.quarantineFile)
+    fromFile = { quarantines: read.records, rules: read.rules }
   }
   const db = opts.db ?? config.db
-  if (interesting.length && (opts.db || !opts.quarantineFile) && (/^postgres/.test(db) || existsSync(db))) {
+  const triage = (store: Store | null) =>
+    triageFailures(store, results, {
+      config,
+      scopes,
+      branch: opts.branch ?? null,
+      // A quarantine file, when given, says what is quarantined; the store then gives only the history.
+      ...(opts.quarantineFile ? fromFile : {}),
+    })
+  if (interesting && (opts.db || !opts.quarantineFile) && (/^postgres/.test(db) || existsSync(db))) {
     const { openStore } = await import('../../store/open.js')
-    const { analyzeStore } = await import('../../pipeline/analyze-store.js')
     const store = await openStore({ db, env: {} })
     try {
-      if (!opts.quarantineFile) {
-        quarantines = await store.listQuarantines()
-        rules = await store.listQuarantineRules()
-      }
-      await analyzeStore(store, {
-        config: analysisOptions(config),
-        filter: { testIds: interesting.map((r) => r.test.testId) },
-        onTest: (history, analysis) => known.set(history.test.testId, { analysis, history }),
-      })
+      return await triage(store)
     } finally {
       await store.close()
     }
   }
-  const now = Date.now()
-  const active = new Map(quarantines.filter((q) => isActive(q, now)).map((q) => [q.testId, q]))
-  const noScope: RunScope = { branch: opts.branch ?? null, env: {} }
-  const forgiverOf = createForgiver(active, { now, rules, runOf: (r) => scopes?.get(r) ?? noScope })
-  return classifyFailures({
-    results: interesting,
-    quarantines: active,
-    forgiverOf,
-    known,
-    defaultBranch: config.defaultBranch,
-  })
+  return triage(null)
 }
 
 /** A job's results as the comment needs them: the failures and passes on retry, each with its run, and the counts. */

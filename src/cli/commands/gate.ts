@@ -19,7 +19,8 @@ import { rewriteJunit } from '../../quarantine/junit-rewrite.js'
 import { ReportTally } from '../../quarantine/report-tally.js'
 import { suiteHints } from '../../quarantine/suite-hints.js'
 import { InputError } from '../../errors.js'
-import { emitJson, renderMarkdownTable, sanitizeCell, type Io } from '../output.js'
+import { emitJson, renderMarkdownTable, sanitizeCell, useColor, type Io } from '../output.js'
+import { createPainter } from '../color.js'
 import { projectStoreFlags, type StoreFlags } from '../project-option.js'
 import { repoRootFromFlags, runContextFromFlags, type RunFlags } from './ingest.js'
 import { appendAll } from '../../extent.js'
@@ -242,9 +243,9 @@ export function printGate(result: GateResult, opts: GateCommandOptions, io: Io):
   }
   const out: string[] = []
   const t = result.totals
-  out.push(
-    `flakewatch gate: ${result.verdict.toUpperCase()} (${t.tests} tests: ${t.passed} passed, ${t.failed} failed, ${t.skipped} skipped)`,
-  )
+  const paint = createPainter(useColor(io))
+  const word = paint(result.verdict === 'pass' ? 'green' : 'red', result.verdict.toUpperCase())
+  out.push(`flakewatch gate: ${word} (${t.tests} tests: ${t.passed} passed, ${t.failed} failed, ${t.skipped} skipped)`)
   if (result.blocking.length) {
     out.push(`\nBlocking failures (${result.blocking.length}):`)
     appendAll(out, result.blocking.map(line))

@@ -1,0 +1,45 @@
+import type { ResolvedConfig } from '../config/load.js'
+import type { TestRef, VerdictKind } from '../model.js'
+import type { OwnerLookup } from '../owners/read-codeowners.js'
+import type { QuarantineManager } from '../quarantine/manager.js'
+import type { Store } from '../store/store.js'
+
+/** What `list_tests` filters and sorts on, for one test: from the server's snapshot, or a scan of the store. */
+export interface TestSummary extends TestRef {
+  verdict: VerdictKind
+  score: number
+  passRate: number | null
+  flipRate: number
+  runs: number
+  failures: number
+  lastFailureAt: number | null
+}
+
+/**
+ * Everything the MCP tools need, the same over stdio (the local store) and over HTTP (one project of `serve`).
+ */
+export interface McpContext {
+  store: Store
+  config: ResolvedConfig
+  /** The project key on a multi-project server (it goes into dashboard links); null otherwise. */
+  project: string | null
+  /** The dashboard's address, for links to test pages (`notifications.serverUrl`, or the server's own). */
+  serverUrl: string | null
+  /** Every test's summary, most harmful first (`analyze`'s order), kept fresh by the caller. */
+  summaries(): Promise<readonly TestSummary[]>
+  ownersOf: OwnerLookup
+  quarantine: QuarantineManager
+  /**
+   * Who a write is audited as: the write token's name over HTTP, the local user over stdio. Null: this client
+   * may only read, and every tool that writes refuses.
+   */
+  actor: string | null
+  /**
+   * The folder `triage_report` and `setup_plan` may read files under (stdio: the working directory). Null over
+   * HTTP: a remote client sends the content instead, and the server reads none of its own files for it.
+   */
+  localRoot: string | null
+  /** Called after a write, so that cached answers are dropped. */
+  afterWrite?: () => void
+  now: () => number
+}
