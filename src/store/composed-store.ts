@@ -1,6 +1,7 @@
 import type { Attempt, Run, TestHistory, TestRef } from '../model.js'
 import type { AuditHead, AuditKind, AuditLogInput, ChainedAuditEntry } from './audit-chain.js'
 import type { NotificationStore } from './notifications.js'
+import type { TicketStore } from './tickets.js'
 import type {
   AuditEntry,
   AuditInput,
@@ -55,6 +56,7 @@ export abstract class ComposedStore implements Store {
   constructor(protected readonly parts: StoreParts) {}
 
   abstract notifications(): NotificationStore
+  abstract tickets(): TicketStore
   abstract close(): Promise<void>
 
   // Results

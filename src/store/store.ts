@@ -1,5 +1,6 @@
 import type { AuditHead, AuditKind, AuditLogInput, ChainedAuditEntry } from './audit-chain.js'
 import type { NotificationStore } from './notifications.js'
+import type { TicketStore } from './tickets.js'
 import type { Attempt, Result, Run, RunMeta, TestHistory, TestRef } from '../model.js'
 import type { AnyRunBatch } from './packed-results.js'
 
@@ -344,6 +345,9 @@ export interface Store
 
   /** Notification state and the webhook outbox (see `notify/`). */
   notifications(): NotificationStore
+
+  /** Tickets in trackers, one per test, and what the ticket sync last saw (see `tickets/`). */
+  tickets(): TicketStore
 
   close(): Promise<void>
 }

@@ -160,7 +160,7 @@ describe('one casing on the wire: the CLI', () => {
     // The webhook it sent is in the same casing.
     expect(hooks.received.length).toBeGreaterThan(0)
     for (const r of hooks.received) expect(offCasing(JSON.parse(r.body))).toEqual([])
-  }, 180_000)
+  }, 600_000)
 
   it('the checker itself finds camelCase, PascalCase and kebab-case keys, but not data keys', () => {
     expect(offCasing({ test_id: 'a', issueUrl: null, x: [{ CreatedAt: 1, 'dry-run': true }] })).toEqual([

@@ -1,7 +1,8 @@
 import { execFile } from 'node:child_process'
-import { cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
+import semver from 'semver'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { ROOT, testdir } from '../helpers/run-cli.js'
 
@@ -9,6 +10,7 @@ const run = promisify(execFile)
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
   version: string
   scripts: Record<string, string>
+  engines: { node: string }
   bin: Record<string, string>
   exports: Record<string, string | { types: string; default: string }>
 }
@@ -63,15 +65,51 @@ describe('npm pack', () => {
 })
 
 describe('npm i -D flakewatch, from the tarball', () => {
-  it('installs into a fresh project and runs there', async () => {
-    const project = testdir({ 'package.json': '{"name":"scratch","version":"1.0.0","private":true}\n' }, 'install-')
+  let project: string
+  let install: { stdout: string; stderr: string }
+
+  beforeAll(async () => {
+    project = testdir({ 'package.json': '{"name":"scratch","version":"1.0.0","private":true}\n' }, 'install-')
     const tarball = join(dir, packed.filename)
     // Install scripts are skipped so that no native build runs here; the repository's own build of the same
-    // better-sqlite3 version stands in for it below.
-    await run('npm', ['i', '-D', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund', tarball], {
-      cwd: project,
-      maxBuffer: 16 * 1024 * 1024,
-    })
+    // better-sqlite3 version stands in for it below. Packages come from npm's cache when it has them.
+    install = await run(
+      'npm',
+      ['i', '-D', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund', tarball],
+      {
+        cwd: project,
+        maxBuffer: 16 * 1024 * 1024,
+      },
+    )
+  }, 240_000)
+
+  it('prints no engine warning on this Node, which is in the range the README claims', () => {
+    const claimed = pkg.engines.node
+    expect(semver.satisfies(process.version, claimed), `${process.version} is outside ${claimed}`).toBe(true)
+    expect(install.stderr).not.toMatch(/EBADENGINE|Unsupported engine/)
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
+    expect(readme).toContain(`Node.js ${describeRange(claimed)}`)
+  })
+
+  it('installs only packages whose own engines admit the lowest Node of every part of the claimed range', () => {
+    const lowest = semver.toComparators(pkg.engines.node).map((set) => semver.minVersion(set.join(' '))!.version)
+    expect(lowest).toEqual(['20.19.0', '22.12.0'])
+    const refused: string[] = []
+    for (const file of packageFiles(join(project, 'node_modules'))) {
+      const dep = JSON.parse(readFileSync(file, 'utf8')) as {
+        name?: string
+        version?: string
+        engines?: { node?: string }
+      }
+      const range = dep.engines?.node
+      if (!dep.name || !range) continue
+      for (const v of lowest)
+        if (!semver.satisfies(v, range)) refused.push(`${dep.name}@${dep.version} (${range}) refuses ${v}`)
+    }
+    expect(refused).toEqual([])
+  })
+
+  it('runs there: the CLI, the examples, the library', async () => {
     const version = await run('npx', ['--no-install', 'flakewatch', '--version'], { cwd: project })
     expect(version.stdout.trim()).toBe(pkg.version)
 
@@ -93,3 +131,28 @@ describe('npm i -D flakewatch, from the tarball', () => {
     expect((await run(process.execPath, ['check.mjs'], { cwd: project })).stdout.trim()).toBe('function')
   }, 240_000)
 })
+
+/** "^20.19.0 || >=22.12.0" as the README words it: "20.19+ or 22.12+". */
+function describeRange(range: string): string {
+  return semver
+    .toComparators(range)
+    .map((set) => `${semver.minVersion(set.join(' '))!.version.replace(/\.0$/, '')}+`)
+    .join(' or ')
+}
+
+/** Every package.json of the installed packages, nested ones included. */
+function packageFiles(modules: string): string[] {
+  const out: string[] = []
+  if (!existsSync(modules)) return out
+  for (const e of readdirSync(modules, { withFileTypes: true })) {
+    if (!e.isDirectory() || e.name.startsWith('.')) continue
+    const dirs = e.name.startsWith('@')
+      ? readdirSync(join(modules, e.name)).map((n) => join(modules, e.name, n))
+      : [join(modules, e.name)]
+    for (const d of dirs) {
+      if (existsSync(join(d, 'package.json'))) out.push(join(d, 'package.json'))
+      out.push(...packageFiles(join(d, 'node_modules')))
+    }
+  }
+  return out
+}

@@ -3,6 +3,7 @@ import { POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations.js'
 import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/postgres-store.js'
 import { batch, result, runMeta } from '../helpers/builders.js'
 import { storeContract } from './contract.js'
+import { ticketStoreContract } from './tickets-contract.js'
 import pgModule from 'pg'
 import { resolveTestPg, schemas, searchPath, sql, withoutSchema } from './pg-helpers.js'
 
@@ -32,6 +33,11 @@ if (pg.skip !== undefined) {
 
   // Each test gets its own schema, so tests never see each other's rows and the migrations run every time.
   storeContract('postgres', () => openPostgresStore(db.fresh()))
+  ticketStoreContract('postgres', async () => {
+    const url = db.fresh()
+    const first = await openPostgresStore(url)
+    return [first, await openPostgresStore(url)]
+  })
 
   describe('postgres specifics', () => {
     it('migrates exactly once when 5 stores open a fresh schema at once', async () => {

@@ -6,6 +6,7 @@ import { SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations.js'
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js'
 import { batch, result, runMeta } from '../helpers/builders.js'
 import { storeContract } from './contract.js'
+import { ticketStoreContract } from './tickets-contract.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'fw-sqlite-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -13,6 +14,11 @@ let n = 0
 
 // A real file, not :memory:, so that WAL and the on-disk schema are exercised.
 storeContract('sqlite', () => openSqliteStore(join(dir, `contract-${n++}.db`)))
+ticketStoreContract('sqlite', async () => {
+  const file = join(dir, `tickets-${n++}.db`)
+  const first = await openSqliteStore(file)
+  return [first, await openSqliteStore(file)]
+})
 
 describe('sqlite specifics', () => {
   it('creates the file with WAL and migrates once', async () => {

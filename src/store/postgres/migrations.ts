@@ -348,6 +348,39 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
       `)
     },
   },
+  {
+    // Tickets in trackers (issue 31): see the SQLite migration of the same id.
+    id: '0014-tickets',
+    async up(client) {
+      await client.query(`
+        CREATE TABLE ticket_state (
+          test_id text PRIMARY KEY,
+          verdict text NOT NULL,
+          quarantined boolean NOT NULL,
+          expiry_warned_for text,
+          updated_at text NOT NULL
+        );
+        CREATE TABLE tickets (
+          test_id text PRIMARY KEY,
+          tracker text NOT NULL,
+          marker text NOT NULL,
+          key text,
+          url text,
+          wanted text NOT NULL,
+          actual text,
+          reason text NOT NULL,
+          pending_comment text,
+          last_failure_at bigint,
+          attempts integer NOT NULL,
+          next_attempt_at bigint NOT NULL,
+          last_error text,
+          lease_owner text,
+          lease_until bigint NOT NULL,
+          updated_at text NOT NULL
+        );
+      `)
+    },
+  },
 ]
 
 /**

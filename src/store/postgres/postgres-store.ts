@@ -10,6 +10,8 @@ import { PgHistory } from './history.js'
 import { PgIngest } from './ingest.js'
 import { migratePostgres } from './migrations.js'
 import { PostgresNotificationStore } from './notifications.js'
+import { PostgresTicketStore } from './tickets.js'
+import type { TicketStore } from '../tickets.js'
 import { PgQuarantine } from './quarantine.js'
 import { PgRetention } from './retention.js'
 import { PgRules } from './rules.js'
@@ -121,6 +123,7 @@ export class PostgresStore extends ComposedStore {
   readonly kind = 'postgres' as const
   private readonly conn: PgConnection
   private notificationStore: PostgresNotificationStore | null = null
+  private ticketStore: PostgresTicketStore | null = null
 
   constructor(
     driver: PgDriver,
@@ -149,6 +152,16 @@ export class PostgresStore extends ComposedStore {
         return await this.conn.transaction((client) => fn(client))
       } catch (error) {
         throw this.conn.wrap('notifications', error)
+      }
+    }))
+  }
+
+  tickets(): TicketStore {
+    return (this.ticketStore ??= new PostgresTicketStore(this.conn.db, async (fn) => {
+      try {
+        return await this.conn.transaction((client) => fn(client))
+      } catch (error) {
+        throw this.conn.wrap('tickets', error)
       }
     }))
   }

@@ -300,6 +300,41 @@ export const SQLITE_MIGRATIONS: SqliteMigration[] = [
       db.exec('DROP TABLE quarantine_audit; DROP TABLE quarantine_rule_audit')
     },
   },
+  {
+    // Tickets in trackers (issue 31): one row per test, what its ticket should be and what the tracker has, with
+    // a lease so that two processes never open one test's ticket twice; and what the ticket sync last saw of each
+    // test, apart from the webhooks' state.
+    id: '0014-tickets',
+    up(db) {
+      db.exec(`
+        CREATE TABLE ticket_state (
+          test_id TEXT PRIMARY KEY,
+          verdict TEXT NOT NULL,
+          quarantined INTEGER NOT NULL,
+          expiry_warned_for TEXT,
+          updated_at TEXT NOT NULL
+        );
+        CREATE TABLE tickets (
+          test_id TEXT PRIMARY KEY,
+          tracker TEXT NOT NULL,
+          marker TEXT NOT NULL,
+          key TEXT,
+          url TEXT,
+          wanted TEXT NOT NULL,
+          actual TEXT,
+          reason TEXT NOT NULL,
+          pending_comment TEXT,
+          last_failure_at INTEGER,
+          attempts INTEGER NOT NULL,
+          next_attempt_at INTEGER NOT NULL,
+          last_error TEXT,
+          lease_owner TEXT,
+          lease_until INTEGER NOT NULL,
+          updated_at TEXT NOT NULL
+        );
+      `)
+    },
+  },
 ]
 
 /**

@@ -11,6 +11,8 @@ import { SqliteHistory } from './history.js'
 import { SqliteIngest } from './ingest.js'
 import { migrateSqlite, pendingSqliteMigrations } from './migrations.js'
 import { SqliteNotificationStore } from './notifications.js'
+import { SqliteTicketStore } from './tickets.js'
+import type { TicketStore } from '../tickets.js'
 import { SqliteQuarantine } from './quarantine.js'
 import { SqliteRetention } from './retention.js'
 import { SqliteRules } from './rules.js'
@@ -124,6 +126,7 @@ export class SqliteStore extends ComposedStore {
   readonly kind = 'sqlite' as const
   private readonly conn: SqliteConnection
   private notificationStore: SqliteNotificationStore | null = null
+  private ticketStore: SqliteTicketStore | null = null
 
   constructor(
     private readonly db: SqliteDb,
@@ -147,6 +150,10 @@ export class SqliteStore extends ComposedStore {
 
   notifications(): NotificationStore {
     return (this.notificationStore ??= new SqliteNotificationStore(this.db, (fn) => this.conn.serial(fn)))
+  }
+
+  tickets(): TicketStore {
+    return (this.ticketStore ??= new SqliteTicketStore(this.db, (fn) => this.conn.serial(fn)))
   }
 
   /** Runs a SQL query and returns its rows; for tests and diagnostics only. */
