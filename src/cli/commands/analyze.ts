@@ -404,6 +404,7 @@ export function printShow(r: ShowResult, opts: AnalyzeCommandOptions, io: Io): v
         })),
         quarantine: r.quarantine,
         audit: r.audit,
+        names: r.names,
       },
       opts.output,
     )
@@ -414,6 +415,7 @@ export function printShow(r: ShowResult, opts: AnalyzeCommandOptions, io: Io): v
   lines.push(md ? `## ${a.testId}` : a.testId)
   lines.push(`verdict: ${a.verdict} — ${a.reason}`)
   if (r.owners.length) lines.push(`owners: ${r.owners.join(' ')}`)
+  if (r.names.length) lines.push(`also reported as: ${r.names.join(', ')}`)
   lines.push(`history (oldest → newest): ${historyStrip(r.history)}`)
   lines.push(
     `runs ${a.runs}, pass rate ${pct(a.passRate)}, flip ${num(a.flipRate)}, ewma ${num(a.ewmaFlipRate)} (flip-rate class ${a.flipRateClass}), ` +
