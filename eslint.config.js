@@ -11,6 +11,8 @@ export default tseslint.config(
       'src/web/dist/**',
       'coverage/**',
       'test/.tmp/**',
+      // The example project of `flakewatch demo`: a user's Vitest project, not flakewatch's code.
+      'examples/**',
       '**/*.js',
       '**/*.mjs',
       '**/*.cjs',

@@ -20,6 +20,7 @@ import type { RunCommandOptions } from './commands/run.js'
 import type { McpCommandOptions } from './commands/mcp.js'
 import type { TicketsCommandOptions, TicketsListOptions } from './commands/tickets.js'
 import type { ServeOptions } from './commands/serve.js'
+import type { DemoOptions } from './commands/demo.js'
 
 const collect = (value: string, previous: string[] = []) => [...previous, value]
 
@@ -323,6 +324,7 @@ Examples:
     .option('--message <regex>', 'regex over failure messages: only failures with this message are forgiven')
     .option('--branch <glob>', 'only runs on this branch')
     .option('--env <key=value>', 'only runs with this environment facet (repeatable)', collect, [])
+    .option('--allow-broad', 'allow a rule that forgives every failure (in its branch and env), such as --test-id "**"')
     .requiredOption('--reason <text>', 'why (kept in the audit log)')
     .option('--owner <name>', 'who will fix it')
     .option('--issue <url>', 'tracking issue (http or https)')
@@ -553,6 +555,29 @@ Examples:
       const result = await publish(opts, io)
       printPublish(result, opts, io)
       if (!result.ok && opts.strict) throw new ExitError(2, 'publish failed')
+    })
+
+  program
+    .command('demo')
+    .description("try flakewatch without a project: a shop's example reports, the leaderboard, then the dashboard")
+    .option('--dir <folder>', 'write the example project here, a new or empty folder (default: a new temporary one)')
+    .option('--no-serve', 'stop after the leaderboard (for CI)')
+    .option('--host <host>', 'address to listen on (default: 127.0.0.1)')
+    .option('--port <port>', 'port to listen on; 0 picks a free one (default: 8080)')
+    .addHelpText(
+      'after',
+      `
+The example project is a small Vitest project with flakewatch's config; every example of the README and of
+docs/ runs in it as written.
+
+Examples:
+  $ npx flakewatch demo
+  $ npx flakewatch demo --dir shop --no-serve`,
+    )
+    .action(async (opts: DemoOptions) => {
+      const { demo } = await import('./commands/demo.js')
+      const { stoppedBy } = await demo(opts, io)
+      if (stoppedBy === 'SIGINT') throw new ExitError(130)
     })
 
   program

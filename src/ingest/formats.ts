@@ -17,6 +17,9 @@ export const FORMATS = [
   'mocha-json',
   'mochawesome',
   'rspec-json',
+  'cucumber-json',
+  'cucumber-messages',
+  'pytest-json',
 ] as const
 
 /** A report format name, one of {@link FORMATS}. */

@@ -11,6 +11,9 @@ import { parseXunit } from './xunit.js'
 import { parseBazelBep } from './bazel-bep.js'
 import { parseMochaJson, parseMochawesome } from './mocha-json.js'
 import { parseRspecJson } from './rspec-json.js'
+import { parseCucumberJson } from './cucumber-json.js'
+import { parseCucumberMessages } from './cucumber-messages.js'
+import { parsePytestJson } from './pytest-json.js'
 import type { Format } from './formats.js'
 import type { Parser } from './types.js'
 
@@ -40,4 +43,7 @@ export const PARSERS = {
   'mocha-json': parseMochaJson,
   mochawesome: parseMochawesome,
   'rspec-json': parseRspecJson,
+  'cucumber-json': parseCucumberJson,
+  'cucumber-messages': parseCucumberMessages,
+  'pytest-json': parsePytestJson,
 } satisfies Record<Format, Parser>

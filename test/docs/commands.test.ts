@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process'
-import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { CommanderError, type Command } from 'commander'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -9,8 +9,9 @@ import { cleanup } from '../reporters/helpers.js'
 
 /**
  * Every `flakewatch` command in a ```sh block of README.md and docs/*.md: parsed by the real CLI (an unknown
- * command or option, a missing argument or an invalid choice fails), then run in order in a scratch folder with
- * a copy of examples/ and a store filled from examples/reports, where it must not exit 2. See docs/development.md.
+ * command or option, a missing argument or an invalid choice fails), then run as a reader would, in the order of
+ * docs/README.md, starting in an empty folder: the README's `flakewatch demo --dir shop` and `cd shop` make the
+ * example project the rest runs in, and nothing else is put there. See docs/development.md.
  */
 
 interface DocCommand {
@@ -20,13 +21,22 @@ interface DocCommand {
   argv: string[]
   env: Record<string, string>
   run: boolean
+  /** `clone`: a block of a page that runs in a clone of flakewatch (```sh clone). */
+  where: 'project' | 'clone'
+}
+
+/** A `cd <dir>` of the docs: the commands after it run there. */
+interface DocCd {
+  page: string
+  cd: string
 }
 
 /** Commands of the docs that are not flakewatch's, and what exercises them. */
 const OTHER_COMMANDS: Record<string, string> = {
-  'npm i -D flakewatch': 'test/install/pack.test.ts installs the packed tarball',
+  'npm i -D flakewatch':
+    'test/install/pack.test.ts installs the packed tarball; here flakewatch and vitest resolve from this repository',
   'npm ci': '.ci/run',
-  'npm run demo': 'test/install/pack.test.ts (ingest + analyze of examples/reports) and test/web/readme-screenshot.test.ts',
+  'npm run demo': 'the build, then flakewatch demo: test/cli/demo.test.ts',
   'npm test': '.ci/run',
   'npm run build': '.ci/run (npm test builds first)',
   'npm run bench': 'bench/run.mjs, run by hand: never part of the tests',
@@ -38,20 +48,19 @@ const OTHER_COMMANDS: Record<string, string> = {
   'npx vitest run': 'test/recipes/github-actions.test.ts and test/reporters/vitest.test.ts',
   'npx jest': 'test/recipes/gitlab-ci.test.ts and test/reporters/jest.test.ts',
   true: 'the shell',
-  'claude mcp add': 'test/mcp/stdio.test.ts starts `flakewatch mcp` as the client does; test/mcp/http.test.ts talks to /mcp',
+  'cd ': 'followed here: the commands after it run in that folder',
+  'claude mcp add':
+    'test/mcp/stdio.test.ts starts `flakewatch mcp` as the client does; test/mcp/http.test.ts talks to /mcp',
 }
 
-/** The report of the tests the pages name (`unit::src/cart.test.ts::adds an item`), as Vitest's JUnit writes it. */
-const CART_JUNIT = `<?xml version="1.0" encoding="UTF-8"?>
-<testsuites name="vitest tests" tests="2" failures="0">
-  <testsuite name="src/cart.test.ts" tests="2" failures="0" errors="0" skipped="0" time="0.01">
-    <testcase classname="src/cart.test.ts" name="adds an item" time="0.004"/>
-    <testcase classname="src/cart.test.ts" name="applies a coupon" time="0.003"/>
-  </testsuite>
-</testsuites>
-`
-
-const PAGES = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)]
+/** The README, then the pages in the order docs/README.md gives them, then any page it does not link. */
+const PAGES = (() => {
+  const index = readFileSync(join(ROOT, 'docs/README.md'), 'utf8')
+  const linked = [...index.matchAll(/\]\(([a-z0-9-]+\.md)\)/g)].map((m) => m[1]!)
+  const all = readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md'))
+  const ordered = [...new Set([...linked.filter((f) => all.includes(f)), ...all.sort()])]
+  return ['README.md', ...ordered.map((f) => `docs/${f}`)]
+})()
 
 /** Shell words of one command line: quotes removed, `$(…)` kept whole. */
 function words(line: string): string[] {
@@ -84,20 +93,26 @@ function words(line: string): string[] {
 }
 
 /** The commands of every ```sh block, with comments, continuations and `&&` chains taken apart. */
-function docCommands(): { flakewatch: DocCommand[]; other: { page: string; line: string }[] } {
+function docCommands(): {
+  flakewatch: DocCommand[]
+  steps: (DocCommand | DocCd)[]
+  other: { page: string; line: string }[]
+} {
   const flakewatch: DocCommand[] = []
+  const steps: (DocCommand | DocCd)[] = []
   const other: { page: string; line: string }[] = []
   for (const page of PAGES) {
     const text = readFileSync(join(ROOT, page), 'utf8')
     for (const m of text.matchAll(/^( *)```(sh(?: [^\n]*)?)\n([\s\S]*?)^\1```/gm)) {
       const run = !m[2]!.includes('parse-only')
+      const where = m[2]!.includes('clone') ? 'clone' : 'project'
       for (const raw of m[3]!.replace(/\\\n/g, ' ').split('\n')) {
         const line = raw.replace(/\s+#\s.*$/, '').trim()
         if (!line || line.startsWith('#')) continue
         for (const part of line.split(/\s*(?:&&|\|\|)\s*/)) {
           // flakewatch inside $(…) of another command, as in the retry recipes.
           for (const inner of part.matchAll(/\$\((flakewatch [^)]*)\)/g)) {
-            flakewatch.push({ page, line: inner[1]!, argv: words(inner[1]!).slice(1), env: {}, run: false })
+            flakewatch.push({ page, line: inner[1]!, argv: words(inner[1]!).slice(1), env: {}, run: false, where })
           }
           const w = words(part.replace(/\s*>\s*\S+$/, ''))
           const env: Record<string, string> = {}
@@ -106,13 +121,19 @@ function docCommands(): { flakewatch: DocCommand[]; other: { page: string; line:
             env[k!] = v.join('=')
           }
           if (w[0] === 'npx' && w[1] === 'flakewatch') w.shift()
-          if (w[0] === 'flakewatch') flakewatch.push({ page, line: part, argv: w.slice(1), env, run })
-          else other.push({ page, line: w.join(' ') })
+          if (w[0] === 'flakewatch') {
+            const c: DocCommand = { page, line: part, argv: w.slice(1), env, run, where }
+            flakewatch.push(c)
+            steps.push(c)
+          } else {
+            if (w[0] === 'cd' && run) steps.push({ page, cd: w[1]! })
+            other.push({ page, line: w.join(' ') })
+          }
         }
       }
     }
   }
-  return { flakewatch, other }
+  return { flakewatch, steps, other }
 }
 
 /** The real command tree with every action replaced: parsing checks commands, options, arguments and choices. */
@@ -136,7 +157,7 @@ function parseOnly(argv: string[]): string | null {
   }
 }
 
-const { flakewatch, other } = docCommands()
+const { flakewatch, steps, other } = docCommands()
 
 describe('commands in README.md and docs/*.md', () => {
   it('finds the commands of every page, and knows what exercises the others', () => {
@@ -145,7 +166,10 @@ describe('commands in README.md and docs/*.md', () => {
     expect(pages).toContain('README.md')
     for (const o of other) {
       const known = Object.keys(OTHER_COMMANDS).find((k) => o.line.startsWith(k))
-      expect(known, `${o.page}: "${o.line}" is not flakewatch's: list it in OTHER_COMMANDS with what tests it`).toBeDefined()
+      expect(
+        known,
+        `${o.page}: "${o.line}" is not flakewatch's: list it in OTHER_COMMANDS with what tests it`,
+      ).toBeDefined()
     }
   })
 
@@ -157,59 +181,80 @@ describe('commands in README.md and docs/*.md', () => {
     expect(parseOnly(['notify', '--config', 'missing.json'])).toBeNull()
   })
 
-  it.each(flakewatch.map((c) => [`${c.page}: flakewatch ${c.argv.join(' ')}`, c] as const))(
-    'parses %s',
-    (_, c) => {
-      expect(parseOnly(c.argv)).toBeNull()
-    },
-  )
+  it.each(flakewatch.map((c) => [`${c.page}: flakewatch ${c.argv.join(' ')}`, c] as const))('parses %s', (_, c) => {
+    expect(parseOnly(c.argv)).toBeNull()
+  })
 })
 
-describe('running them against the example store', () => {
-  let dir: string
-  beforeAll(async () => {
-    // A user's project as the pages assume it: a Vitest project (under test/.tmp, so `npx vitest` resolves from
-    // this repository), its report in test-results/, and the config file of docs/configuration.md.
-    dir = testdir(
-      {
-        'vitest.config.mjs': "export default { test: { include: ['*.check.mjs'] } }\n",
-        'cart.check.mjs': "import { test, expect } from 'vitest'\ntest('adds an item', () => expect(1 + 1).toBe(2))\n",
-        'test-results/junit.xml': CART_JUNIT,
-      },
-      'docs-commands-',
-    )
-    cpSync(join(ROOT, 'examples'), join(dir, 'examples'), { recursive: true })
-    // docs/ingest.md's own examples read flakewatch's fixture reports.
-    cpSync(join(ROOT, 'test/fixtures/reports'), join(dir, 'test/fixtures/reports'), { recursive: true })
-    // …and the public ones, for the formats whose tools do not run here (NUnit, xUnit.net, Bazel).
-    cpSync(join(ROOT, 'test/fixtures/public'), join(dir, 'test/fixtures/public'), { recursive: true })
-    for (const args of [['ingest', 'examples/reports'], ['ingest', 'test-results/junit.xml', '--suite', 'unit']]) {
-      const ingest = await runCli(args, { cwd: dir })
-      expect(ingest.exitCode, ingest.stderr).toBe(0)
-    }
+describe('running them as written, in the example project', () => {
+  let base: string
+  let clone: string
+  let scratch: string
+  /** Where the next command runs: the empty folder, then wherever the docs `cd` to. */
+  let cwd: string
+  beforeAll(() => {
+    // An empty folder under test/.tmp, so that `npx vitest` and `flakewatch/vitest` resolve from this
+    // repository, as they would in a project with `npm i -D flakewatch vitest`.
+    base = testdir({}, 'docs-commands-')
+    cwd = base
+    // Where `flakewatch demo` without --dir makes its folder (os.tmpdir()): under test/.tmp too.
+    scratch = testdir({}, 'docs-tmp-')
+    // docs/ingest.md's ```sh clone blocks run in a clone of flakewatch: what they read of it is test/fixtures.
+    clone = testdir({}, 'docs-clone-')
+    cpSync(join(ROOT, 'test/fixtures/reports'), join(clone, 'test/fixtures/reports'), { recursive: true })
+    cpSync(join(ROOT, 'test/fixtures/public'), join(clone, 'test/fixtures/public'), { recursive: true })
+  })
+  afterAll(() => {
+    cleanup(base)
+    cleanup(scratch)
+    cleanup(clone)
+  })
+
+  it('starts from the README: the demo, then the example project', () => {
+    const readme = steps.filter((s) => s.page === 'README.md')
+    expect(readme.slice(0, 3).map((s) => ('cd' in s ? `cd ${s.cd}` : s.argv.join(' ')))).toEqual([
+      'demo',
+      'demo --dir shop --no-serve',
+      'cd shop',
+    ])
+  })
+
+  it("the example project's config is docs/configuration.md's example", () => {
     const config = /```json\n([\s\S]*?)```/.exec(readFileSync(join(ROOT, 'docs/configuration.md'), 'utf8'))![1]!
-    writeFileSync(join(dir, 'flakewatch.config.json'), config)
-  }, 120_000)
-  afterAll(() => cleanup(dir))
+    expect(readFileSync(join(ROOT, 'examples/project/flakewatch.config.json'), 'utf8')).toBe(config)
+  })
 
   // Commands that reach another server (a team server, GitHub, GitLab) are parsed only.
   const remote = new Set(['upload', 'publish'])
-  const runnable = flakewatch.filter((c) => c.run && !remote.has(c.argv[0]!) && !c.argv.includes('--help'))
+  const runnable = steps.filter((s) => 'cd' in s || (s.run && !remote.has(s.argv[0]!) && !s.argv.includes('--help')))
+  const title = (s: DocCommand | DocCd) => `${s.page}: ${'cd' in s ? `cd ${s.cd}` : `flakewatch ${s.argv.join(' ')}`}`
 
-  it.each(runnable.map((c) => [`${c.page}: flakewatch ${c.argv.join(' ')}`, c] as const))(
+  it.each(runnable.map((s) => [title(s), s] as const))(
     'runs %s without a usage or input error',
-    async (_, c) => {
-      const env = { ...c.env, FLAKEWATCH_WRITE_TOKEN: c.env.FLAKEWATCH_WRITE_TOKEN ?? 'docs-write-token-0123456789' }
-      if (c.argv[0] === 'serve') {
+    async (_, s) => {
+      if ('cd' in s) {
+        cwd = join(cwd, s.cd)
+        expect(existsSync(cwd), `${s.cd} does not exist in ${cwd}`).toBe(true)
+        return
+      }
+      const dir = s.where === 'clone' ? clone : cwd
+      const env = {
+        ...s.env,
+        TMPDIR: scratch,
+        FLAKEWATCH_WRITE_TOKEN: s.env.FLAKEWATCH_WRITE_TOKEN ?? 'docs-write-token-0123456789',
+      }
+      const serves = s.argv[0] === 'serve' || (s.argv[0] === 'demo' && !s.argv.includes('--no-serve'))
+      if (serves) {
         // On a free port of 127.0.0.1 whatever the page says; stopped once it listens.
-        const argv = c.argv.map((a, i, all) =>
+        const argv = s.argv.map((a, i, all) =>
           all[i - 1] === '--port' ? '0' : all[i - 1] === '--host' ? '127.0.0.1' : a,
         )
+        if (!argv.includes('--port')) argv.push('--port', '0')
         expect(await serveUntilListening(argv, dir, env)).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/)
         return
       }
-      const res = await runCli(c.argv, { cwd: dir, env })
-      expect(res.exitCode, `${c.line}\n${res.stdout}\n${res.stderr}`).not.toBe(2)
+      const res = await runCli(s.argv, { cwd: dir, env })
+      expect(res.exitCode, `${s.line}\n${res.stdout}\n${res.stderr}`).not.toBe(2)
       expect(res.exitCode).toBeLessThanOrEqual(1)
     },
     60_000,

@@ -19,6 +19,9 @@ const REPORTS: Record<string, string> = {
   'mocha-json': 'test/fixtures/public/mocha-json/dorny-mocha.json',
   mochawesome: 'test/fixtures/reports/mochawesome/mochawesome.json',
   'rspec-json': 'test/fixtures/public/rspec-json/dorny-rspec.json',
+  'cucumber-json': 'test/fixtures/reports/cucumber/cucumber.json',
+  'cucumber-messages': 'test/fixtures/reports/cucumber/cucumber.ndjson',
+  'pytest-json': 'test/fixtures/reports/pytest-json/pytest-rerun.json',
 }
 
 interface GateJson {

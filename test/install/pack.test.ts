@@ -57,10 +57,13 @@ describe('npm pack', () => {
     expect(files.some((f) => f.startsWith('examples/reports/'))).toBe(true)
   })
 
-  it('ships no tests, no sources, no databases', () => {
-    expect(files.filter((f) => /^(test|src|bench|scripts|\.ci)\//.test(f))).toEqual([])
-    expect(files.filter((f) => /\.test\.|\.db(-wal|-shm)?$|\.tsbuildinfo$/.test(f))).toEqual([])
-    expect(files.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))).toEqual([])
+  it('ships no tests, no sources, no databases (but the example project of `flakewatch demo`)', () => {
+    expect(files).toContain('examples/project/src/cart.test.ts')
+    const own = files.filter((f) => !f.startsWith('examples/project/'))
+    expect(own.filter((f) => /^(test|src|bench|scripts|\.ci)\//.test(f))).toEqual([])
+    expect(files.filter((f) => /\.db(-wal|-shm)?$|\.tsbuildinfo$/.test(f))).toEqual([])
+    expect(own.filter((f) => /\.test\./.test(f))).toEqual([])
+    expect(own.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))).toEqual([])
   })
 })
 
@@ -125,6 +128,13 @@ describe('npm i -D flakewatch, from the tarball', () => {
     const analyze = await run('npx', ['--no-install', 'flakewatch', 'analyze', '--json'], { cwd: project })
     const verdicts = (JSON.parse(analyze.stdout) as { verdict: string }[]).map((a) => a.verdict)
     expect(verdicts).toContain('flaky')
+
+    // The README's first command, from the installed package: no clone, the leaderboard of the examples.
+    const demo = await run('npx', ['--no-install', 'flakewatch', 'demo', '--dir', 'shop', '--no-serve'], {
+      cwd: project,
+    })
+    expect(demo.stdout).toMatch(/^unit::shop\.checkout\.PaymentGatewayTest::charges a card .* flaky /m)
+    expect(existsSync(join(project, 'shop/examples/reports/2026-11-21-unit.xml'))).toBe(true)
 
     // The library resolves by its package name, as a user's code imports it.
     writeFileSync(join(project, 'check.mjs'), "import { openStore } from 'flakewatch'\nconsole.log(typeof openStore)\n")

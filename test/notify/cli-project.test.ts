@@ -124,7 +124,7 @@ describe('--project <key> selects one project of a multi-project config', () => 
     // The read commands see the same split: a's quarantine, b's none.
     const listA = await runCli(['quarantine', 'list', '--project', A, '--json'], { cwd: dir })
     const listB = await runCli(['quarantine', 'list', '--project', B, '--json'], { cwd: dir })
-    expect(JSON.parse(listA.stdout).quarantined.map((q: { testId: string }) => q.testId)).toEqual([FLAKY])
+    expect(JSON.parse(listA.stdout).quarantined.map((q: { test_id: string }) => q.test_id)).toEqual([FLAKY])
     expect(JSON.parse(listB.stdout).quarantined).toEqual([])
   })
 

@@ -117,6 +117,8 @@ if (pg.skip !== undefined) {
         'runs',
         'schema_meta',
         'tests',
+        'ticket_state',
+        'tickets',
         'webhook_deliveries',
       ])
       expect(store.location).toBe(url)

@@ -110,7 +110,7 @@ describe('unknown addresses', () => {
     const res = await page.goto(`${server.url}/no/such/page`)
     expect(res?.status()).toBe(404)
     await expect.poll(() => page.locator('main').textContent()).toMatch(/No such page/)
-    expect(await page.locator('.nav a').count()).toBe(5)
+    expect(await page.locator('.nav a').count()).toBe(6)
     expect(await page.locator('main a[href="/"]').count()).toBe(1)
   })
 })
