@@ -1,5 +1,6 @@
 import { isFailure, type Evidence, type HistoryEntry, type Verdict } from '../model.js'
 import { day, fixed2, plural, shortRev } from './format.js'
+import { earnedFix } from './earned-fix.js'
 import { hadFailure } from './had-failure.js'
 import type { ResolvedAnalysisConfig } from './resolve-analysis-config.js'
 import type { ChangeHint } from './types.js'
@@ -24,11 +25,10 @@ const MAX_RUN_IDS = 10
  *    the failure rate of the `baselineRuns` runs before it (p_before^k < brokenAlpha, p_before smoothed upwards
  *    so that a flaky test's unlucky streak is not taken for a breakage), or the test has not passed at all.
  *    A regression is never called flaky, whatever its past.
- * 2. **healthy (fixed)**: the newest runs are a clean stretch (no failed attempt) of at least
- *    max(fixedMinRuns, min(j_rate, fixedMaxRuns), ⌈fixedGapFactor · longest earlier gap⌉) runs, where j_rate is
- *    the stretch that (1 − p_before)^j < fixedAlpha calls significant, p_before counted over at least
- *    `fixedBaselineRuns` runs, and the longest earlier gap is the longest clean stretch between two runs with a
- *    failure (a bursty test must stay clean longer than it ever did between bursts). See {@link fixedRule}.
+ * 2. **healthy (fixed)**: the newest runs are a clean stretch (no failed attempt) that earns a fix
+ *    ({@link earnedFix}): improbable at the test's old failure rate, taken conservatively, under every condition
+ *    its failures concentrated on, and longer than its earlier gaps. A shorter stretch leaves the verdict below
+ *    and adds a `maybe_fixed` hint that says what is still needed.
  * 3. **flaky (proven)**: a pass and a fail on the same revision, or a pass on retry: one sighting is enough.
  * 4. **insufficient_data**: fewer than `minRunsForScoring` runs.
  * 5. **flaky (statistical)**: at least `minFailureEpisodes` separate runs of consecutive failures, and a pass.
@@ -97,30 +97,36 @@ export function decideVerdict(input: VerdictInput, cfg: ResolvedAnalysisConfig):
   let trailingClean = 0
   while (trailingClean < n && !hadFailure(entries[n - 1 - trailingClean]!)) trailingClean++
   const beforeFix = n - trailingClean
-  if (trailingClean >= v.fixedMinRuns && beforeFix > 0) {
-    const fix = fixedRule(entries, beforeFix, cfg)
-    if (trailingClean >= fix.needed) {
-      const start = entries[beforeFix]!
-      const since = `since revision ${shortRev(start.run.revision)} (${day(start.run.at)})`
-      const before = `it failed in ${fix.troubled} of ${beforeFix} runs before`
-      const message = `no failures in the last ${trailingClean} runs, ${since}; ${before}`
-      return {
-        verdict: 'healthy',
-        reason: `fixed: ${message}`,
-        evidence: [],
-        change: {
-          kind: 'fixed',
-          since: start.run.at,
-          runId: start.run.runId,
-          revision: start.run.revision,
-          runsBefore: beforeFix,
-          runsAfter: trailingClean,
-          failuresBefore: fix.troubled,
-          failuresAfter: 0,
-          message: `fixed: ${message}`,
-        },
-      }
+  let maybeFixed: ChangeHint | null = null
+  const fix = trailingClean >= v.fixedMinRuns && beforeFix > 0 ? earnedFix(entries, beforeFix, cfg) : null
+  if (fix !== null) {
+    const start = entries[beforeFix]!
+    const since = `since revision ${shortRev(start.run.revision)} (${day(start.run.at)})`
+    const before = `it failed in ${fix.troubled} of ${beforeFix} runs before`
+    const hint = (kind: 'fixed' | 'maybe_fixed', message: string): ChangeHint => ({
+      kind,
+      since: start.run.at,
+      runId: start.run.runId,
+      revision: start.run.revision,
+      runsBefore: beforeFix,
+      runsAfter: trailingClean,
+      failuresBefore: fix.troubled,
+      failuresAfter: 0,
+      alpha: v.fixedAlpha,
+      chance: fix.chance,
+      requirements: fix.terms,
+      ...(kind === 'maybe_fixed' ? { missing: fix.missing } : {}),
+      message,
+    })
+    // One run with a failure is no flakiness to be fixed of: without proof the test is healthy anyway (a single
+    // episode), and a single pass on retry stays proof until it leaves the lookback.
+    if (fix.earned && fix.troubled >= 2) {
+      const message = `fixed: no failures in the last ${trailingClean} runs, ${since}; ${before}. ${fix.evidence}`
+      return { verdict: 'healthy', reason: message, evidence: [], change: hint('fixed', message) }
     }
+    // Not earned: the verdict below stands, and when it is flaky the hint says what the fix still needs.
+    const message = `maybe fixed: no failures in the last ${trailingClean} runs, ${since}; ${before}; ${fix.missing}. ${fix.evidence}`
+    if (!fix.earned) maybeFixed = hint('maybe_fixed', message)
   }
 
   const evidence: Evidence[] = []
@@ -166,7 +172,7 @@ export function decideVerdict(input: VerdictInput, cfg: ResolvedAnalysisConfig):
     if (input.score >= cfg.scoring.investigationThreshold) {
       evidence.push({ kind: 'high_score', detail: `flakiness score ${fixed2(input.score)}` })
     }
-    return { verdict: 'flaky', reason: reasons[0]!, evidence, change: null }
+    return { verdict: 'flaky', reason: reasons[0]!, evidence, change: maybeFixed }
   }
   const reason =
     failures === 0
@@ -210,43 +216,4 @@ function sameRevisionProof(entries: readonly HistoryEntry[]): SameRevisionProof 
     else pass ??= e.run.runId
   }
   return { revision: newest, runIds: [pass!, fail!], revisions }
-}
-
-export interface FixedRule {
-  /** Clean runs in a row that make a fix. */
-  needed: number
-  /** Runs with a failure before the clean stretch. */
-  troubled: number
-  /** Longest clean stretch between two runs with a failure, before the clean stretch. */
-  longestGap: number
-  /** The clean stretch the failure rate alone asks for, before the `fixedMaxRuns` bound. */
-  rateRuns: number
-}
-
-/**
- * How many clean runs at the end make the test fixed, given the `beforeFix` runs before them (the last of which
- * had a failure). Three terms, the largest wins:
- * - `fixedMinRuns`, so that a handful of passes never make a fix;
- * - the stretch significant under the earlier failure rate, ⌈ln(fixedAlpha) / ln(1 − p_before)⌉ with
- *   p_before = failures / max(runs, fixedBaselineRuns), bounded by `fixedMaxRuns`, so that a low-rate flake
- *   that really was fixed becomes healthy within a bounded number of runs;
- * - ⌈fixedGapFactor · longest earlier gap⌉, so that a test that fails in bursts with long clean gaps between
- *   them is not called fixed in the middle of a gap.
- * @example fixedRule(entries, 40, cfg).needed // 40
- */
-export function fixedRule(entries: readonly HistoryEntry[], beforeFix: number, cfg: ResolvedAnalysisConfig): FixedRule {
-  const v = cfg.verdict
-  let troubled = 0
-  let longestGap = 0
-  let lastTroubled = -1
-  for (let i = 0; i < beforeFix; i++) {
-    if (!hadFailure(entries[i]!)) continue
-    troubled++
-    if (lastTroubled >= 0 && i - lastTroubled - 1 > longestGap) longestGap = i - lastTroubled - 1
-    lastTroubled = i
-  }
-  const pBefore = troubled / Math.max(beforeFix, v.fixedBaselineRuns)
-  const rateRuns = pBefore >= 1 ? 0 : pBefore <= 0 ? Infinity : Math.ceil(Math.log(v.fixedAlpha) / Math.log1p(-pBefore))
-  const needed = Math.max(v.fixedMinRuns, Math.min(rateRuns, v.fixedMaxRuns), Math.ceil(v.fixedGapFactor * longestGap))
-  return { needed, troubled, longestGap, rateRuns }
 }

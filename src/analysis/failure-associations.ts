@@ -60,6 +60,7 @@ export function failureAssociations(entries: readonly HistoryEntry[], cfg: Hints
         failureShare,
         executionShare,
         pValue,
+        ...(timeOfDay ? { fromHour: Number(value) * cfg.timeOfDayBucketHours, hours: cfg.timeOfDayBucketHours } : {}),
         message: timeOfDay
           ? `${pct(failureShare)} of failures (${cell.f} of ${total}) ${label}, which had ${pct(executionShare)} of executions (${pValueText(pValue)})`
           : `${pct(failureShare)} of failures (${cell.f} of ${total}) ${where}, which ran ${pct(executionShare)} of executions (${pValueText(pValue)})`,

@@ -44,20 +44,18 @@ export interface VerdictConfig {
   brokenAlpha: number
   /** Runs before a failure streak that give the failure rate it is compared with. */
   baselineRuns: number
-  /** A trailing run of at least this many passes after failures may be a fix. */
+  /** A trailing run of at least this many clean runs after failures may be a fix. */
   fixedMinRuns: number
-  /** ...and is one when that many passes in a row are this unlikely under the failure rate seen before. */
-  fixedAlpha: number
   /**
-   * The failure rate before a fix is estimated over at least this many runs (fewer runs count as clean), so that
-   * one failure in two runs does not make ten clean runs look significant.
+   * ...and is one when a test still failing at its old rate would have had that many clean runs in a row with
+   * probability at most this (and under each condition its failures concentrated on). See `earnedFix`.
    */
-  fixedBaselineRuns: number
-  /** The bound: this many clean runs in a row make a test healthy whatever its earlier failure rate... */
-  fixedMaxRuns: number
+  fixedAlpha: number
+  /** The old rate is the one-sided Clopper–Pearson lower bound at this confidence: conservative, so fixes are earned. */
+  fixedRateConfidence: number
   /**
-   * ...unless it has had a longer clean stretch between failures before: the clean stretch must be at least this
-   * many times the longest earlier gap between runs with a failure (bursty tests are clean for weeks).
+   * ...and the clean stretch is at least this many times the longest earlier gap between runs with a failure
+   * (bursty tests are clean for weeks between bursts).
    */
   fixedGapFactor: number
   /** Final failures in a row on one non-default branch that make a branch breakage rather than flakiness. */
@@ -146,9 +144,8 @@ export const DEFAULT_ANALYSIS_CONFIG: Readonly<ResolvedAnalysisConfig> = deepFre
     brokenAlpha: 0.001,
     baselineRuns: 20,
     fixedMinRuns: 10,
-    fixedAlpha: 0.001,
-    fixedBaselineRuns: 20,
-    fixedMaxRuns: 40,
+    fixedAlpha: 0.01,
+    fixedRateConfidence: 0.9,
     fixedGapFactor: 1.5,
     branchBreakageMinRuns: 2,
     minFailureEpisodes: 2,

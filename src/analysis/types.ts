@@ -56,6 +56,9 @@ export interface AssociationHint {
   executionShare: number
   /** One-sided binomial p-value, Bonferroni-adjusted for every value tested. */
   pValue: number
+  /** A time of day only: the window's first UTC hour and its width in hours (it may wrap past midnight). */
+  fromHour?: number
+  hours?: number
   message: string
 }
 
@@ -160,9 +163,29 @@ export interface NumericFacetHint {
   message: string
 }
 
-/** A change point: the test started failing intermittently (newly flaky) or for good (broken), or stopped (fixed). */
+/** One requirement of an earned fix (see `earnedFix`): clean runs under a condition at the old rate there. */
+export interface FixRequirement {
+  /** `on runner ci-7`, `with workers ≥ 6`, `between 10:00 and 14:00 UTC`; null for every run. */
+  where: string | null
+  /** Runs before the clean stretch that meet the condition, and those of them with a failure. */
+  runs: number
+  failures: number
+  /** The conservative old failure rate: the one-sided lower confidence bound (`fixedRateConfidence`). */
+  rateBound: number
+  /** Clean runs under the condition that make the stretch improbable at `rateBound`: (1 − rateBound)^needed ≤ α. */
+  needed: number
+  /** Clean runs in the stretch that meet the condition. */
+  clean: number
+  /** (1 − rateBound)^clean: how likely the test, still failing at `rateBound`, would be this clean by chance. */
+  chance: number
+}
+
+/**
+ * A change point: the test started failing intermittently (newly flaky) or for good (broken), or stopped (fixed).
+ * `maybe_fixed` is a clean stretch that has not yet earned a fix: `missing` says what it still needs.
+ */
 export interface ChangeHint {
-  kind: 'newly_flaky' | 'broken_since' | 'fixed'
+  kind: 'newly_flaky' | 'broken_since' | 'fixed' | 'maybe_fixed'
   since: number
   runId: string
   revision: string | null
@@ -171,6 +194,12 @@ export interface ChangeHint {
   runsAfter: number
   failuresBefore: number
   failuresAfter: number
+  /** fixed and maybe_fixed: the significance a fix needs, the largest chance of its requirements, the requirements. */
+  alpha?: number
+  chance?: number
+  requirements?: FixRequirement[]
+  /** maybe_fixed: what the stretch still needs. */
+  missing?: string
   message: string
 }
 

@@ -323,6 +323,7 @@ Examples:
     .option('--message <regex>', 'regex over failure messages: only failures with this message are forgiven')
     .option('--branch <glob>', 'only runs on this branch')
     .option('--env <key=value>', 'only runs with this environment facet (repeatable)', collect, [])
+    .option('--allow-broad', 'allow a rule that forgives every failure (in its branch and env), such as --test-id "**"')
     .requiredOption('--reason <text>', 'why (kept in the audit log)')
     .option('--owner <name>', 'who will fix it')
     .option('--issue <url>', 'tracking issue (http or https)')

@@ -1,13 +1,12 @@
 import { ReportLimitError } from '../errors.js'
-import { MAX_OPEN_TESTS } from '../limits.js'
+import { MAX_OPEN_TESTS, type IngestLimits } from '../limits.js'
 import type { Attempt, ResultStatus } from '../model.js'
 import { checkedName, ownString } from './bounded-text.js'
-import { chunkCases, collectReport } from './collect.js'
+import { collectReport, streamSteps } from './collect.js'
 import { parseJsonLine, sourceLines } from './line-stream.js'
 import { applyRunProperty } from './run-properties.js'
 import { parseTimestamp } from './timestamps.js'
 import type { ParsedCase, ParsedReport, ParsedStream, ParseOptions, ReportRunMeta, ReportSource } from './types.js'
-import { resolveIngestLimits } from '../limits.js'
 
 /*
  * Bazel's Build Event Protocol as `--build_event_json_file` writes it: one BuildEvent per line (proto3 JSON, so
@@ -113,20 +112,19 @@ export function parseBazelBep(source: ReportSource, opts: ParseOptions = {}): Pr
  * twice is one run; build metadata and workspace status give the branch, revision and host.
  * @example for await (const chunk of streamBazelBep(sourceFromFile('bep.json')).cases) console.log(chunk.length)
  */
-export function streamBazelBep(source: ReportSource, opts: ParseOptions = {}): ParsedStream {
-  const meta: ReportRunMeta = {}
-  const out: ParsedCase[] = []
-  const max = resolveIngestLimits(opts.limits).maxAttemptsPerResult
-  return { format: 'bazel-bep', meta, cases: chunkCases(bepSteps(source, meta, out, max), out) }
-}
+export const streamBazelBep: (source: ReportSource, opts?: ParseOptions) => ParsedStream = streamSteps(
+  'bazel-bep',
+  bepSteps,
+)
 
 async function* bepSteps(
   source: ReportSource,
   meta: ReportRunMeta,
   out: ParsedCase[],
-  maxAttempts: number,
+  limits: IngestLimits,
 ): AsyncGenerator<void> {
   const file = source.name
+  const maxAttempts = limits.maxAttemptsPerResult
   const targets = new Map<string, TargetResult[]>()
   const emit = (label: string, status: BepStatus | undefined) => {
     const results = targets.get(label) ?? []

@@ -1,4 +1,5 @@
-import type { ParsedCase, ParsedReport, ParsedStream, ParseOptions, ReportSource } from './types.js'
+import { resolveIngestLimits, type IngestLimits } from '../limits.js'
+import type { ParsedCase, ParsedReport, ParsedStream, ParseOptions, ReportRunMeta, ReportSource } from './types.js'
 
 /**
  * Cases per chunk a streaming parser hands on: big enough that per-chunk work (a COPY, a statement round trip)
@@ -15,7 +16,12 @@ export async function collectReport(stream: ParsedStream): Promise<ParsedReport>
   const cases: ParsedCase[] = []
   // A loop, not push(...chunk): never spread an array of unknown size into arguments.
   for await (const chunk of stream.cases) for (const c of chunk) cases.push(c)
-  return { format: stream.format, cases, meta: stream.meta, ...(stream.warnings?.length ? { warnings: stream.warnings } : {}) }
+  return {
+    format: stream.format,
+    cases,
+    meta: stream.meta,
+    ...(stream.warnings?.length ? { warnings: stream.warnings } : {}),
+  }
 }
 
 /**
@@ -52,4 +58,27 @@ export async function* chunkCases(
 ): AsyncGenerator<ParsedCase[], void, undefined> {
   for await (const _ of steps) if (out.length >= CASE_CHUNK) yield out.splice(0, out.length)
   if (out.length > 0) yield out.splice(0, out.length)
+}
+
+/** A line parser's loop: advances one input chunk per step, pushing finished cases onto `out` and filling `meta`. */
+export type CaseSteps = (
+  source: ReportSource,
+  meta: ReportRunMeta,
+  out: ParsedCase[],
+  limits: IngestLimits,
+) => AsyncIterable<unknown>
+
+/**
+ * A streaming parser made of its loop: the meta it fills and its cases handed on in chunks ({@link chunkCases}).
+ * @example export const streamBazelBep = streamSteps('bazel-bep', bepSteps)
+ */
+export function streamSteps(
+  format: string,
+  steps: CaseSteps,
+): (source: ReportSource, opts?: ParseOptions) => ParsedStream {
+  return (source, opts = {}) => {
+    const meta: ReportRunMeta = {}
+    const out: ParsedCase[] = []
+    return { format, meta, cases: chunkCases(steps(source, meta, out, resolveIngestLimits(opts.limits)), out) }
+  }
 }

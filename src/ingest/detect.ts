@@ -11,6 +11,8 @@ const JSON_SIGNATURES: [Format, RegExp[]][] = [
   // Line formats: the first event decides. test2json writes Time first (Action first with -t off); Bazel `id`.
   ['go-json', [/^\{\s*(?:"Time"\s*:\s*"[^"]*"\s*,\s*)?"Action"\s*:\s*"[a-z]+"/]],
   ['bazel-bep', [/^\{\s*"id"\s*:\s*\{\s*"[A-Za-z]+"\s*:/, /"(?:children|started|progress|lastMessage)"\s*:/]],
+  // Cucumber's message stream opens with its meta envelope (or, cut down, with the sources it parsed).
+  ['cucumber-messages', [/^\{\s*"(?:meta|source|gherkinDocument|pickle)"\s*:\s*\{/, /"(?:protocolVersion|uri)"\s*:/]],
   ['ctrf', [/"reportFormat"\s*:\s*"CTRF"/]],
   ['ctrf', [/"results"\s*:\s*\{/, /"tool"\s*:\s*\{/]],
   ['jest-json', [/"num(?:Total|Failed|Passed|Pending)Test(?:s|Suites)"\s*:/]],
@@ -52,6 +54,10 @@ export function detectFormat(head: string, name: string): Format | null {
   const text = head.replace(/^\uFEFF/, '').trimStart()
   if (TAP_START.test(text)) return 'tap'
   if (text.startsWith('<')) return xmlRoot(text) ?? (/\.trx$/i.test(name) ? 'trx' : null)
+  // Cucumber JSON is the one array: features, each with its scenarios as `elements`.
+  if (/^\[\s*\{/.test(text) && /"elements"\s*:\s*\[/.test(text) && /"(?:uri|keyword)"\s*:/.test(text)) {
+    return 'cucumber-json'
+  }
   if (text.startsWith('{')) {
     for (const [format, patterns] of JSON_SIGNATURES) if (patterns.every((p) => p.test(text))) return format
   }

@@ -17,6 +17,8 @@ export const FORMATS = [
   'mocha-json',
   'mochawesome',
   'rspec-json',
+  'cucumber-json',
+  'cucumber-messages',
 ] as const
 
 /** A report format name, one of {@link FORMATS}. */

@@ -11,6 +11,8 @@ import { parseXunit } from './xunit.js'
 import { parseBazelBep } from './bazel-bep.js'
 import { parseMochaJson, parseMochawesome } from './mocha-json.js'
 import { parseRspecJson } from './rspec-json.js'
+import { parseCucumberJson } from './cucumber-json.js'
+import { parseCucumberMessages } from './cucumber-messages.js'
 import type { Format } from './formats.js'
 import type { Parser } from './types.js'
 
@@ -40,4 +42,6 @@ export const PARSERS = {
   'mocha-json': parseMochaJson,
   mochawesome: parseMochawesome,
   'rspec-json': parseRspecJson,
+  'cucumber-json': parseCucumberJson,
+  'cucumber-messages': parseCucumberMessages,
 } satisfies Record<Format, Parser>

@@ -28,6 +28,8 @@ const LOADERS: Record<Format, () => Promise<StreamParser>> = {
   'mocha-json': async () => streamWhole('mocha-json', (await import('./mocha-json.js')).parseMochaJson),
   mochawesome: async () => streamWhole('mochawesome', (await import('./mocha-json.js')).parseMochawesome),
   'rspec-json': async () => streamWhole('rspec-json', (await import('./rspec-json.js')).parseRspecJson),
+  'cucumber-json': async () => streamWhole('cucumber-json', (await import('./cucumber-json.js')).parseCucumberJson),
+  'cucumber-messages': async () => (await import('./cucumber-messages.js')).streamCucumberMessages,
 }
 
 export interface ParseReportOptions extends ParseOptions {

@@ -1,4 +1,5 @@
 import { InputError } from '../errors.js'
+import { compileLinearRegex, type LinearRegex } from '../linear-regex.js'
 
 /** GitHub refuses CODEOWNERS files of 3 MB and more; so does flakewatch. */
 export const CODEOWNERS_MAX_BYTES = 3 * 1024 * 1024
@@ -17,7 +18,8 @@ export interface CodeownersRule {
   /** GitLab `!pattern`: matching files have no owner in this section. */
   exclude: boolean
   line: number
-  regex: RegExp
+  /** Matched by RE2: a CODEOWNERS file comes from the repository, and `*a*a*a…` must not stall a lookup. */
+  regex: LinearRegex
 }
 
 export interface CodeownersSection {
@@ -81,9 +83,14 @@ function globToRegex(glob: string): string {
 }
 
 /**
- * A CODEOWNERS pattern as a regular expression over repository-relative paths (no leading slash).
+ * A CODEOWNERS pattern as a regular expression over repository-relative paths (no leading slash), matched in
+ * linear time.
  */
-export function patternRegex(pattern: string, dialect: CodeownersDialect): RegExp {
+export function patternRegex(pattern: string, dialect: CodeownersDialect): LinearRegex {
+  return compileLinearRegex(patternRegexSource(pattern, dialect), { dotAll: true })
+}
+
+function patternRegexSource(pattern: string, dialect: CodeownersDialect): string {
   let p = pattern
   const dirOnly = p.endsWith('/')
   if (dirOnly) p = p.replace(/\/+$/, '')
@@ -91,14 +98,14 @@ export function patternRegex(pattern: string, dialect: CodeownersDialect): RegEx
   if (anchored) p = p.replace(/^\/+/, '')
   // gitignore (GitHub): a slash at the start or in the middle makes the pattern relative to the root.
   if (dialect === 'github' && p.includes('/') && !p.startsWith('**/')) anchored = true
-  if (p === '' || p === '**') return /^/
+  if (p === '' || p === '**') return '^'
   const prefix = anchored ? '^' : '^(?:.*/)?'
   const body = globToRegex(p)
   // `docs/*` owns the files right in docs/, not deeper (both GitHub's and GitLab's docs say so); a name without a
   // wildcard in its last part may be a directory, and then owns everything under it.
   const lastPart = p.slice(p.lastIndexOf('/') + 1)
   const end = dirOnly ? '/' : lastPart.includes('*') ? '$' : '(?:/|$)'
-  return new RegExp(`${prefix}${body}${end}`)
+  return `${prefix}${body}${end}`
 }
 
 /**

@@ -54,8 +54,15 @@ export interface GateResult {
   quarantined: QuarantinedEntry[]
   flaky: GateEntry[]
   totals: GateTotals
-  /** Plain-language warnings about the inputs (a suite mismatch), said next to the verdict. */
+  /** How many failures each rule forgave, by rule id: a rule that forgives far more than expected shows here. */
+  rules: RuleTally[]
+  /** Plain-language warnings about the inputs (a suite mismatch, a rule that forgives nothing), said next to the verdict. */
   hints: string[]
+}
+
+export interface RuleTally {
+  id: string
+  forgave: number
 }
 
 /** A quarantine still in force at `now`: expired ones no longer forgive failures. */
@@ -106,6 +113,12 @@ export function createForgiver(
   }
 }
 
+function tallyRules(quarantined: readonly QuarantinedEntry[]): RuleTally[] {
+  const counts = new Map<string, number>()
+  for (const q of quarantined) if (q.rule !== null) counts.set(q.rule, (counts.get(q.rule) ?? 0) + 1)
+  return [...counts].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([id, forgave]) => ({ id, forgave }))
+}
+
 /** How many results passed, failed (or errored) and were skipped. */
 export function countTotals(results: readonly Result[]): GateTotals {
   const totals = { tests: results.length, passed: 0, failed: 0, skipped: 0 }
@@ -135,7 +148,8 @@ export function gate(
     quarantined: [],
     flaky: [],
     totals: opts.totals ? { ...opts.totals } : countTotals(results),
-    hints: [],
+    rules: [],
+    hints: compileRules(opts.rules ?? [], opts.now ?? Date.now()).flatMap((r) => (r.problem ? [r.problem] : [])),
   }
   for (const r of results) {
     if (isFailure(r.status)) {
@@ -148,5 +162,6 @@ export function gate(
     }
   }
   out.verdict = out.blocking.length ? 'fail' : 'pass'
+  out.rules = tallyRules(out.quarantined)
   return out
 }

@@ -1,7 +1,7 @@
-import picomatch from 'picomatch'
-import safeRegex from 'safe-regex2'
 import { z } from 'zod'
 import { InputError } from '../errors.js'
+import { compileGlob, globProblem } from '../glob.js'
+import { compileLinearRegex, linearRegexProblem, type LinearRegex } from '../linear-regex.js'
 import type { EnvFacets, ResultStatus, TestRef } from '../model.js'
 import type { QuarantineRule, RuleMatch } from '../store/store.js'
 
@@ -16,8 +16,8 @@ export const RULE_MAX_FACETS = 10
 /** Rules in one store or file: each is tried against every failure. */
 export const MAX_RULES = 500
 /**
- * A failure message is matched on its first this many characters only, so that even a regex that slipped past
- * the safety check runs over bounded input.
+ * A failure message is matched on its first this many characters only: matching is linear in the input (RE2), and
+ * this bounds the input too.
  */
 export const RULE_MESSAGE_MATCH_CHARS = 4096
 
@@ -33,17 +33,14 @@ export interface RuleSubject {
   env: EnvFacets
 }
 
-/** Why a pattern is refused, or null. One check for the CLI, the API and the file. */
+/**
+ * Why a regex is refused, or null. One check for the CLI, the API and the file. Rules are matched by RE2, in time
+ * linear in the message whatever the pattern, so only what RE2 cannot compile is refused (lookaround,
+ * backreferences), with RE2's reason.
+ */
 export function regexProblem(pattern: string): string | null {
   if (pattern.length > RULE_REGEX_MAX_LENGTH) return `longer than ${RULE_REGEX_MAX_LENGTH} characters`
-  try {
-    new RegExp(pattern)
-  } catch (error) {
-    return `not a valid regular expression: ${(error as Error).message}`
-  }
-  // Nested quantifiers (`(a+)+`) backtrack exponentially on a near-miss: a failure message could hang the gate.
-  if (!safeRegex(pattern)) return 'may backtrack catastrophically (nested or too many quantifiers)'
-  return null
+  return linearRegexProblem(pattern)
 }
 
 const safePattern = z
@@ -53,7 +50,71 @@ const safePattern = z
     const problem = regexProblem(p)
     if (problem) ctx.addIssue({ code: 'custom', message: problem })
   })
-const glob = z.string().min(1).max(RULE_PATTERN_MAX_LENGTH)
+const glob = z
+  .string()
+  .min(1)
+  .max(RULE_PATTERN_MAX_LENGTH)
+  .superRefine((p, ctx) => {
+    const problem = globProblem(p)
+    if (problem) ctx.addIssue({ code: 'custom', message: problem })
+  })
+
+/**
+ * Values a matcher is tried on to tell whether it selects everything: ids, paths, names and messages of every
+ * shape flakewatch stores. A matcher that selects all of them selects any test or failure in practice (`**`, `.*`,
+ * `.`, `{*,**}`, `[^x]|x`); one that misses any of them is narrow enough to say which tests or failures it means.
+ */
+const BROAD_PROBES = [
+  'a',
+  'Z',
+  '0',
+  '_',
+  '-',
+  '.',
+  '!',
+  ' ',
+  'é',
+  '✓',
+  'x/y',
+  '.hidden/a b',
+  'unit::src/cart.test.ts::adds an item',
+  'e2e::checkout/pay.spec.ts::checkout › pays @slow',
+  'Error: expected 1 to be 2\n    at Object.<anonymous> (src/a.test.ts:3:5)',
+  'AssertionError [ERR_ASSERTION]: false == true',
+]
+
+/** The matchers that say which tests or failures a rule means; branch and env only narrow them. */
+const SELECTING = ['test_id', 'file', 'title', 'message'] as const
+
+/** Whether one matcher selects every probe: a glob over the whole value, a regex anywhere in it. */
+function selectsEverything(field: (typeof SELECTING)[number], pattern: string): boolean {
+  try {
+    const isGlob = field === 'test_id' || field === 'file'
+    const m = isGlob ? compileGlob(pattern) : compileLinearRegex(pattern)
+    return BROAD_PROBES.every((p) => (isGlob ? m.testExact(p) : m.test(p)))
+  } catch {
+    return false // refused for its syntax, with its own reason
+  }
+}
+
+/**
+ * Why a rule would forgive every failure (in its branch and facets), or null: no matcher that selects tests or
+ * failures, or only ones that select everything. Such a rule turns the gate off, so it needs `allow_broad`
+ * (`--allow-broad`), which is kept with the rule and in its audit entry.
+ * @example broadMatchProblem({ test_id: '**' }) // 'matches every failure: test_id "**" selects any value; …'
+ */
+export function broadMatchProblem(m: Partial<Record<(typeof SELECTING)[number], string>>): string | null {
+  const present = SELECTING.filter((f) => m[f] !== undefined)
+  const allow = 'pass --allow-broad (allow_broad: true in the match) if it is meant to'
+  if (present.length === 0) {
+    return `a rule needs test_id, file, title or message (branch and env only narrow it); without one it forgives every failure: ${allow}`
+  }
+  if (present.every((f) => selectsEverything(f, m[f]!))) {
+    const what = present.map((f) => `${f} "${m[f]!.slice(0, 80)}"`).join(' and ')
+    return `matches every failure: ${what} selects any value; ${allow}`
+  }
+  return null
+}
 
 /** The matchers of a rule, as written in the quarantine file and in API bodies (snake_case keys). */
 export const RuleMatchSchema = z
@@ -67,11 +128,14 @@ export const RuleMatchSchema = z
       .record(z.string().min(1).max(100), z.string().min(1).max(RULE_PATTERN_MAX_LENGTH))
       .refine((e) => Object.keys(e).length <= RULE_MAX_FACETS, `at most ${RULE_MAX_FACETS} facets`)
       .optional(),
+    /** The rule is meant to forgive every failure its branch and facets select (see {@link broadMatchProblem}). */
+    allow_broad: z.literal(true).optional(),
   })
   .strict()
-  .refine((m) => m.test_id ?? m.file ?? m.title ?? m.message, {
-    // Branch and facets alone would forgive every failure on a runner: a rule must say which tests or failures.
-    message: 'a rule needs test_id, file, title or message (branch and env only narrow it)',
+  .superRefine((m, ctx) => {
+    // A rule that selects everything would turn the gate off: refused on every path (API, CLI, file) unless asked for.
+    const problem = m.allow_broad ? null : broadMatchProblem(m)
+    if (problem) ctx.addIssue({ code: 'custom', message: problem })
   })
 
 export type RuleMatchJson = z.infer<typeof RuleMatchSchema>
@@ -84,6 +148,7 @@ export function ruleMatchFromJson(m: RuleMatchJson): RuleMatch {
   if (m.message !== undefined) out.message = m.message
   if (m.branch !== undefined) out.branch = m.branch
   if (m.env !== undefined) out.env = m.env
+  if (m.allow_broad) out.allowBroad = true
   return out
 }
 
@@ -95,6 +160,7 @@ export function ruleMatchToJson(m: RuleMatch): RuleMatchJson {
     message: m.message,
     branch: m.branch,
     env: m.env,
+    allow_broad: m.allowBroad,
   }
 }
 
@@ -115,34 +181,59 @@ export function validateRuleMatch(match: RuleMatch, where = 'rule'): RuleMatch {
 export interface CompiledRule {
   rule: QuarantineRule
   matches(subject: RuleSubject): boolean
+  /**
+   * Why the rule forgives nothing, when a pattern stored before RE2 matched the rules no longer compiles (a
+   * lookahead, say). Such a rule fails safe: the failures it covered block again, and the gate says why.
+   */
+  problem?: string
+}
+
+/** Compiles one matcher, or says which field could not be compiled. */
+function compiled<T>(field: string, pattern: string, compile: (p: string) => T): T | string {
+  try {
+    return compile(pattern)
+  } catch (error) {
+    return `${field}: ${(error as Error).message}`
+  }
 }
 
 /**
- * Compiles a rule's globs and regexes. Globs match `/` only where written (`**` crosses directories).
+ * Compiles a rule's globs and regexes, all matched by RE2 in linear time. Globs match `/` only where written (`**`
+ * crosses directories; see `src/glob.ts`).
  * @example compileRule(rule).matches({ test, status: 'failed', message: 'Timeout 30000ms', branch: 'main', env })
  */
 export function compileRule(rule: QuarantineRule): CompiledRule {
   const m = rule.match
   const checks: ((s: RuleSubject) => boolean)[] = []
-  if (m.testId) {
-    const g = picomatch(m.testId, { dot: true })
-    checks.push((s) => g(s.test.testId))
+  const problems: string[] = []
+  const glob = (field: string, pattern: string, subject: (s: RuleSubject) => string | null) => {
+    const g = compiled(field, pattern, compileGlob)
+    if (typeof g === 'string') problems.push(g)
+    else
+      checks.push((s) => {
+        const value = subject(s)
+        return value !== null && g.testExact(value)
+      })
   }
-  if (m.file) {
-    const g = picomatch(m.file, { dot: true })
-    checks.push((s) => g(s.test.file ?? s.test.module))
+  const regex = (field: string, pattern: string, subject: (s: RuleSubject) => string | null) => {
+    const re = compiled<LinearRegex>(field, pattern, (p) => compileLinearRegex(p))
+    if (typeof re === 'string') problems.push(re)
+    else
+      checks.push((s) => {
+        const value = subject(s)
+        return value !== null && re.test(value.slice(0, RULE_MESSAGE_MATCH_CHARS))
+      })
   }
-  if (m.title) {
-    const re = new RegExp(m.title)
-    checks.push((s) => re.test(s.test.name.slice(0, RULE_MESSAGE_MATCH_CHARS)))
-  }
-  if (m.message) {
-    const re = new RegExp(m.message)
-    checks.push((s) => s.message !== null && re.test(s.message.slice(0, RULE_MESSAGE_MATCH_CHARS)))
-  }
-  if (m.branch) {
-    const g = picomatch(m.branch, { dot: true })
-    checks.push((s) => s.branch !== null && g(s.branch))
+  if (m.testId) glob('test_id', m.testId, (s) => s.test.testId)
+  if (m.file) glob('file', m.file, (s) => s.test.file ?? s.test.module)
+  if (m.title) regex('title', m.title, (s) => s.test.name)
+  if (m.message) regex('message', m.message, (s) => s.message)
+  if (m.branch) glob('branch', m.branch, (s) => s.branch)
+  // A broad rule stored before broad rules needed allow_broad would turn the gate off: it fails safe instead.
+  const broad = m.allowBroad ? null : broadMatchProblem(ruleMatchToJson(m))
+  if (broad) problems.push(broad)
+  if (problems.length) {
+    return { rule, matches: () => false, problem: `rule ${rule.id} forgives nothing: ${problems.join('; ')}` }
   }
   if (m.env) {
     const wanted = Object.entries(m.env)
@@ -190,6 +281,7 @@ export function describeRuleMatch(m: RuleMatch): string {
   if (m.message) parts.push(`message /${m.message}/`)
   if (m.branch) parts.push(`branch ${m.branch}`)
   if (m.env) for (const [k, v] of Object.entries(m.env)) parts.push(`${k}=${v}`)
+  if (m.allowBroad) parts.push('broad')
   return parts.join(', ')
 }
 

@@ -170,6 +170,8 @@ export interface RuleMatch {
   branch?: string
   /** Facets the run must have, each an exact value (`{ runner: 'arm64' }`). */
   env?: Record<string, string>
+  /** The rule is meant to select every test or failure (in its branch and facets): refused without it. */
+  allowBroad?: true
 }
 
 /**

@@ -76,6 +76,23 @@ function simulate(s: Scenario, c: Case): TestAnalysis[] {
 
 const share = (list: TestAnalysis[], v: VerdictKind) => list.filter((a) => a.verdict === v).length / list.length
 
+/**
+ * A real fix 45–60 runs ago, after a rate of 5–15%, has not earned its release yet (issue 27: the clean stretch
+ * must be improbable at a conservative estimate of the old rate; 71 clean runs after 10 failures in 100 runs).
+ * Until then the test rightly stays flaky with a `maybe_fixed` hint that says what is missing; the old
+ * expectation (healthy after 40 clean runs) encoded the cap that called still-flaky tests fixed.
+ */
+const pendingFix = (a: TestAnalysis) => a.verdict === 'flaky' && a.hints.some((h) => h.kind === 'maybe_fixed')
+const why = (list: TestAnalysis[]) =>
+  list
+    .filter((a) => a.verdict === 'flaky' && !pendingFix(a))
+    .slice(0, 3)
+    .map((a) => `  ${a.reason} / ${a.trailingPasses}`)
+const shareRight = (list: TestAnalysis[], c: Case) =>
+  c.family === 'fixed'
+    ? list.filter((a) => a.verdict === 'healthy' || pendingFix(a)).length / list.length
+    : share(list, TRUTH[c.family])
+
 describe.each(SCENARIOS)('accuracy: $name', (scenario) => {
   const results = new Map<Case, TestAnalysis[]>()
   for (const c of CASES) results.set(c, simulate(scenario, c))
@@ -83,7 +100,7 @@ describe.each(SCENARIOS)('accuracy: $name', (scenario) => {
   it.each(CASES)('$family (p = $p) gets the right verdict', (c) => {
     const list = results.get(c)!
     const truth = TRUTH[c.family]
-    expect(share(list, truth)).toBeGreaterThanOrEqual(c.min)
+    expect(shareRight(list, c)).toBeGreaterThanOrEqual(c.min)
     // A test that is not broken is never called broken more than rarely, and broken is never called flaky.
     if (truth !== 'broken') expect(share(list, 'broken')).toBeLessThanOrEqual(0.02)
     // A broken test, and one broken on a feature branch only, is never called flaky.
@@ -114,10 +131,12 @@ describe.each(SCENARIOS)('accuracy: $name', (scenario) => {
       const counts: Partial<Record<VerdictKind, number>> = {}
       for (const a of list) counts[a.verdict] = (counts[a.verdict] ?? 0) + 1
       rows.push(`${`${c.family}${c.p === undefined ? '' : ` p=${c.p}`}`.padEnd(24)} ${JSON.stringify(counts)}`)
+      if (c.family === 'fixed') rows.push(...why(list))
       // Low rates are reported above but left out of precision/recall: over 100 runs they are often invisible.
       if (c.p !== undefined && c.p < 0.1 && c.family === 'flaky') continue
       for (const kind of ['flaky', 'broken'] as const) {
         for (const a of list) {
+          if (c.family === 'fixed' && pendingFix(a)) continue
           if (a.verdict === kind && truth === kind) tally[kind].tp++
           else if (a.verdict === kind) tally[kind].fp++
           else if (truth === kind) tally[kind].fn++
@@ -129,9 +148,12 @@ describe.each(SCENARIOS)('accuracy: $name', (scenario) => {
       const precision = t.tp / (t.tp + t.fp)
       const recall = t.tp / (t.tp + t.fn)
       rows.push(`${kind}: precision ${precision.toFixed(3)}, recall ${recall.toFixed(3)}`)
-      expect(precision).toBeGreaterThanOrEqual(kind === 'flaky' ? 0.97 : 0.95)
-      expect(recall).toBeGreaterThanOrEqual(kind === 'flaky' ? 0.96 : 0.9)
     }
     if (process.env.FLAKEWATCH_ACCURACY) console.log(`${scenario.name}\n${rows.join('\n')}`)
+    for (const kind of ['flaky', 'broken'] as const) {
+      const t = tally[kind]
+      expect(t.tp / (t.tp + t.fp)).toBeGreaterThanOrEqual(kind === 'flaky' ? 0.97 : 0.95)
+      expect(t.tp / (t.tp + t.fn)).toBeGreaterThanOrEqual(kind === 'flaky' ? 0.96 : 0.9)
+    }
   })
 })

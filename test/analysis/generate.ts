@@ -283,7 +283,8 @@ function pickFeatureBranch(timeline: Timeline, rng: () => number): string | null
   return eligible.length === 0 ? null : eligible[Math.floor(rng() * eligible.length)]!
 }
 
-function entry(
+/** One result: up to `retries` retries of attempts that fail with probability `q`. */
+export function entry(
   run: RunInfo,
   q: number,
   retries: number,

@@ -63,14 +63,28 @@ describe('fixed means fixed', () => {
     expect(a.verdict).toBe('flaky')
   })
 
-  it('calls a low-rate flaky test that was fixed healthy within the bounded number of clean runs', () => {
-    // One failure in ten runs for 60 runs, then 51 clean runs: before, it stayed flaky for 66+ clean runs.
+  it('calls a low-rate flaky test fixed only once its clean stretch is improbable at its old rate', () => {
+    // One failure in ten runs: 6 failures in the 54 runs up to the last one. The old rule called it fixed after 40
+    // clean runs (a cap), which a test still failing 10% of the time passes 1.5% of the time, and 5% of the time
+    // at a 7% rate: no evidence. Now the rate is taken as its 90% lower bound (5.9% from 6 of 54), and
+    // (1 − 0.059)^76 ≤ 0.01 asks for 76 clean runs.
     const pattern = '....F.....'.repeat(3) + '.F........'.repeat(2) + '...F......'
-    const h = history('unit::cart.test.ts::adds', 4 * HOUR).seq(pattern + '.'.repeat(45))
-    const a = analyzeTest(h.build(), cfg, { now: h.now })
-    expect(a.verdict).toBe('healthy')
-    expect(a.reason).toMatch(/^fixed: no failures in the last 51 runs/)
-    expect(cfg.verdict.fixedMaxRuns).toBeLessThanOrEqual(45)
+    const early = history('unit::cart.test.ts::adds', 4 * HOUR).seq(pattern + '.'.repeat(51))
+    const a = analyzeTest(early.build(), cfg, { now: early.now })
+    expect(a.verdict).toBe('flaky')
+    expect(a.hints).toContainEqual(
+      expect.objectContaining({ kind: 'maybe_fixed', runsAfter: 57, missing: 'needs 19 more clean runs' }),
+    )
+    const h = history('unit::cart.test.ts::adds', 4 * HOUR).seq(pattern + '.'.repeat(70))
+    const b = analyzeTest(h.build(), cfg, { now: h.now })
+    expect(b.verdict).toBe('healthy')
+    expect(b.reason).toMatch(/^fixed: no failures in the last 76 runs/)
+    expect(b.reason).toContain(
+      '6 of 54 runs failed before (rate ≥ 5.9%, 90% lower bound): 76 clean runs happen by chance with probability 0.0095 (a fix needs ≤ 0.01)',
+    )
+    const fixed = b.hints.find((x) => x.kind === 'fixed')
+    expect(fixed).toMatchObject({ alpha: 0.01 })
+    expect((fixed as { chance: number }).chance).toBeLessThanOrEqual(0.01)
   })
 
   it('does not let a failure rate taken from two runs override proof of flakiness', () => {

@@ -19,6 +19,8 @@ const REPORTS: Record<string, string> = {
   'mocha-json': 'test/fixtures/public/mocha-json/dorny-mocha.json',
   mochawesome: 'test/fixtures/reports/mochawesome/mochawesome.json',
   'rspec-json': 'test/fixtures/public/rspec-json/dorny-rspec.json',
+  'cucumber-json': 'test/fixtures/reports/cucumber/cucumber.json',
+  'cucumber-messages': 'test/fixtures/reports/cucumber/cucumber.ndjson',
 }
 
 interface GateJson {

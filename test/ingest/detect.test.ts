@@ -55,6 +55,31 @@ describe('detectFormat', () => {
     ['rspec json', '{"version":"3.12.0","examples":[{"id":"./spec/a_spec.rb[1:1]"', 'rspec-json'],
     ['rspec json with seed', '{"version":"3.13.0","seed":1234,"examples":[', 'rspec-json'],
     ['xunit v2, one assembly', '<assembly name="a.dll" test-framework="xUnit.net 2.4.2">', 'xunit'],
+    [
+      'cucumber-js json',
+      '[\n  {\n    "description": "",\n    "elements": [\n      {\n        "description": "",\n        "id": "cart;adds",\n        "keyword": "Scenario"',
+      'cucumber-json',
+    ],
+    [
+      'cucumber-jvm json',
+      '[{"line":1,"elements":[{"start_timestamp":"2022-03-22T15:14:15.152Z","line":4,"keyword":"Scénario"',
+      'cucumber-json',
+    ],
+    [
+      'cucumber json, features with their uri',
+      '[{"uri":"features/a.feature","elements":[],"keyword":"Feature"}',
+      'cucumber-json',
+    ],
+    [
+      'cucumber messages',
+      '{"meta":{"protocolVersion":"32.2.0","implementation":{"version":"12.9.0","name":"cucumber-js"}}}\n{"source":',
+      'cucumber-messages',
+    ],
+    [
+      'cucumber messages without meta',
+      '{"source":{"data":"Feature: a","uri":"features/a.feature"',
+      'cucumber-messages',
+    ],
   ] as const)('%s', (_, head, format) => {
     expect(detectFormat(head, 'report.txt')).toBe(format)
   })

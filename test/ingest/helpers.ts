@@ -1,3 +1,6 @@
+import { expect } from 'vitest'
+import { ReportLimitError, ReportParseError } from '../../src/errors.js'
+import { parseReport, sourceFromBuffer, type Format } from '../../src/ingest/index.js'
 import type { ParsedCase, ParsedReport, ReportSource } from '../../src/ingest/types.js'
 import type { ResultStatus } from '../../src/model.js'
 
@@ -46,4 +49,24 @@ export function chunkedSource(name: string, text: string, size: number): ReportS
     },
     text: () => Promise.resolve(text),
   }
+}
+
+/**
+ * The error parsing `content` as a report named `name` gives: a parse or limit error that names the file first.
+ * Any other outcome (success, another error) fails the test.
+ * @example expect(await refused('deep.json', deep)).toMatchObject({ line: 2 })
+ */
+export async function refused(
+  name: string,
+  content: string | Buffer,
+  format?: Format,
+): Promise<ReportParseError | ReportLimitError> {
+  const error: unknown = await parseReport(sourceFromBuffer(name, content), { format }).then(
+    () => new Error(`${name} parsed without error`),
+    (e: unknown) => e,
+  )
+  if (!(error instanceof ReportParseError) && !(error instanceof ReportLimitError)) throw error
+  expect(error.file).toBe(name)
+  expect(error.message.startsWith(name)).toBe(true)
+  return error
 }

@@ -1,25 +1,11 @@
 import { describe, expect, it } from 'vitest'
-import { ReportLimitError, ReportParseError } from '../../src/errors.js'
-import { parseReport, sourceFromBuffer, type Format } from '../../src/ingest/index.js'
+import { refused } from './helpers.js'
+import { ReportLimitError } from '../../src/errors.js'
+import { parseReport, sourceFromBuffer } from '../../src/ingest/index.js'
 import { sourceLines } from '../../src/ingest/line-stream.js'
 import { MAX_JSON_DEPTH, MAX_LINE_CHARS, MAX_NAME, MAX_TAP_DEPTH, MAX_XML_DEPTH } from '../../src/limits.js'
 
 /** Hostile input for each format issue 29 added: refused with the file (and line), or read safely. */
-
-async function refused(
-  name: string,
-  content: string | Buffer,
-  format?: Format,
-): Promise<ReportParseError | ReportLimitError> {
-  const error: unknown = await parseReport(sourceFromBuffer(name, content), { format }).then(
-    () => new Error(`${name} parsed without error`),
-    (e: unknown) => e,
-  )
-  if (!(error instanceof ReportParseError) && !(error instanceof ReportLimitError)) throw error
-  expect(error.file).toBe(name)
-  expect(error.message.startsWith(name)).toBe(true)
-  return error
-}
 
 const goEvent = (action: string, test: string, extra = '') =>
   `{"Time":"2026-01-01T00:00:00Z","Action":"${action}","Package":"p","Test":${JSON.stringify(test)}${extra}}`

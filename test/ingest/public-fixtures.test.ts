@@ -17,6 +17,56 @@ const statuses = (r: ParsedReport) => countByStatus(r.cases)
  * later fails this test until someone writes down what it should yield.
  */
 const FACTS: Record<string, (r: ParsedReport) => void | Promise<void>> = {
+  'cucumber-json/cucumber-jvm-7.2.3-scenario-outline.json': (r) => {
+    expect(r.format).toBe('cucumber-json')
+    // Three rows of one outline named "S1": each is told apart by its example row's line.
+    expect(r.cases.map((c) => [c.name, c.status])).toEqual([
+      ['S1 (line 8)', 'passed'],
+      ['S1 (line 9)', 'failed'],
+      ['S1 (line 10)', 'skipped'],
+    ])
+    // file:///…/cucumber-jvm/7.2.3/../../features/x.feature: the file: scheme and the ../ are resolved.
+    expect(r.cases[0]!.module).toBe(
+      '/Users/Aslak.Hellesoy/git/cucumber/cucumber-json-testdata-generator/testdata/features/scenario-outline.feature',
+    )
+    expect(caseNamed(r, 'S1 (line 9)').message).toBe('java.lang.RuntimeException: this step failed')
+    expect(caseNamed(r, 'S1 (line 9)').stack).toMatch(/Stepdefs\.java:32/)
+    expect(caseNamed(r, 'S1 (line 10)').message).toBe('io.cucumber.java.PendingException: TODO: implement me')
+    expect(r.meta.startedAt).toBe('2022-03-22T15:16:15.745Z')
+  },
+  'cucumber-json/cucumber-jvm-7.2.3-failing-background-with-two-scenarios.json': (r) => {
+    // Cucumber-JVM writes the Background as an element before each scenario: its failure fails that scenario.
+    expect(r.cases.map((c) => [c.name, c.status, c.message])).toEqual([
+      ['S1', 'failed', 'java.lang.RuntimeException: this step failed'],
+      ['S2', 'failed', 'java.lang.RuntimeException: this step failed'],
+    ])
+  },
+  'cucumber-json/cucumber-jvm-7.2.3-failing-before-hook.json': (r) => {
+    expect(r.cases).toEqual([
+      expect.objectContaining({
+        name: 'S1',
+        status: 'failed',
+        message: 'java.lang.RuntimeException: failing before hook',
+      }),
+    ])
+  },
+  'cucumber-json/cucumber-jvm-7.2.3-failing-passing-pending-scenarios.json': (r) => {
+    // Three scenarios without a name in one file: each by its line.
+    expect(r.cases.map((c) => [c.name, c.status])).toEqual([
+      ['(line 2)', 'failed'],
+      ['(line 5)', 'passed'],
+      ['(line 9)', 'skipped'],
+    ])
+  },
+  'cucumber-json/cucumber-js-7.3.2-scenario-outline.json': (r) => {
+    // cucumber-js 7 wrote the outline's own line for every row: the rows are numbered in report order.
+    expect(r.cases.map((c) => [c.module, c.name, c.status])).toEqual([
+      ['../../features/scenario-outline.feature', 'S1', 'passed'],
+      ['../../features/scenario-outline.feature', 'S1 #2', 'failed'],
+      ['../../features/scenario-outline.feature', 'S1 #3', 'skipped'],
+    ])
+    expect(caseNamed(r, 'S1 #2').message).toBe('Error: this step failed')
+  },
   'bazel-bep/runs-per-test-flaky.json': async (r) => {
     expect(r.format).toBe('bazel-bep')
     // --runs_per_test=2 --runs_per_test_detects_flakes: one target failed its first run and passed its second.

@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest'
 import { createForgiver, gate } from '../../src/quarantine/gate.js'
 import { ruleCoverage } from '../../src/quarantine/rule-coverage.js'
-import { compileRule, regexProblem, RULE_REGEX_MAX_LENGTH, validateRuleMatch } from '../../src/quarantine/rules.js'
+import {
+  compileRule,
+  regexProblem,
+  RULE_MESSAGE_MATCH_CHARS,
+  RULE_REGEX_MAX_LENGTH,
+  validateRuleMatch,
+} from '../../src/quarantine/rules.js'
 import { suiteHints } from '../../src/quarantine/suite-hints.js'
 import type { Result } from '../../src/model.js'
 import type { QuarantineRule } from '../../src/store/store.js'
@@ -56,7 +62,7 @@ describe('quarantine rules', () => {
     const byTitle = compileRule(rule('r', { title: '^checkout > ' }))
     expect(byTitle.matches(subject(t('x.ts')))).toBe(true)
     expect(byTitle.matches(subject(t('x.ts', 'cart > adds')))).toBe(false)
-    const byBranch = compileRule(rule('r', { testId: '**', branch: 'release/*' }))
+    const byBranch = compileRule(rule('r', { testId: '**', branch: 'release/*', allowBroad: true }))
     expect(byBranch.matches(subject(t('x.ts'), 'release/1.2'))).toBe(true)
     expect(byBranch.matches(subject(t('x.ts'), 'main'))).toBe(false)
     expect(byBranch.matches(subject(t('x.ts'), null))).toBe(false)
@@ -68,14 +74,87 @@ describe('quarantine rules', () => {
     expect(forgiver(timeout('a'))?.rule).toBe('a-rule')
   })
 
-  it('refuses catastrophic, long, invalid or unselective patterns', () => {
-    expect(regexProblem('(a+)+$')).toMatch(/backtrack/)
-    expect(regexProblem('(')).toMatch(/not a valid regular expression/)
+  it('refuses long or invalid patterns, and what RE2 cannot match in linear time, with the reason', () => {
+    expect(regexProblem('(')).toMatch(/linear time .*missing closing \)/)
+    expect(regexProblem('(?!x)a')).toMatch(/no lookaround.*\(\?!/)
+    expect(regexProblem('(a)\\1')).toMatch(/no backreferences.*\\1/)
     expect(regexProblem('a'.repeat(RULE_REGEX_MAX_LENGTH + 1))).toMatch(/longer than 200/)
     expect(regexProblem('Timeout \\d+ms exceeded')).toBeNull()
-    expect(() => validateRuleMatch({ message: '(x*)*' })).toThrow(/message: may backtrack/)
-    expect(() => validateRuleMatch({ env: { runner: 'arm64' } })).toThrow(/needs test_id, file, title or message/)
-    expect(() => validateRuleMatch({ branch: 'main' })).toThrow(/needs test_id/)
+    expect(() => validateRuleMatch({ message: '(?=x)' })).toThrow(/rule: message: not a pattern .* linear time/)
+    expect(() => validateRuleMatch({ test_id: 'a{b,{c,{d,{e,{f,{g,{h,{i,{j}}}}}}}}}' } as never)).toThrow()
+    expect(() => validateRuleMatch({ testId: 'x/[z-a]' })).toThrow(/test_id: not a valid glob/)
+  })
+
+  // The patterns of issue 33: alternatives that overlap, which the old syntactic check let through. A backtracking
+  // engine doubles its work with each character of `111…1!`; RE2 reads the message once. Each check runs over a
+  // message at the length cap, a thousand times: with backtracking a single one would not finish.
+  it.each(['(\\w|\\d)+$', '(a|a)*$', '(a+)+$', '(x*)*y', '(\\d|\\d\\d)+!x', '^(\\w+\\s?)*$'])(
+    'matches %s in linear time against messages at the length cap',
+    (pattern) => {
+      expect(regexProblem(pattern)).toBeNull()
+      // allow_broad: `(a|a)*$` matches every message (the empty string at its end), and is still matched here.
+      const r = compileRule(rule('r', { message: pattern, allowBroad: true }))
+      const message = `${'1'.repeat(RULE_MESSAGE_MATCH_CHARS - 1)}!`
+      const subject = { ...timeout('a'), message, branch: null, env: {} }
+      let forgiven = 0
+      for (let i = 0; i < 1000; i++) if (r.matches(subject)) forgiven++
+      // (a|a)*$ matches the empty string at the end; the others cannot match a run of digits that ends in `!`.
+      expect(forgiven).toBe(pattern === '(a|a)*$' ? 1000 : 0)
+    },
+  )
+
+  it('matches globs with many stars in linear time too', () => {
+    const r = compileRule(rule('r', { testId: `${'*a'.repeat(60)}b` }))
+    const test = { testId: 'a'.repeat(RULE_MESSAGE_MATCH_CHARS), name: 'n', module: 'm', file: null }
+    expect(r.matches({ test, status: 'failed', message: null, branch: null, env: {} })).toBe(false)
+  })
+
+  it.each([
+    [{ testId: '**' }, /test_id "\*\*" selects any value/],
+    [{ testId: '{*,**}' }, /selects any value/],
+    [{ file: '**' }, /file "\*\*"/],
+    [{ message: '.*' }, /message "\.\*"/],
+    [{ title: '' }, /title/],
+    [{ testId: '**', message: '.' }, /test_id "\*\*" and message "\."/],
+    [{}, /needs test_id, file, title or message/],
+    [{ branch: 'main' }, /needs test_id.*--allow-broad/],
+    [{ env: { runner: 'arm64' } }, /needs test_id/],
+  ] as [QuarantineRule['match'], RegExp][])('refuses a rule that forgives everything: %j', (match, why) => {
+    expect(() => validateRuleMatch(match)).toThrow(why)
+    // Allowed when asked for, and then kept with the rule.
+    if (Object.values(match).every((v) => v !== '')) {
+      expect(validateRuleMatch({ ...match, allowBroad: true })).toEqual({ ...match, allowBroad: true })
+    }
+  })
+
+  it('keeps rules that narrow: a glob under a suite, a message, or ** with a message', () => {
+    for (const match of [
+      { testId: 'e2e::**' },
+      { testId: '*' },
+      { message: 'Timeout' },
+      { testId: '**', message: 'x' },
+    ])
+      expect(validateRuleMatch(match)).toEqual(match)
+  })
+
+  it('lets a broad or uncompilable rule stored before these checks forgive nothing, and says so', () => {
+    const results = [timeout('a')]
+    const old = [rule('all', { testId: '**' }), rule('ahead', { message: '(?=Timeout)' })]
+    const g = gate(results, new Map(), { now, rules: old })
+    expect(g.verdict).toBe('fail')
+    expect(g.hints).toEqual([
+      expect.stringMatching(/^rule ahead forgives nothing: message: .*\(\?=/),
+      expect.stringMatching(/^rule all forgives nothing: matches every failure/),
+    ])
+  })
+
+  it('counts the failures each rule forgave', () => {
+    const rules = [rule('timeouts', { message: 'Timeout' }), rule('bees', { testId: '**::b' })]
+    const g = gate([timeout('a'), timeout('c'), result('b', 'failed')], new Map(), { now, rules })
+    expect(g.rules).toEqual([
+      { id: 'bees', forgave: 1 },
+      { id: 'timeouts', forgave: 2 },
+    ])
   })
 
   it('reports which tests each rule covered in the stored history, failures only', async () => {

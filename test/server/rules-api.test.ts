@@ -32,12 +32,14 @@ describe('quarantine rules over the API', () => {
   it.each([
     ['an expiry in the past', { ...body, expires_at: '2020-01-01T00:00:00Z' }, /expir/i],
     ['a javascript: issue link', { ...body, issue_url: 'javascript:alert(1)' }, /issue_url/],
-    ['a regex that backtracks', { ...body, match: { message: '(a+)+$' } }, /backtrack/],
+    ['a regex RE2 cannot run in linear time', { ...body, match: { message: '(?=x)x' } }, /linear time.*\(\?=/],
     [
       'branch and env alone',
       { ...body, match: { branch: 'main', env: { runner: 'arm64' } } },
-      /test_id, file, title or message/,
+      /test_id, file, title or message.*--allow-broad/,
     ],
+    ['a rule that matches every test', { ...body, match: { test_id: '**' } }, /matches every failure: test_id "\*\*"/],
+    ['a regex that matches every message', { ...body, match: { message: '(a|a)*$' } }, /matches every failure/],
     ['an unknown matcher', { ...body, match: { message: 'x', suite: 'unit' } }, /suite|unrecognized/i],
     ['no reason', { ...body, reason: ' ' }, /reason/],
   ])('refuses %s with a 400 that says why, and stores nothing', async (_, payload, why) => {
@@ -84,6 +86,33 @@ describe('quarantine rules over the API', () => {
     expect(findRule(rules, subject('Timeout 30000ms exceeded', 'arm64'))?.id).toBe('timeouts-arm64')
     expect(findRule(rules, subject('Timeout 30000ms exceeded', 'x64'))).toBeUndefined()
     expect(findRule(rules, subject('expected 1 to be 2', 'arm64'))).toBeUndefined()
+  })
+
+  it('accepts the patterns that hung the gate (issue 33), and the gate then matches them in linear time', async () => {
+    const putAs = (id: string, match: object) =>
+      s.app.inject({
+        method: 'PUT',
+        url: `/api/v1/rules/${id}`,
+        headers: auth('ci-token-0123456789abc'),
+        payload: { ...body, match },
+      })
+    const res = await putAs('overlap', { message: '(\\w|\\d)+$' })
+    expect(res.statusCode, res.body).toBe(200)
+    const broad = await putAs('overlap-broad', { message: '(a|a)*$', allow_broad: true })
+    expect(broad.statusCode, broad.body).toBe(200)
+    expect(broad.json<RuleJson>()).toMatchObject({ match: { allow_broad: true }, matches: 'message /(a|a)*$/, broad' })
+    const rules = compileRules(await s.store.listQuarantineRules(), NOW)
+    const test = { testId: 'unit::mod::x', name: 'x', module: 'mod', file: null }
+    const message = `${'1'.repeat(4095)}!`
+    // (\w|\d)+$ cannot match a message that ends in `!`; (a|a)*$ matches the empty string at its end.
+    expect(findRule(rules, { test, status: 'failed', message, branch: null, env: {} })?.id).toBe('overlap-broad')
+    for (const id of ['overlap', 'overlap-broad'])
+      await s.store.deleteQuarantineRule(id, {
+        action: 'release',
+        actor: 't',
+        at: new Date(NOW).toISOString(),
+        reason: 'x',
+      })
   })
 
   it('replaces a rule and removes it, each change in the audit trail', async () => {

@@ -211,13 +211,15 @@ export async function runGate(inputs: string[], opts: GateCommandOptions, io: Io
   const quarantines = new Map(loaded.records.map((r) => [r.testId, r]))
   const gateOpts = { failOnFlaky: opts.failOnFlaky, rules: loaded.rules, runOf: (r: Result) => scopes.get(r)! }
   const result = gate(job.results, quarantines, { ...gateOpts, totals: job.totals })
-  result.hints = suiteHints({
-    reportSuites: job.suites,
-    knownSuites: loaded.knownSuites,
-    knownFrom: loaded.knownFrom,
-    quarantinedIds: quarantines.keys(),
-    blocking: result.blocking,
-  })
+  result.hints.push(
+    ...suiteHints({
+      reportSuites: job.suites,
+      knownSuites: loaded.knownSuites,
+      knownFrom: loaded.knownFrom,
+      quarantinedIds: quarantines.keys(),
+      blocking: result.blocking,
+    }),
+  )
   if (opts.junitOut) {
     const forgiverFor = (of: ReadonlyMap<Result, RunScope>) =>
       createForgiver(quarantines, { ...gateOpts, runOf: (r: Result) => of.get(r)! })
@@ -238,8 +240,8 @@ const line = (e: { test_id: string; message: string | null }) =>
 
 export function printGate(result: GateResult, opts: GateCommandOptions, io: Io): void {
   if (opts.json) {
-    const { verdict, blocking, quarantined, flaky, hints } = result
-    return emitJson(io, { verdict, blocking, quarantined, flaky, totals: result.totals, hints }, opts.output)
+    const { verdict, blocking, quarantined, flaky, rules, hints } = result
+    return emitJson(io, { verdict, blocking, quarantined, flaky, totals: result.totals, rules, hints }, opts.output)
   }
   const out: string[] = []
   const t = result.totals
@@ -258,6 +260,10 @@ export function printGate(result: GateResult, opts: GateCommandOptions, io: Io):
       )
     }
   }
+  if (result.rules.length) {
+    out.push(`\nFailures each rule forgave:`)
+    for (const r of result.rules) out.push(`  ${sanitizeCell(r.id)}: ${r.forgave}`)
+  }
   if (result.flaky.length) {
     out.push(`\nPassed on retry (${result.flaky.length}):`)
     appendAll(out, result.flaky.map(line))
@@ -273,6 +279,9 @@ export function gateMarkdown(result: GateResult): string {
   parts.push(
     `${result.totals.tests} tests, ${result.totals.failed} failed, ${result.quarantined.length} quarantined, ${result.flaky.length} passed on retry\n`,
   )
+  if (result.rules.length) {
+    parts.push(`Failures each rule forgave: ${result.rules.map((r) => `${esc(r.id)} ${r.forgave}`).join(', ')}\n`)
+  }
   if (result.blocking.length) {
     parts.push(
       '### Blocking failures\n',

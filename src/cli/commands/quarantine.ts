@@ -34,6 +34,8 @@ export interface RuleCommandOptions extends QuarantineCommandOptions {
   message?: string
   branch?: string
   env?: string[]
+  /** Allow a rule that selects every failure (see broadMatchProblem). */
+  allowBroad?: boolean
 }
 
 /** Who is acting, for the audit log: the flag, else the CI user, else the local user. */
@@ -236,6 +238,7 @@ export async function ruleAdd(id: string, opts: RuleCommandOptions, io: Io): Pro
   if (opts.branch) match.branch = opts.branch
   const env = envPairs(opts.env)
   if (env) match.env = env
+  if (opts.allowBroad) match.allowBroad = true
   const expiresAt = parseExpiry(opts.expires)
   return withStore(opts, io, (store, config) =>
     manager(store, config).putRule(id, {

@@ -1,0 +1,197 @@
+import type { HistoryEntry } from '../model.js'
+import { failureAssociations } from './failure-associations.js'
+import { plural } from './format.js'
+import { hadFailure } from './had-failure.js'
+import { numericFacetHints } from './numeric-facets.js'
+import { rateLowerBound } from './rate-bound.js'
+import type { ResolvedAnalysisConfig } from './resolve-analysis-config.js'
+import type { AssociationHint, FixRequirement, NumericFacetHint } from './types.js'
+
+/** Most failure conditions a fix must cover: the most significant ones, so that the evidence stays readable. */
+export const MAX_FIX_CONDITIONS = 3
+
+/** One requirement of a fix: clean runs under a condition (or under any, `where` null) at the old rate there. */
+export type FixTerm = FixRequirement
+
+export interface EarnedFix {
+  /** Whether every term is met and the stretch is longer than the gap rule asks. */
+  earned: boolean
+  /** Clean runs in a row at the end. */
+  clean: number
+  /** Runs with a failure before the stretch. */
+  troubled: number
+  /** Longest clean stretch between two runs with a failure before the stretch, and the stretch that beats it. */
+  longestGap: number
+  gapRuns: number
+  /** Clean runs in a row the whole rule asks for (all runs; a condition may ask for more of its own). */
+  needed: number
+  /** The first term is every run; the others are the conditions the failures concentrated on. */
+  terms: FixTerm[]
+  /** The largest `chance` of the terms: the probability bound of the claim. */
+  chance: number
+  /** What is still missing, e.g. `needs 37 more clean runs, 12 of them on runner ci-7`; empty when earned. */
+  missing: string
+  /** A sentence with the bound and the evidence, for the verdict's reason and hint. */
+  evidence: string
+}
+
+interface Condition {
+  where: string
+  applies: (e: HistoryEntry) => boolean
+}
+
+/**
+ * Whether the clean stretch at the end of `entries` (the runs from `beforeFix` on; the run before it had a
+ * failure) earns the test a fix. Every term must hold:
+ * - **rate**: at the old failure rate, estimated conservatively as the one-sided Clopper–Pearson lower bound
+ *   p_L at `fixedRateConfidence` (0.9) over the runs before the stretch, a still-flaky test would stay this
+ *   clean with probability (1 − p_L)^clean ≤ `fixedAlpha` (0.01). A low estimate asks for more runs, so a test
+ *   with few failures is not released on luck.
+ * - **conditions**: when the failures concentrated on a runner, env facet value, numeric facet threshold or time
+ *   of day (the association hints, over the runs before the stretch), the same bound holds for the clean runs
+ *   under that condition at the rate seen there: clean runs elsewhere prove nothing about it.
+ * - **gap**: the stretch is at least `fixedGapFactor` times the longest clean gap between two earlier runs with a
+ *   failure, so that a bursty test is not fixed in the middle of its usual quiet time; and at least `fixedMinRuns`.
+ * @example earnedFix(entries, 109, cfg).missing // 'needs 37 more clean runs, 12 of them on runner ci-7'
+ */
+export function earnedFix(entries: readonly HistoryEntry[], beforeFix: number, cfg: ResolvedAnalysisConfig): EarnedFix {
+  const v = cfg.verdict
+  const n = entries.length
+  let troubled = 0
+  let longestGap = 0
+  let lastTroubled = -1
+  for (let i = 0; i < beforeFix; i++) {
+    if (!hadFailure(entries[i]!)) continue
+    troubled++
+    if (lastTroubled >= 0 && i - lastTroubled - 1 > longestGap) longestGap = i - lastTroubled - 1
+    lastTroubled = i
+  }
+  const clean = n - beforeFix
+  const gapRuns = Math.ceil(v.fixedGapFactor * longestGap)
+  const terms: FixTerm[] = [term(null, beforeFix, troubled, clean, cfg)]
+  const before = entries.slice(0, beforeFix)
+  for (const c of conditions(before, troubled, cfg)) {
+    let runs = 0
+    let failures = 0
+    for (const e of before) {
+      if (!c.applies(e)) continue
+      runs++
+      if (hadFailure(e)) failures++
+    }
+    let cleanThere = 0
+    for (let i = beforeFix; i < n; i++) if (c.applies(entries[i]!)) cleanThere++
+    terms.push(term(c.where, runs, failures, cleanThere, cfg))
+  }
+  const needed = Math.max(v.fixedMinRuns, gapRuns, terms[0]!.needed)
+  let more = needed - clean
+  const parts: string[] = []
+  for (const t of terms.slice(1)) {
+    const short = t.needed - t.clean
+    if (short <= 0) continue
+    // Runs under a condition are runs too: the stretch needs at least as many more.
+    more = Math.max(more, short)
+    parts.push(`${short} of them ${t.where}`)
+  }
+  let chance = 0
+  for (const t of terms) chance = Math.max(chance, t.chance)
+  const earned = more <= 0
+  const missing = earned ? '' : [`needs ${plural(more, 'more clean run')}`, ...parts].join(', ')
+  return {
+    earned,
+    clean,
+    troubled,
+    longestGap,
+    gapRuns,
+    needed,
+    terms,
+    chance,
+    missing,
+    evidence: evidenceText(terms, cfg),
+  }
+}
+
+function term(
+  where: string | null,
+  runs: number,
+  failures: number,
+  clean: number,
+  cfg: ResolvedAnalysisConfig,
+): FixTerm {
+  const v = cfg.verdict
+  const rateBound = rateLowerBound(failures, runs, v.fixedRateConfidence)
+  // No failure there: nothing to disprove, so no clean run is needed. A failure with a zero bound (a degenerate
+  // setting) can never be disproved.
+  const needed =
+    failures === 0
+      ? 0
+      : rateBound <= 0
+        ? Infinity
+        : rateBound >= 1
+          ? 1
+          : Math.ceil(Math.log(v.fixedAlpha) / Math.log1p(-rateBound))
+  const chance = Math.pow(1 - rateBound, clean)
+  return { where, runs, failures, rateBound, needed, clean, chance }
+}
+
+function evidenceText(terms: readonly FixTerm[], cfg: ResolvedAnalysisConfig): string {
+  const v = cfg.verdict
+  const level = `${Math.round(v.fixedRateConfidence * 100)}% lower bound`
+  const texts = terms.map((t) => {
+    const where = t.where === null ? '' : ` ${t.where}`
+    const rate = `${t.failures} of ${t.runs} runs${where} failed before (rate ≥ ${pct(t.rateBound)}, ${level})`
+    return `${rate}: ${plural(t.clean, 'clean run')}${where} happen by chance with probability ${chanceText(t.chance)}`
+  })
+  return `${texts.join('; ')} (a fix needs ≤ ${v.fixedAlpha})`
+}
+
+/** The conditions the failures before the stretch concentrated on, most significant first. */
+function conditions(before: readonly HistoryEntry[], troubled: number, cfg: ResolvedAnalysisConfig): Condition[] {
+  if (troubled < cfg.hints.minFailures) return []
+  const numeric = numericFacetHints(before, cfg.hints)
+  const thresholded = new Set(numeric.map((h) => h.facet))
+  const hints: (AssociationHint | NumericFacetHint)[] = [
+    ...numeric,
+    ...failureAssociations(before, cfg.hints).filter((a) => !thresholded.has(a.facet)),
+  ]
+  hints.sort((a, b) => a.pValue - b.pValue)
+  return hints.slice(0, MAX_FIX_CONDITIONS).map(condition)
+}
+
+function condition(h: AssociationHint | NumericFacetHint): Condition {
+  if (h.kind === 'numeric_facet') {
+    const key = h.facet.slice(4)
+    const ge = h.direction === '>='
+    return {
+      where: `with ${key} ${ge ? '≥' : '≤'} ${h.threshold}`,
+      applies: (e) => {
+        const raw = e.run.env[key]
+        if (raw === undefined) return false
+        const x = Number(raw)
+        return ge ? x >= h.threshold : x <= h.threshold
+      },
+    }
+  }
+  if (h.kind === 'time_of_day') {
+    const { fromHour, hours } = h
+    return {
+      where: h.value,
+      applies: (e) => (hourOfDay(e.run.at) - (fromHour ?? 0) + 24) % 24 < (hours ?? 24),
+    }
+  }
+  if (h.facet === 'runner') return { where: `on runner ${h.value}`, applies: (e) => e.run.runnerId === h.value }
+  const key = h.facet.slice(4)
+  return { where: `with ${key}=${h.value}`, applies: (e) => e.run.env[key] === h.value }
+}
+
+/** The UTC hour of an epoch-ms time, 0–23. */
+export function hourOfDay(at: number): number {
+  return Math.floor((((at % 86_400_000) + 86_400_000) % 86_400_000) / 3_600_000)
+}
+
+function pct(x: number): string {
+  return x >= 0.1 ? `${Math.round(x * 100)}%` : `${(x * 100).toPrecision(2)}%`
+}
+
+function chanceText(p: number): string {
+  return p < 1e-4 ? '< 0.0001' : p.toPrecision(2)
+}

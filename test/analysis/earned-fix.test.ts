@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest'
+import { analyzeTest, resolveAnalysisConfig } from '../../src/analysis/index.js'
+import { rateLowerBound } from '../../src/analysis/rate-bound.js'
+import type { ChangeHint } from '../../src/analysis/types.js'
+import { HOUR, history } from './builders.js'
+
+const cfg = resolveAnalysisConfig()
+
+describe('the conservative rate', () => {
+  it('is the exact one-sided lower confidence bound', () => {
+    // Clopper–Pearson: P(X ≥ k | n, p_L) = 1 − confidence.
+    expect(rateLowerBound(10, 109, 0.9)).toBeCloseTo(0.0578, 3)
+    expect(rateLowerBound(1, 2, 0.9)).toBeCloseTo(0.0513, 3)
+    expect(rateLowerBound(0, 50, 0.9)).toBe(0)
+    expect(rateLowerBound(5, 5, 0.9)).toBeCloseTo(Math.pow(0.1, 1 / 5), 10)
+  })
+})
+
+describe('a fix is earned under the condition the test failed in', () => {
+  /** 200 runs five hours apart; every tenth on the rare runner, where every other run fails. */
+  function rareRunner(cleanRuns: number, rareInStretch: number) {
+    const h = history('unit::pay.test.ts::refunds', 5 * HOUR)
+    for (let i = 0; i < 181; i++) {
+      const rare = i % 10 === 0
+      if (rare && i % 20 === 0) h.fail({ runner: 'ci-rare' })
+      else h.pass({ runner: rare ? 'ci-rare' : `ci-${i % 3}` })
+    }
+    const every = Math.floor(cleanRuns / (rareInStretch + 1))
+    for (let i = 1; i <= cleanRuns; i++)
+      h.pass({ runner: rareInStretch > 0 && i % every === 0 && i / every <= rareInStretch ? 'ci-rare' : 'ci-1' })
+    return analyzeTest(h.build(), { ...cfg, scoring: { ...cfg.scoring, lookbackDays: 365 } }, { now: h.now })
+  }
+
+  it('does not call it fixed after clean runs elsewhere, and says what is missing', () => {
+    // 300 clean runs beat the overall rate (10 of 181 runs, rate ≥ 3.5%: 131 are needed), but only 3 ran on
+    // ci-rare, where 10 of 19 runs failed (rate ≥ 36%): 11 clean runs there are needed.
+    const a = rareRunner(300, 3)
+    expect(a.verdict).toBe('flaky')
+    const hint = a.hints.find((h): h is ChangeHint => h.kind === 'maybe_fixed')
+    expect(hint?.missing).toBe('needs 8 more clean runs, 8 of them on runner ci-rare')
+    expect(hint?.requirements?.[1]).toMatchObject({
+      where: 'on runner ci-rare',
+      runs: 19,
+      failures: 10,
+      clean: 3,
+      needed: 11,
+    })
+  })
+
+  it('calls it fixed once the rare runner has run it cleanly often enough', () => {
+    const a = rareRunner(300, 12)
+    expect(a.verdict).toBe('healthy')
+    expect(a.reason).toMatch(/^fixed: no failures in the last 300 runs/)
+    expect(a.reason).toContain('12 clean runs on runner ci-rare happen by chance with probability')
+  })
+
+  it('asks a worker-count flake for clean runs at that worker count', () => {
+    const h = history('unit::q.test.ts::drains', 5 * HOUR)
+    const workers = ['1', '2', '4', '8']
+    for (let i = 0; i < 160; i++) {
+      const w = workers[i % 4]!
+      if (w === '8' && i % 8 === 3) h.fail({ env: { workers: w } })
+      else h.pass({ env: { workers: w } })
+    }
+    // 160 clean runs, all with 1 or 2 workers.
+    for (let i = 0; i < 160; i++) h.pass({ env: { workers: i % 2 === 0 ? '1' : '2' } })
+    const a = analyzeTest(h.build(), { ...cfg, scoring: { ...cfg.scoring, lookbackDays: 365 } }, { now: h.now })
+    expect(a.verdict).toBe('flaky')
+    const hint = a.hints.find((x): x is ChangeHint => x.kind === 'maybe_fixed')
+    expect(hint?.missing).toMatch(/^needs \d+ more clean runs, \d+ of them with workers (≥ 8|=8)$/)
+  })
+})

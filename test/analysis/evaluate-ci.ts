@@ -1,0 +1,184 @@
+/**
+ * The evaluation of issue 27 on generated CI histories (`generate-ci.ts`): flaky precision and recall, what an
+ * uncapped `quarantine auto` covers, how many tests called fixed are still flaky, how many real fixes are released,
+ * whether the runner, time-window and burst hints name the truth, beside a flip-rate-only baseline. Pure: the
+ * accuracy test asserts on it and bench/detection.mjs prints it.
+ */
+import { analyzeTest, resolveAnalysisConfig, type TestAnalysis } from '../../src/analysis/index.js'
+import { DEFAULTS } from '../../src/config/defaults.js'
+import { policyTest } from '../../src/quarantine/from-analysis.js'
+import { decideQuarantine } from '../../src/quarantine/policy.js'
+import { FIXED_MIN_AFTER, generateCiSuite, type CiSuiteOptions, type CiTest } from './generate-ci.js'
+
+export interface Ratio {
+  hits: number
+  of: number
+}
+
+export interface CiEvaluation {
+  tests: number
+  flakyPrecision: Ratio
+  flakyRecall: Ratio
+  /** Uncapped `quarantine auto` on a fresh store: the flaky tests it quarantines, and the others it does. */
+  quarantineCoverage: Ratio
+  quarantinedNotFlaky: number
+  /** Tests whose verdict is a fix (a `fixed` hint), and of them those still flaky in truth. */
+  calledFixed: number
+  calledFixedStillFlaky: number
+  /** Real fixes (at least FIXED_MIN_AFTER runs ago) that are healthy now. */
+  realFixesReleased: Ratio
+  runnerHints: Ratio
+  windowHints: Ratio
+  burstHints: Ratio
+  /** The baseline: flaky when the flip rate is above zero over the last `flipRate.window`-run windows' class. */
+  baselinePrecision: Ratio
+  baselineRecall: Ratio
+  /** Missed flaky tests by class, and their reasons (a few), for reading. */
+  missed: Record<string, number>
+  /** Flaky tests that failed in fewer than two runs: invisible, left out of recall and coverage. */
+  invisible: number
+  missedReasons: string[]
+}
+
+const cfg = resolveAnalysisConfig()
+
+export function ratio(r: Ratio): number {
+  return r.of === 0 ? 1 : r.hits / r.of
+}
+
+/** Analyses one generated suite as of its newest run and scores the result against the truth. */
+export function evaluateCi(opts: CiSuiteOptions): CiEvaluation {
+  const suite = generateCiSuite(opts)
+  const analyses = suite.tests.map((t) => analyzeTest(t.history, cfg, { now: suite.now }))
+  return score(suite.tests, analyses, suite.now)
+}
+
+function score(tests: CiTest[], analyses: TestAnalysis[], now: number): CiEvaluation {
+  const e: CiEvaluation = {
+    tests: tests.length,
+    flakyPrecision: { hits: 0, of: 0 },
+    flakyRecall: { hits: 0, of: 0 },
+    quarantineCoverage: { hits: 0, of: 0 },
+    quarantinedNotFlaky: 0,
+    calledFixed: 0,
+    calledFixedStillFlaky: 0,
+    realFixesReleased: { hits: 0, of: 0 },
+    runnerHints: { hits: 0, of: 0 },
+    windowHints: { hits: 0, of: 0 },
+    burstHints: { hits: 0, of: 0 },
+    baselinePrecision: { hits: 0, of: 0 },
+    baselineRecall: { hits: 0, of: 0 },
+    missed: {},
+    invisible: 0,
+    missedReasons: [],
+  }
+  const policy = { ...DEFAULTS.quarantine, maxQuarantined: Number.MAX_SAFE_INTEGER }
+  const decision = decideQuarantine(analyses.map(policyTest), [], policy, now)
+  const quarantined = new Set(decision.quarantine.map((q) => q.testId))
+  tests.forEach((t, i) => {
+    const a = analyses[i]!
+    const flaky = t.truth === 'flaky'
+    // A real fix not yet old enough to be judged is left out of precision: it may rightly still be held.
+    const judged = t.cls !== 'fixed_for_real'
+    if (a.verdict === 'flaky' && judged) {
+      e.flakyPrecision.of++
+      if (flaky) e.flakyPrecision.hits++
+      else if (e.missedReasons.length < 12) e.missedReasons.push(`false flaky ${t.cls}: ${a.reason}`)
+    }
+    // A flaky test that failed in fewer than two runs looks like a healthy one to any method: left out of recall.
+    const visible = troubledRuns(t) >= 2
+    if (flaky && !visible) e.invisible++
+    if (flaky && visible) {
+      e.flakyRecall.of++
+      if (a.verdict === 'flaky') e.flakyRecall.hits++
+      else {
+        e.missed[t.cls] = (e.missed[t.cls] ?? 0) + 1
+        if (e.missedReasons.length < 12) e.missedReasons.push(`${t.cls}: ${a.verdict}: ${a.reason}`)
+      }
+      e.quarantineCoverage.of++
+      if (quarantined.has(t.history.test.testId)) e.quarantineCoverage.hits++
+    } else if (quarantined.has(t.history.test.testId) && judged) e.quarantinedNotFlaky++
+    if (a.hints.some((h) => h.kind === 'fixed')) {
+      e.calledFixed++
+      if (flaky) e.calledFixedStillFlaky++
+    }
+    if (t.cls === 'fixed_for_real' && t.history.entries.length - t.changeAt! >= FIXED_MIN_AFTER) {
+      e.realFixesReleased.of++
+      if (a.verdict === 'healthy') e.realFixesReleased.hits++
+    }
+    const baseline = a.flipRateClass !== 'stable' || a.ewmaFlipRate > 0
+    if (baseline && judged) {
+      e.baselinePrecision.of++
+      if (flaky) e.baselinePrecision.hits++
+    }
+    if (flaky && visible) {
+      e.baselineRecall.of++
+      if (baseline) e.baselineRecall.hits++
+    }
+    hintScores(t, a, e)
+  })
+  return e
+}
+
+/** A hint is right when the first hint of its kind names the truth. */
+function hintScores(t: CiTest, a: TestAnalysis, e: CiEvaluation): void {
+  if (t.cls === 'rare_runner') {
+    e.runnerHints.of++
+    const h = a.hints.find((x) => x.kind === 'facet_association' && x.facet === 'runner')
+    if (h !== undefined && h.kind === 'facet_association' && h.value === t.runner) e.runnerHints.hits++
+  }
+  if (t.cls === 'time_window') {
+    e.windowHints.of++
+    const h = a.hints.find((x) => x.kind === 'time_of_day')
+    if (h !== undefined && h.kind === 'time_of_day' && windowMatches(hintWindow(h), t.window!)) {
+      e.windowHints.hits++
+    }
+  }
+  if (t.cls === 'bursty') {
+    e.burstHints.of++
+    const h = a.hints.find((x) => x.kind === 'burst')
+    if (h !== undefined && h.kind === 'burst') {
+      // Right when at least 90% of the failures in the named windows lie in true bursts.
+      const entries = t.history.entries
+      const index = new Map(entries.map((x, i) => [x.run.at, i]))
+      let inside = 0
+      let all = 0
+      for (const w of h.windows) {
+        for (let i = index.get(w.from)!; i <= index.get(w.to)!; i++) {
+          if (entries[i]!.failedAttempts === 0) continue
+          all++
+          if (t.burstRuns!.has(i)) inside++
+        }
+      }
+      if (all > 0 && inside / all >= 0.9) e.burstHints.hits++
+    }
+  }
+}
+
+/** The hint's window; from its label when it has no hours (the bucketed hints before issue 27). */
+function hintWindow(h: { fromHour?: number; hours?: number; value: string }): { fromHour: number; hours: number } {
+  if (h.fromHour !== undefined && h.hours !== undefined) return { fromHour: h.fromHour, hours: h.hours }
+  const m = /(\d\d):00 and (\d\d):00/.exec(h.value)
+  if (m === null) return { fromHour: 0, hours: 24 }
+  const from = Number(m[1])
+  return { fromHour: from, hours: (Number(m[2]) - from + 24) % 24 || 24 }
+}
+
+function troubledRuns(t: CiTest): number {
+  let k = 0
+  for (const x of t.history.entries) if (x.failedAttempts > 0) k++
+  return k
+}
+
+/** The named window overlaps the true one for at least half of the wider of the two. */
+export function windowMatches(
+  { fromHour, hours }: { fromHour: number; hours: number },
+  truth: { fromHour: number; hours: number },
+): boolean {
+  let overlap = 0
+  for (let k = 0; k < hours; k++) {
+    const hour = (fromHour + k) % 24
+    if ((hour - truth.fromHour + 24) % 24 < truth.hours) overlap++
+  }
+  return overlap >= Math.max(hours, truth.hours) / 2
+}
