@@ -48,6 +48,11 @@ export interface TestRef {
   module: string
   name: string
   file: string | null
+  /**
+   * Set by ingest when the module is only a label the report put there (jest-junit's default templates: the
+   * suite named after the first describe block, no file), not part of what tells tests apart. Not stored.
+   */
+  moduleIsLabel?: boolean
 }
 
 /** One execution of a test inside a run. Retry 0 is the first try. */

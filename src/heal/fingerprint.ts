@@ -12,6 +12,8 @@ import {
   addTreeScore,
   finalScore,
   contextSimilarity,
+  translatedPair,
+  weightsAcross,
   identityScore,
   jaccard,
   lcsLength,
@@ -19,6 +21,7 @@ import {
   positionSimilarity,
   scoreCeiling,
   sequenceSimilarity,
+  textOf,
   textSimilarity,
   toSignals,
 } from './similarity.js'
@@ -65,14 +68,20 @@ export interface RankArgs {
   fingerprint: ElementFingerprint
   weights: Weights
   options: DescribeOptions
-  /** How many of the best candidates to report. */
+  /** Most candidates reported, whatever their scores: bounds the work on a page of thousands of rows. */
   limit: number
+  /** The best this many are reported whatever their score (a refusal lists them). Default `limit`. */
+  keep?: number
+  /** Every candidate scoring at least this is reported (up to `limit`), for the veto to see. Default 1 (none). */
+  floor?: number
 }
 
 export interface RankResult {
   candidates: PageCandidate[]
   /** Ways to address the best candidate, most robust first (empty when there is none). */
   suggestions: LocatorSuggestion[]
+  /** The weights the scores were computed with: text and name drop out across languages (`weightsAcross`). */
+  weights: Weights
   /** Elements scored. */
   scanned: number
   /** Time spent in the page, collection and scoring together. */
@@ -91,6 +100,7 @@ interface ScoringLib {
   addContextScore: typeof addContextScore
   addPositionScore: typeof addPositionScore
   finalScore: typeof finalScore
+  weightsAcross: typeof weightsAcross
 }
 
 /** What a successful action captures: the fingerprint and where the element was. */
@@ -109,6 +119,8 @@ export interface ContextCache {
   /** What the children of an element share, keyed by that parent (see `parentContextOf`). */
   parents: Map<Element, ParentContext>
   headings: Element[] | null
+  /** Row, list item and card keys (see `itemKeyOf`), found for all siblings at once. */
+  keys: Map<Element, string | null>
 }
 
 /** The containers around an element's children: the same for every sibling, so looked up once per parent. */
@@ -246,7 +258,14 @@ export function describeElement(
   fp.role = ariaRoleOf(el)
   fp.name = controlNameOf(el, fp.role, o.textMax)
   fp.context = contextOf(el, ctx, o.textMax)
+  fp.lang = langOf(el)
   return fp
+}
+
+/** The language the element is written in, by the nearest `lang` attribute: `de` for `de-CH`; `''` when unsaid. */
+export function langOf(el: Element): string {
+  const at = el.closest('[lang]')
+  return at ? (at.getAttribute('lang') ?? '').trim().toLowerCase().split(/[-_]/)[0]! : ''
 }
 
 /**
@@ -324,30 +343,71 @@ export function ariaLabelOf(el: Element, max: number): string {
 }
 
 /**
- * The key of a row, list item or card: its first cell without controls, else its heading or aria-label, else the
- * first text outside a control. Controls are left out so that every control of the row shares one key.
+ * What might identify a row, list item or card, most telling first: row header cells, link texts (a product
+ * name is usually a link), the item's label or heading, then (rows and list items only) its plain cells or texts
+ * outside controls, then its `data-*` values. Controls are left out: every row has the same Remove button.
  */
-export function itemKeyOf(item: Element, max: number): string {
-  const interactive = 'button, a, input, select, textarea, [role=button], [role=link]'
-  if (item.localName === 'tr' || item.getAttribute('role') === 'row') {
-    for (const cell of Array.from(item.children)) {
-      if (cell.querySelector(interactive) || cell.matches(interactive)) continue
-      const text = squashText(cell.textContent, max)
-      if (text) return text
+export function itemCandidatesOf(item: Element, max: number): string[] {
+  const out: string[] = []
+  const push = (s: string | null | undefined) => {
+    const text = squashText(s, max)
+    if (text && out.length < 8 && !out.includes(text)) out.push(text)
+  }
+  const controls = 'button, input, select, textarea, [role=button], [role=checkbox], [role=switch]'
+  const row = item.localName === 'tr' || item.getAttribute('role') === 'row'
+  const listItem = item.localName === 'li' || item.getAttribute('role') === 'listitem'
+  const cells = row ? Array.from(item.children).slice(0, 32) : []
+  for (const cell of cells) {
+    if (cell.localName === 'th' || cell.getAttribute('role') === 'rowheader') push(cell.textContent)
+  }
+  if (row || listItem) {
+    const links = item.querySelectorAll('a[href], [role=link]')
+    for (let i = 0; i < links.length && i < 4; i++) push(links[i]!.textContent)
+  }
+  push(ariaLabelOf(item, max))
+  push(headingIn(item, max))
+  if (row) {
+    for (const cell of cells) if (!cell.querySelector(controls) && !cell.matches(controls)) push(cell.textContent)
+  } else if (listItem) {
+    const walker = item.ownerDocument.createTreeWalker(item, NodeFilter.SHOW_TEXT)
+    for (let n = walker.nextNode(), seen = 0; n && seen < 64; n = walker.nextNode(), seen++) {
+      const parent = n.parentElement
+      if (!parent || parent.closest(controls) || parent.closest('script, style, template')) continue
+      push(n.textContent)
     }
   }
-  const label = ariaLabelOf(item, max) || headingIn(item, max)
-  if (label) return label
-  // A card is known by its heading or label only: its first text is as likely a field's label that gets reworded.
-  if (item.localName !== 'li' && item.getAttribute('role') !== 'listitem') return ''
-  const walker = item.ownerDocument.createTreeWalker(item, NodeFilter.SHOW_TEXT)
-  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
-    const parent = n.parentElement
-    if (!parent || parent.closest(interactive) || parent.closest('script, style, template')) continue
-    const text = squashText(n.textContent, max)
-    if (text) return text
+  const attrs = item.attributes
+  for (let i = 0; i < attrs.length; i++) if (attrs[i]!.name.startsWith('data-')) push(attrs[i]!.value)
+  return out
+}
+
+/**
+ * The key of a row, list item or card: the first of its candidates (see `itemCandidatesOf`) that no sibling item
+ * shares, so that two products at the same price are never "the same row". `''` when the item offers no text at
+ * all, null when it does but none of it is unique among its siblings (nothing identifies it). The keys of all
+ * siblings are found in one pass and cached: a scan meets every row of a table.
+ */
+export function itemKeyOf(item: Element, ctx: ContextCache, max: number): string | null {
+  const known = ctx.keys.get(item)
+  if (known !== undefined) return known
+  const parent = item.parentElement
+  const role = item.getAttribute('role') ?? ''
+  const siblings: Element[] = []
+  if (parent) {
+    for (let c = parent.firstElementChild; c && siblings.length < 5000; c = c.nextElementSibling) {
+      if (c.localName === item.localName && (c.getAttribute('role') ?? '') === role) siblings.push(c)
+    }
   }
-  return ''
+  if (!siblings.includes(item)) siblings.push(item)
+  const candidates = siblings.map((s) => itemCandidatesOf(s, max))
+  const counts = new Map<string, number>()
+  for (const list of candidates) for (const text of list) counts.set(text, (counts.get(text) ?? 0) + 1)
+  for (let i = 0; i < siblings.length; i++) {
+    const list = candidates[i]!
+    const key = list.find((text) => counts.get(text) === 1)
+    ctx.keys.set(siblings[i]!, key ?? (list.length > 0 ? null : ''))
+  }
+  return ctx.keys.get(item) ?? null
 }
 
 /** The nearest heading before `el` in document order (not one that contains it), by binary search. */
@@ -371,7 +431,7 @@ export function headingAbove(el: Element, ctx: ContextCache, max: number): strin
 
 /** An empty `ContextCache`, for one scan. */
 export function createContextCache(): ContextCache {
-  return { forms: new Map(), parents: new Map(), headings: null }
+  return { forms: new Map(), parents: new Map(), headings: null, keys: new Map() }
 }
 
 /**
@@ -404,8 +464,9 @@ export function parentContextOf(parent: Element, ctx: ContextCache, max: number)
           : parent.localName === 'li'
             ? 'item'
             : 'card'
-      const key = itemKeyOf(parent, keep)
-      around.item = key ? kind + '|' + key : ''
+      // `row|` marks a row that nothing identifies: not the same as no row at all.
+      const key = itemKeyOf(parent, ctx, keep)
+      around.item = key === '' ? '' : kind + '|' + (key ?? '')
     }
   }
   if (parent.matches(regionSelector)) {
@@ -661,9 +722,10 @@ export function identityOf(
 
 /**
  * In-page: describes and scores every element of the document against the fingerprint and reports the best
- * `limit` with their breakdown, visibility and a selector. Two passes, so that the costly steps run only for
- * elements that can still make the list. The first scores every signal but position, each step stopping elements
- * whose ceiling cannot beat the `limit`-th best floor so far (the score with the worst position). It reads the
+ * `keep`, and every other one scoring at least `floor` (up to `limit` in all), with their breakdown, visibility and
+ * a selector. Two passes, so that the costly steps run only for elements that can still make the list. The first
+ * scores every signal but position, each step stopping elements whose ceiling cannot make the list: below `floor`
+ * and under the `keep`-th best floor so far (the score with the worst position), or under the `limit`-th. It reads the
  * cheap signals straight from the DOM into one reused record, and describes an element fully only when it makes
  * the list. The second measures layout boxes, best ceiling first, and stops once no ceiling left can beat the
  * list: on a page of many identical rows only the rows near the learned one are measured. Visibility is only
@@ -673,7 +735,8 @@ export function rankElements(arg: RankArgs, lib: HelperLib): RankResult {
   const started = performance.now()
   // Not destructured under the imports' own names: a loader may rewrite those even when shadowed.
   const scoring = lib as unknown as ScoringLib
-  const w = arg.weights
+  // A page now in another language than the learned element: text and name are not comparable by spelling.
+  const w = scoring.weightsAcross(arg.fingerprint, { lang: langOf(document.documentElement) }, arg.weights)
   const max = arg.options.textMax
   const fp = scoring.toSignals(arg.fingerprint)
   const learned = learnedIdentityOf(arg.fingerprint)
@@ -684,7 +747,14 @@ export function rankElements(arg: RankArgs, lib: HelperLib): RankResult {
   const none: string[] = []
   type Held = { el: Element; order: number; signals: ElementSignals; acc: ScoreSum; ceiling: number }
   const held: Held[] = []
-  // The `limit` best floors so far, highest first: no element at or below the last can make the list.
+  const keep = Math.min(arg.keep ?? arg.limit, arg.limit)
+  const scoreFloor = arg.floor ?? 1
+  // What an element must beat to make the list, given the `limit` best floors (or scores) so far, highest first.
+  const bar = (best: number[]): number => {
+    const kept = best.length >= keep ? best[keep - 1]! : -1
+    const capped = best.length >= arg.limit ? best[arg.limit - 1]! : -1
+    return Math.max(capped, Math.min(scoreFloor, kept))
+  }
   const floors: number[] = []
   let floor = -1
   let scanned = 0
@@ -762,14 +832,15 @@ export function rankElements(arg: RankArgs, lib: HelperLib): RankResult {
     while (at > 0 && floors[at - 1]! < low) at--
     floors.splice(at, 0, low)
     if (floors.length > arg.limit) floors.pop()
-    if (floors.length === arg.limit) floor = floors[floors.length - 1]!
+    floor = bar(floors)
   }
 
   held.sort((a, b) => b.ceiling - a.ceiling || a.order - b.order)
   const scroll = { x: window.scrollX, y: window.scrollY }
   const top: Array<Held & { score: number; breakdown: Breakdown }> = []
+  const scores: number[] = []
   for (const h of held) {
-    if (top.length === arg.limit && h.ceiling <= top[top.length - 1]!.score) break
+    if (h.ceiling <= bar(scores)) break
     h.signals.box = boxOf(h.el, scroll)
     const scored = scoring.finalScore(scoring.addPositionScore(fp, h.signals, w, h.acc))
     // Equal scores keep document order, as the list would have in one pass.
@@ -780,9 +851,14 @@ export function rankElements(arg: RankArgs, lib: HelperLib): RankResult {
     )
       at--
     top.splice(at, 0, { ...h, score: scored.score, breakdown: scored.breakdown })
-    if (top.length > arg.limit) top.pop()
+    scores.splice(at, 0, scored.score)
+    if (top.length > arg.limit) {
+      top.pop()
+      scores.pop()
+    }
   }
-  const candidates = top.map((t) => {
+  const listed = top.filter((t, i) => i < keep || t.score >= scoreFloor)
+  const candidates = listed.map((t) => {
     // The full description, as `describeElement` gives it, built only for the few that made the list.
     const raw = describeIdentity(t.el, arg.options)
     raw.path = t.signals.path
@@ -791,6 +867,7 @@ export function rankElements(arg: RankArgs, lib: HelperLib): RankResult {
     raw.role = ariaRoleOf(t.el)
     raw.name = controlNameOf(t.el, raw.role, max)
     raw.context = contextOf(t.el, ctx, max)
+    raw.lang = langOf(t.el)
     return {
       score: t.score,
       breakdown: t.breakdown,
@@ -801,8 +878,8 @@ export function rankElements(arg: RankArgs, lib: HelperLib): RankResult {
       fingerprint: raw,
     }
   })
-  const suggestions = top[0] ? suggestLocators(top[0].el, arg.options.testIdAttribute) : []
-  return { candidates, suggestions, scanned, elapsedMs: performance.now() - started }
+  const suggestions = listed[0] ? suggestLocators(listed[0].el, arg.options.testIdAttribute) : []
+  return { candidates, suggestions, weights: w, scanned, elapsedMs: performance.now() - started }
 }
 
 /** The helpers an in-page function needs to call `describeElement` (pass to `inPage`). */
@@ -822,8 +899,10 @@ export const DESCRIBE_HELPERS = [
   controlNameOf,
   headingIn,
   ariaLabelOf,
+  itemCandidatesOf,
   itemKeyOf,
   headingAbove,
+  langOf,
   createContextCache,
   parentContextOf,
   contextOf,
@@ -841,11 +920,14 @@ const SCORING_HELPERS = [
   identityScore,
   addTreeScore,
   scoreCeiling,
+  textOf,
   addTextScore,
   addNameScore,
   addContextScore,
   addPositionScore,
   finalScore,
+  translatedPair,
+  weightsAcross,
 ]
 
 /** `captureElement` with its helpers, ready for `locator.evaluate`. */

@@ -11,9 +11,13 @@ import {
   DEFAULT_MARGIN,
   DEFAULT_THRESHOLD,
   DEFAULT_WEIGHTS,
+  RANK_LIMIT,
+  anchoredTo,
   decideHeal,
   scoreCandidate,
   toSignals,
+  vetoFloor,
+  weightsAcross,
 } from './similarity.js'
 import type { Breakdown, ElementFingerprint, RefusalRule, Signal, Weights } from './similarity.js'
 
@@ -126,7 +130,7 @@ export function checkMatch(
   found: ElementFingerprint,
   s: ResolvedHealSettings,
 ): MatchCheck {
-  const scored = scoreCandidate(toSignals(learned), toSignals(found), s.weights)
+  const scored = scoreCandidate(toSignals(learned), toSignals(found), weightsAcross(learned, found, s.weights))
   const conflict = actionConflict(learned, found)
   const verdict =
     scored.score < s.threshold || (conflict !== null && !conflict.startsWith('belongs to another row'))
@@ -284,7 +288,8 @@ function validElement(element: object | null): ElementFingerprint | null {
     (e.testId === null || typeof e.testId === 'string') &&
     (e.role === undefined || typeof e.role === 'string') &&
     (e.name === undefined || typeof e.name === 'string') &&
-    (e.context === undefined || (typeof e.context === 'object' && e.context !== null))
+    (e.context === undefined || (typeof e.context === 'object' && e.context !== null)) &&
+    (e.lang === undefined || typeof e.lang === 'string')
   return ok ? (e as ElementFingerprint) : null
 }
 
@@ -422,7 +427,11 @@ export function createHealer(deps: HealerDeps): Healer {
   /** The candidates with what says each does something else. */
   function vet(fingerprint: ElementFingerprint, rank: RankResult, weights: Weights): RankResult {
     const candidates = rank.candidates
-      .map((c) => ({ ...liftIntent(fingerprint, c, weights), conflict: actionConflict(fingerprint, c.fingerprint) }))
+      .map((c) => ({
+        ...liftIntent(fingerprint, c, weights),
+        conflict: actionConflict(fingerprint, c.fingerprint),
+        anchored: anchoredTo(fingerprint, c.fingerprint),
+      }))
       .sort((a, b) => b.score - a.score)
     return { ...rank, candidates }
   }
@@ -434,7 +443,7 @@ export function createHealer(deps: HealerDeps): Healer {
     rank: RankResult,
   ): Promise<HealOutcome> {
     const cause = req.cause ?? 'missing'
-    const decision = decideHeal(rank.candidates, req.settings)
+    const decision = decideHeal(rank.candidates, { ...req.settings, weights: rank.weights })
     const shown = rank.candidates.slice(0, req.settings.report)
     const refuse = (reason: RefusalReason): HealOutcome => ({
       status: 'refused',
@@ -493,10 +502,14 @@ export function createHealer(deps: HealerDeps): Healer {
       fingerprint,
       weights: req.settings.weights,
       options: req.settings.describe,
-      // Hidden duplicates and vetoed look-alikes drop out of the decision: rank enough to leave real competitors.
-      limit: Math.max(req.settings.report * 2, 12),
+      // Every candidate that could heal or stand within the margin of one that can reaches the veto: the decision
+      // never depends on how many candidates a refusal lists (`report`).
+      limit: RANK_LIMIT,
+      keep: req.settings.report,
+      floor: vetoFloor(req.settings),
     }
-    const rank = vet(fingerprint, await page.evaluate(rankPageFunction, args), req.settings.weights)
+    const ranked = await page.evaluate(rankPageFunction, args)
+    const rank = vet(fingerprint, ranked, ranked.weights)
     return decide(page, req, fingerprint, rank)
   }
 
@@ -504,9 +517,10 @@ export function createHealer(deps: HealerDeps): Healer {
     const fingerprint = await learned(req.testId, req.locator)
     if (!fingerprint) return { status: 'unlearned' }
     const fp = toSignals(fingerprint)
+    const weights = weightsAcross(fingerprint, matches[0]?.fingerprint ?? {}, req.settings.weights)
     const candidates = matches
       .map((m) => {
-        const scored = scoreCandidate(fp, toSignals(m.fingerprint), req.settings.weights)
+        const scored = scoreCandidate(fp, toSignals(m.fingerprint), weights)
         return {
           score: scored.score,
           breakdown: scored.breakdown,
@@ -519,13 +533,8 @@ export function createHealer(deps: HealerDeps): Healer {
         }
       })
       .sort((a, b) => b.score - a.score)
-    const rank: RankResult = { candidates, suggestions: [], scanned: matches.length, elapsedMs: 0 }
-    const outcome = await decide(
-      page,
-      { ...req, cause: 'strict-mode' },
-      fingerprint,
-      vet(fingerprint, rank, req.settings.weights),
-    )
+    const rank: RankResult = { candidates, suggestions: [], weights, scanned: matches.length, elapsedMs: 0 }
+    const outcome = await decide(page, { ...req, cause: 'strict-mode' }, fingerprint, vet(fingerprint, rank, weights))
     return outcome
   }
 

@@ -3,7 +3,7 @@
  * into one on "Deactivate account", or a newsletter's Submit into the checkout's: markup similarity cannot see
  * that, so these rules veto a candidate whatever its score. Pure; runs in Node on the few best candidates.
  */
-import { textSimilarity } from './similarity.js'
+import { textSimilarity, translatedPair } from './similarity.js'
 import type { ElementFingerprint } from './similarity.js'
 
 /**
@@ -170,13 +170,36 @@ function itemKey(item: string): string {
   return (bar >= 0 ? item.slice(bar + 1) : item).trim().toLowerCase()
 }
 
+/** Regions that are sections of a page, not its landmarks: a labelled one tells its controls from another's. */
+const SECTIONS = new Set(['section', 'region', 'dialog', 'alertdialog', 'tabpanel', 'fieldset', 'group'])
+
+/** Attributes that carry a label, which a translation or a copy edit rewrites: not structure. */
+const LABEL_ATTRIBUTES = new Set(['aria-label', 'title', 'alt', 'placeholder', 'value', 'aria-description', 'style'])
+
+/**
+ * Whether two elements are the same by structure alone: the same id or test id, the same DOM path, and the same
+ * attributes other than labels. A relabelled element (a translation, a new verb no list knows) keeps all three.
+ * @example sameStructure(saveEn, saveDe) // true: #save, same path, same type
+ */
+export function sameStructure(a: ElementFingerprint, b: ElementFingerprint): boolean {
+  const anchored = (a.id !== '' && a.id === b.id) || (a.testId !== null && a.testId === b.testId)
+  if (!anchored || a.tag !== b.tag || a.path.join('>') !== b.path.join('>')) return false
+  const names = new Set([...Object.keys(a.attrs), ...Object.keys(b.attrs)])
+  for (const name of names) if (!LABEL_ATTRIBUTES.has(name) && a.attrs[name] !== b.attrs[name]) return false
+  return true
+}
+
 /**
  * Why `candidate` does something other than the learned element, or null when nothing says so:
  * - a control whose name starts with a different action (Delete vs Deactivate, Sign in vs Sign out), or the same
  *   action on a different object (Export CSV vs Export PDF, Add to cart vs Add to wishlist);
  * - a field with a different label (First name vs Last name);
  * - a control or field of another form;
- * - a control in another row or card (another key cell).
+ * - a control in another row or card (another key cell), or in a row nothing identifies uniquely.
+ * Across languages (`lang` differs) names are not compared: a translated control is judged by its role, its
+ * destination (`href`) and its place. Nor does an unknown word against a known verb count as another action when
+ * the structure is the same (`sameStructure`): a new label no list knows is not a new action. Two known, different
+ * verbs (Delete where Save was) always conflict.
  * @example actionConflict(deleteAccount, deactivateAccount) // "does something else: 'Deactivate account' …"
  */
 export function actionConflict(learned: ElementFingerprint, candidate: ElementFingerprint): string | null {
@@ -186,11 +209,22 @@ export function actionConflict(learned: ElementFingerprint, candidate: ElementFi
   const holds = FIELDS.has(roleA)
   const nameA = nameOf(learned)
   const nameB = nameOf(candidate)
-  if ((acts || holds) && nameA && nameB && words(nameA).length <= 8 && words(nameB).length <= 8) {
+  const translated = translatedPair(learned, candidate)
+  if (translated && (acts || holds)) {
+    if (roleA !== roleB) return `is another kind of control: ${roleB || candidate.tag} where the test used ${roleA}`
+    const hrefA = learned.attrs.href
+    const hrefB = candidate.attrs.href
+    if (hrefA !== undefined && hrefB !== undefined && hrefA !== hrefB) {
+      return `leads somewhere else: ${hrefB} where the test used ${hrefA}`
+    }
+  }
+  const comparable = !translated && nameA && nameB && words(nameA).length <= 8 && words(nameB).length <= 8
+  if ((acts || holds) && comparable) {
     const a = intentOf(nameA)
     const b = intentOf(nameB)
+    const relabelled = a.known !== b.known && sameStructure(learned, candidate)
     if (acts && (ACTIONABLE.has(roleB) || candidate.attrs.type === 'submit')) {
-      if (a.action !== b.action && (a.known || b.known)) {
+      if (a.action !== b.action && (a.known || b.known) && !relabelled) {
         return `does something else: '${nameB}' where the test used '${nameA}'`
       }
       if (a.action === b.action && a.object.length > 0 && b.object.length > 0 && !share(a.object, b.object)) {
@@ -211,10 +245,30 @@ export function actionConflict(learned: ElementFingerprint, candidate: ElementFi
     if (ctxA.form && ctxB.form && !sameForm(ctxA.form, ctxB.form)) {
       return `belongs to another form (${formLabel(ctxB.form)} where the test used ${formLabel(ctxA.form)})`
     }
+    // A labelled section of its own (not a page landmark): another section's Export is another export. Labels
+    // are not compared across languages, and an element that kept its own id or test id moved with its section.
+    const [kindA = '', labelA = ''] = ctxA.region.split('|')
+    const [kindB = '', labelB = ''] = ctxB.region.split('|')
+    const kept = (learned.id !== '' && learned.id === candidate.id) || (!!learned.testId && learned.testId === candidate.testId)
+    if (
+      SECTIONS.has(kindA) &&
+      kindA === kindB &&
+      labelA &&
+      labelB &&
+      !translated &&
+      !kept &&
+      textSimilarity(labelA.toLowerCase(), labelB.toLowerCase()) < 0.6
+    ) {
+      return `belongs to another section ('${labelB}' where the test used '${labelA}')`
+    }
     const ka = itemKey(ctxA.item)
     const kb = itemKey(ctxB.item)
     if (ka && kb && !ka.includes(kb) && !kb.includes(ka)) {
       return `belongs to another row or card ('${kb}' where the test used '${ka}')`
+    }
+    // `row|`: the candidate's row has no value of its own (two lines of one product): it cannot be told apart.
+    if (ka && ctxB.item !== '' && !kb) {
+      return `is in a row or card that nothing identifies uniquely (the test used '${ka}')`
     }
   }
   return null

@@ -43,6 +43,8 @@ export interface ElementFingerprint {
   name?: string
   /** Where the element lives: its row or card, form, dialog or landmark, and the heading above it. */
   context?: ElementContext
+  /** Primary language subtag of the nearest `lang` attribute (`de`), `''` when the page says none. */
+  lang?: string
 }
 
 /**
@@ -116,6 +118,25 @@ export const DEFAULT_THRESHOLD = 0.6
 
 /** The best candidate must lead the runner-up by at least this much. */
 export const DEFAULT_MARGIN = 0.1
+
+/**
+ * Most candidates one ranking hands to the decision. Every candidate at or above `vetoFloor` reaches the veto up
+ * to this many; a page with more look-alikes than this above the floor cannot be healed reliably anyway.
+ */
+export const RANK_LIMIT = 400
+
+/**
+ * The score from which a candidate reaches the veto and the decision. Below it a candidate can neither heal (it is
+ * under the threshold) nor stand within the margin of one that can, with position left out or not: leaving
+ * position out moves a score by at most its share of the weights.
+ * @example vetoFloor({ threshold: 0.6, margin: 0.1, weights: DEFAULT_WEIGHTS }) // 0.4667
+ */
+export function vetoFloor(t: { threshold: number; margin: number; weights: Weights }): number {
+  let total = 0
+  for (const k in t.weights) total += t.weights[k as Signal]
+  const share = total > 0 ? t.weights.position / total : 0
+  return Math.max(0, t.threshold - t.margin - share)
+}
 
 /**
  * Edit distance (insertions, deletions, substitutions) between two strings.
@@ -356,9 +377,11 @@ export function scoreCeiling(
     total += w.path + w.siblings
   }
   if (done.text === undefined && (fp.text !== '' || c.text !== '')) {
-    const la = fp.text.length
-    const lb = c.text.length
-    sum += (w.text * Math.min(la, lb)) / Math.max(la, lb)
+    // A side without text is compared by its name (`textOf`), unknown until the name is: count it as perfect.
+    const open = c.text === '' && fp.text !== '' && !nameKnown
+    const la = textOf(fp, c).length
+    const lb = textOf(c, fp).length
+    sum += open ? w.text : (w.text * Math.min(la, lb)) / Math.max(la, lb)
     total += w.text
   }
   if (done.name === undefined && fp.name !== '') {
@@ -376,10 +399,20 @@ export function scoreCeiling(
   return total > 0 ? sum / total : 0
 }
 
-/** Adds text to `acc`, when either side has some. */
+/**
+ * The text `a` shows, to compare with `b`'s: its visible text, or its name (aria-label, title, alt, icon) when it
+ * has none and `b` has text. A label turned into an icon with `aria-label="Delete"` keeps the text signal's
+ * weight instead of losing it; two fields without text still compare by name alone.
+ * @example textOf({ ...icon, text: '', name: 'delete' }, button).length // 6
+ */
+export function textOf(a: ElementSignals, b: ElementSignals): string {
+  return a.text !== '' || b.text === '' ? a.text : a.name
+}
+
+/** Adds text to `acc`, when either side has some (a side without text by its name, see `textOf`). */
 export function addTextScore(fp: ElementSignals, c: ElementSignals, w: Weights, acc: ScoreSum): ScoreSum {
   if (fp.text !== '' || c.text !== '') {
-    acc.breakdown.text = textSimilarity(fp.text, c.text)
+    acc.breakdown.text = textSimilarity(textOf(fp, c), textOf(c, fp))
     acc.sum += w.text * acc.breakdown.text
     acc.total += w.text
   }
@@ -436,6 +469,24 @@ export function scoreCandidate(fp: ElementSignals, c: ElementSignals, w: Weights
   return finalScore(addPositionScore(fp, c, w, acc))
 }
 
+/**
+ * Whether two elements are written in different languages, by their `lang`: then their texts and names are not
+ * comparable by spelling, and a translated label says nothing about what the element does.
+ * @example translatedPair({ lang: 'en' }, { lang: 'de' }) // true
+ */
+export function translatedPair(a: { lang?: string }, b: { lang?: string }): boolean {
+  return !!a.lang && !!b.lang && a.lang !== b.lang
+}
+
+/**
+ * The weights to compare an element learned in `from` with one in `to`: across languages, text and name drop out
+ * (their weight goes to 0) and identity, structure, context and position decide.
+ * @example weightsAcross({ lang: 'en' }, { lang: 'ja' }, DEFAULT_WEIGHTS).text // 0
+ */
+export function weightsAcross(from: { lang?: string }, to: { lang?: string }, w: Weights): Weights {
+  return translatedPair(from, to) ? { ...w, text: 0, name: 0 } : w
+}
+
 /** A scored element as the heal decision sees it. */
 export interface RankedCandidate {
   score: number
@@ -444,6 +495,8 @@ export interface RankedCandidate {
   enabled: boolean
   /** Why the candidate does something other than the learned element (see `actionConflict`), or null. */
   conflict?: string | null
+  /** True when it has the learned element's own id, test id or `name` exactly (see `anchoredTo`). */
+  anchored?: boolean
 }
 
 export interface HealThresholds {
@@ -502,12 +555,31 @@ export function decideHeal<C extends RankedCandidate>(ranked: readonly C[], t: H
   if (!best.enabled) return { heal: false, reason: 'disabled', best, runnerUp }
   // The epsilon keeps a lead of exactly the margin from failing on floating-point noise.
   const margin = t.margin - 1e-9
-  if (runnerUp && best.score - runnerUp.score < margin) return { heal: false, reason: 'ambiguous', best, runnerUp }
-  const bestWithoutPosition = scoreWithout(best.breakdown, t.weights, 'position')
-  for (let i = 1; i < competing.length; i++) {
-    if (bestWithoutPosition - scoreWithout(competing[i]!.breakdown, t.weights, 'position') < margin) {
-      return { heal: false, reason: 'ambiguous', best, runnerUp }
-    }
+  const leads = (c: C, others: readonly C[]): boolean => {
+    const without = scoreWithout(c.breakdown, t.weights, 'position')
+    return others.every(
+      (o) => c.score - o.score >= margin && without - scoreWithout(o.breakdown, t.weights, 'position') >= margin,
+    )
   }
-  return { heal: true, best, runnerUp }
+  if (leads(best, competing.slice(1))) return { heal: true, best, runnerUp }
+  // Too close to call on the score: the one competitor within the margin that kept the learned element's own id,
+  // test id or name wins (a section moved with its button, a look-alike left in the old place). Two or none: refuse.
+  const anchored = competing.filter((c) => c.anchored && best.score - c.score < margin)
+  const winner = anchored.length === 1 && competing.filter((c) => c.anchored).length === 1 ? anchored[0]! : null
+  if (winner && winner.score >= t.threshold && winner.enabled) {
+    return { heal: true, best: winner, runnerUp: winner === best ? runnerUp : best }
+  }
+  return { heal: false, reason: 'ambiguous', best, runnerUp }
+}
+
+/**
+ * Whether `c` kept the learned element's own identity: the same non-empty id, test id or `name` attribute. Decides
+ * between candidates the score cannot tell apart (see `decideHeal`), never on its own.
+ * @example anchoredTo(learned, moved) // true: both are #newsletter-subscribe
+ */
+export function anchoredTo(learned: ElementFingerprint, c: ElementFingerprint): boolean {
+  if (learned.id !== '' && c.id === learned.id) return true
+  if (learned.testId !== null && c.testId === learned.testId) return true
+  const name = learned.attrs.name
+  return name !== undefined && name !== '' && c.attrs.name === name
 }

@@ -24,6 +24,8 @@ const JSON_SIGNATURES: [Format, RegExp[]][] = [
   ['mocha-json', [/"stats"\s*:\s*\{/, /"tests"\s*:\s*\[/, /"fullTitle"\s*:|"passes"\s*:\s*\d/]],
   ['rspec-json', [/^\{\s*"version"\s*:\s*"\d+\.\d+\.\d+"\s*,\s*"(?:seed|messages|examples)"\s*:/]],
   ['rspec-json', [/"examples"\s*:\s*\[/, /"full_description"\s*:/]],
+  // pytest-json-report: the session's exit code and root near the top, whatever the key order.
+  ['pytest-json', [/"exitcode"\s*:\s*-?\d+/, /"root"\s*:\s*"/, /"(?:created|collectors|summary|tests)"\s*:/]],
   ['simple-json', [/"tests"\s*:\s*\{\s*(?:\}|"(?:[^"\\]|\\.)*"\s*:\s*(?:true|false))/]],
   ['simple-json', [/"metadata"\s*:\s*\{/, /"(?:pipeline|job)_(?:id|status)"\s*:/, /"tests"\s*:\s*\{/]],
 ]

@@ -19,6 +19,7 @@ export const FORMATS = [
   'rspec-json',
   'cucumber-json',
   'cucumber-messages',
+  'pytest-json',
 ] as const
 
 /** A report format name, one of {@link FORMATS}. */

@@ -13,6 +13,7 @@ import { parseMochaJson, parseMochawesome } from './mocha-json.js'
 import { parseRspecJson } from './rspec-json.js'
 import { parseCucumberJson } from './cucumber-json.js'
 import { parseCucumberMessages } from './cucumber-messages.js'
+import { parsePytestJson } from './pytest-json.js'
 import type { Format } from './formats.js'
 import type { Parser } from './types.js'
 
@@ -44,4 +45,5 @@ export const PARSERS = {
   'rspec-json': parseRspecJson,
   'cucumber-json': parseCucumberJson,
   'cucumber-messages': parseCucumberMessages,
+  'pytest-json': parsePytestJson,
 } satisfies Record<Format, Parser>

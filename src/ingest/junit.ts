@@ -447,6 +447,8 @@ function finishCase(ctx: XmlContext, c: CaseDraft, playwright: boolean, intern: 
   } else {
     module = file ?? (c.suitePath || '')
   }
+  // The suite's name stands in for a file the report does not give: a label, which id reconciliation may ignore.
+  const moduleIsLabel = classnameIsTitle && file === null && !rspec
 
   const statusAttr = a.status?.trim().toLowerCase()
   const fromAttr = statusAttr && statusAttr in CASE_STATUS ? CASE_STATUS[statusAttr as JunitCaseStatus] : null
@@ -499,6 +501,7 @@ function finishCase(ctx: XmlContext, c: CaseDraft, playwright: boolean, intern: 
     module: intern(module),
     name: ownString(name),
     file: file === null ? null : intern(rspec ?? file),
+    ...(moduleIsLabel ? { moduleIsLabel } : {}),
     status,
     flakyOnRetry,
     durationMs,

@@ -30,6 +30,7 @@ const LOADERS: Record<Format, () => Promise<StreamParser>> = {
   'rspec-json': async () => streamWhole('rspec-json', (await import('./rspec-json.js')).parseRspecJson),
   'cucumber-json': async () => streamWhole('cucumber-json', (await import('./cucumber-json.js')).parseCucumberJson),
   'cucumber-messages': async () => (await import('./cucumber-messages.js')).streamCucumberMessages,
+  'pytest-json': async () => streamWhole('pytest-json', (await import('./pytest-json.js')).parsePytestJson),
 }
 
 export interface ParseReportOptions extends ParseOptions {

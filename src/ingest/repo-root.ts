@@ -18,8 +18,9 @@ export function findRepoRoot(start: string): string | null {
 
 /**
  * The root test paths are made relative to: `--root`, else the config's `root` (relative to the working
- * directory), else the git repository around the working directory; null outside any (the CI checkout roots
- * still apply then).
+ * directory), else the git repository around the working directory, else the working directory itself (a
+ * checkout without `.git`, such as a CI cache or a tarball: reports of the checkout then name its files as the
+ * formats with relative paths do). Null only for the filesystem's root. The CI checkout roots apply too.
  */
 export function resolveRepoRoot(
   flag: string | undefined,
@@ -28,7 +29,8 @@ export function resolveRepoRoot(
 ): string | null {
   if (flag) return resolve(cwd, flag)
   if (configured) return resolve(cwd, configured)
-  return findRepoRoot(cwd)
+  const here = resolve(cwd)
+  return findRepoRoot(here) ?? (dirname(here) === here ? null : here)
 }
 
 /**

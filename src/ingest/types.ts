@@ -9,6 +9,8 @@ export interface ParsedCase {
   module: string
   name: string
   file: string | null
+  /** The module is a label, not the file or class (see `TestRef.moduleIsLabel`). */
+  moduleIsLabel?: boolean
   status: ResultStatus
   /** True when the report itself says the test passed only after failing (Surefire flakyFailure, Playwright `flaky`). */
   flakyOnRetry: boolean

@@ -56,7 +56,14 @@ function toResult(c: ParsedCase, suite: string, index: number, root: string | nu
   const module = root ? relativeToRoot(c.module, root) : c.module
   const file = root && c.file !== null ? relativeToRoot(c.file, root) : c.file
   return {
-    test: { testId: makeTestId(suite, module, c.name), suite, module, name: c.name, file },
+    test: {
+      testId: makeTestId(suite, module, c.name),
+      suite,
+      module,
+      name: c.name,
+      file,
+      ...(c.moduleIsLabel ? { moduleIsLabel: true } : {}),
+    },
     status: c.status,
     flakyOnRetry: c.flakyOnRetry,
     durationMs: c.durationMs,

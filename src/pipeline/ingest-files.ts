@@ -11,6 +11,7 @@ import type { ReportStream, RunBatch, Store } from '../store/store.js'
 import type { IngestWarnings } from '../ingest/warnings.js'
 import { buildReportStream } from './build-batch.js'
 import { parseAhead } from './parse-ahead.js'
+import { IdentityReconciler } from './reconcile-ids.js'
 import type { RunContext } from './run-context.js'
 import type { UploadResponse } from '../server/api-types.js'
 
@@ -38,6 +39,11 @@ export interface IngestSourceOptions {
   limits?: Partial<IngestLimits>
   /** Absolute test paths inside this directory become relative to it (see `resolveRepoRoot`). */
   root?: string | null
+  /**
+   * Matches each report's test names to the tests the store knows (see `reconcile-ids.ts`); one is made per call
+   * when absent. A command of several reports passes one, so that the store's tests are read once.
+   */
+  identities?: IdentityReconciler
 }
 
 export interface IngestFilesOptions extends IngestSourceOptions {
@@ -151,11 +157,12 @@ async function storeReportStream(
   opts: IngestSourceOptions,
   summary: IngestSummary,
 ): Promise<void> {
-  const outcomes = await opts.store.ingestStream(stream, {
+  const reconciled = (opts.identities ?? new IdentityReconciler(opts.store)).reconcile(stream)
+  const outcomes = await opts.store.ingestStream(reconciled.stream, {
     replace: opts.replace,
     maxAttemptsPerResult: resolveIngestLimits(opts.limits).maxAttemptsPerResult,
   })
-  const noted = warnings()
+  const noted = [...warnings(), ...reconciled.warnings()]
   for (const o of outcomes) {
     if (o.outcome === 'duplicate') summary.duplicates.push({ file: stream.file, run_id: o.runId })
     else
@@ -180,7 +187,8 @@ export function ingestBuffer(name: string, content: Buffer, opts: IngestSourceOp
  * Ingests every report the inputs name, one transaction per report; the other files still ingest when one fails.
  * @example await ingestFiles({ store, inputs: ['reports/'], context: { suite: 'unit' } })
  */
-export async function ingestFiles(opts: IngestFilesOptions): Promise<IngestSummary> {
+export async function ingestFiles(options: IngestFilesOptions): Promise<IngestSummary> {
+  const opts = { ...options, identities: options.identities ?? new IdentityReconciler(options.store) }
   const summary = emptySummary()
   const { files, missing } = await expandInputs(opts.inputs)
   if (files.length > MAX_FILES_PER_COMMAND) {

@@ -1,6 +1,8 @@
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
+import { IdentityReconciler } from '../pipeline/reconcile-ids.js'
 import { isPostgresUrl, openStore } from '../store/open.js'
+import { streamOfBatch } from '../store/store.js'
 import { describeCases, type Recording } from './build-cases.js'
 import { formatCtrf } from './ctrf.js'
 import type { ResolvedReporterOptions } from './options.js'
@@ -78,7 +80,9 @@ export async function writeRecording(
     }
     const store = await openStore({ db: target.db, env: io.env })
     try {
-      const outcomes = await store.ingestReport(rec.batch)
+      // The names the store already knows its tests by (another reporter's, ingested before) win.
+      const { stream } = new IdentityReconciler(store).reconcile(streamOfBatch(rec.batch))
+      const outcomes = await store.ingestStream(stream)
       const stored = outcomes.filter((o) => o.outcome !== 'duplicate')
       const runs = outcomes.map((o) => o.runId).join(', ')
       if (stored.length === 0) say(io, `run ${runs} was already stored in ${where}; nothing written`)

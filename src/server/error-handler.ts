@@ -41,8 +41,16 @@ export function errorResponse(error: unknown): { status: number; body: ErrorBody
   return { status: 500, body: body('FW_INTERNAL', 'internal error') }
 }
 
+/** Fastify's own refusal of a body over a route's limit, said as flakewatch's uploads say it: with the limit. */
+function bodyTooLarge(error: unknown, request: FastifyRequest): HttpError | null {
+  if ((error as Partial<FastifyError>).code !== 'FST_ERR_CTP_BODY_TOO_LARGE') return null
+  const limit = request.routeOptions.bodyLimit
+  const message = limit ? `request bodies here are limited to ${limit} bytes` : 'the request body is too large'
+  return new HttpError(413, { code: 'FW_TOO_LARGE', message })
+}
+
 export function handleError(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  const { status, body } = errorResponse(error)
+  const { status, body } = errorResponse(bodyTooLarge(error, request) ?? error)
   if (status >= 500) request.log.error({ err: error }, 'request failed')
   // A client's mistake is the client's to see in the answer; the log shows it with the requests (debug).
   else request.log.debug({ code: body.error.code, status }, body.error.message)

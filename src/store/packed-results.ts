@@ -37,7 +37,8 @@ const TEXT_FIELDS = 5
 const FLAKY = 1
 const HEALING = 2
 const NO_FILE = 4
-const STATUS_SHIFT = 3
+const MODULE_IS_LABEL = 8
+const STATUS_SHIFT = 4
 
 /**
  * Tests numbered, and characters of their ids kept, before a numbering starts afresh: the worker's map and the
@@ -96,7 +97,7 @@ export function packRunBatch({ run, results }: RunBatch, numbering: TestSlots): 
       wholeAt.push(i)
       continue
     }
-    const { testId, suite, module, name, file } = r.test
+    const { testId, suite, module, name, file, moduleIsLabel } = r.test
     slots[n] = numbering.slot(testId)
     text.push(testId, suite, module, name, file ?? '')
     ends[n * TEXT_FIELDS] = end += testId.length
@@ -105,9 +106,10 @@ export function packRunBatch({ run, results }: RunBatch, numbering: TestSlots): 
     ends[n * TEXT_FIELDS + 3] = end += name.length
     ends[n * TEXT_FIELDS + 4] = end += file?.length ?? 0
     const flags = (r.flakyOnRetry ? FLAKY : 0) | (r.healingOccurred ? HEALING : 0) | (file === null ? NO_FILE : 0)
+    const label = moduleIsLabel ? MODULE_IS_LABEL : 0
     numbers[n * FIELDS] = r.durationMs ?? NaN
     numbers[n * FIELDS + 1] = storedPosition(r) ?? NaN
-    numbers[n * FIELDS + 2] = flags | (STATUS_CODE[r.status] << STATUS_SHIFT)
+    numbers[n * FIELDS + 2] = flags | label | (STATUS_CODE[r.status] << STATUS_SHIFT)
     n++
   }
   return {
@@ -135,8 +137,16 @@ export function packedRef(p: PackedRunBatch, n: number): TestRef {
   const at = n * TEXT_FIELDS
   const start = n === 0 ? 0 : p.ends[at - 1]!
   const field = (k: number) => p.text.slice(k === 0 ? start : p.ends[at + k - 1]!, p.ends[at + k])
-  const noFile = (p.numbers[n * FIELDS + 2]! & NO_FILE) !== 0
-  return { testId: field(0), suite: field(1), module: field(2), name: field(3), file: noFile ? null : field(4) }
+  const flags = p.numbers[n * FIELDS + 2]!
+  const ref: TestRef = {
+    testId: field(0),
+    suite: field(1),
+    module: field(2),
+    name: field(3),
+    file: (flags & NO_FILE) !== 0 ? null : field(4),
+  }
+  if ((flags & MODULE_IS_LABEL) !== 0) ref.moduleIsLabel = true
+  return ref
 }
 
 /** The stored columns of the `n`th plain result: what a store binds without building the result. */

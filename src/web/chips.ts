@@ -1,4 +1,5 @@
 import type { LeaderboardRow } from '../server/api-types.js'
+import { VERDICT_LABEL } from '../test-story.js'
 import { h } from './dom.js'
 import './chips.css'
 
@@ -7,13 +8,6 @@ const CLASS_LABEL: Record<LeaderboardRow['pass_rate_class'], string> = {
   intermittent: 'intermittent',
   actively_flaky: 'actively flaky',
   broken: 'broken',
-}
-
-const VERDICT_LABEL: Record<LeaderboardRow['verdict'], string> = {
-  healthy: 'healthy',
-  flaky: 'flaky',
-  broken: 'broken',
-  insufficient_data: 'too few runs',
 }
 
 const EVIDENCE_LABEL: Record<string, string> = {

@@ -5,6 +5,7 @@ import type {
   TestAnalysisJson,
   TestDetailResponse,
 } from '../server/api-types.js'
+import { testStory, type TestStory } from '../test-story.js'
 import { get } from './api.js'
 import { classChip, evidenceTag, quarantineBadge, statusChip, verdictChip } from './chips.js'
 import { extLink, h, replace, type Child } from './dom.js'
@@ -108,7 +109,7 @@ function historyStrip(testId: string, history: HistoryResponse): Node {
   return h('div', null, strip, axis, detail)
 }
 
-function scorePanel(a: TestAnalysisJson): Node {
+function scorePanel(a: TestAnalysisJson, story: TestStory): Node {
   const keys = Object.keys(COMPONENT_LABELS) as (keyof TestAnalysisJson['components'])[]
   return panel(
     'Score',
@@ -119,7 +120,7 @@ function scorePanel(a: TestAnalysisJson): Node {
       h(
         'div',
         { class: 'muted' },
-        `confidence ${fixed(a.confidence)}`,
+        story.scoreNote,
         h('br'),
         `flip rate ${fixed(a.flip_rate)} · EWMA ${fixed(a.ewma_flip_rate)}`,
       ),
@@ -142,26 +143,30 @@ function scorePanel(a: TestAnalysisJson): Node {
   )
 }
 
-function verdictPanel(a: TestAnalysisJson): Node {
-  const r = a.recommendation
+function verdictPanel(a: TestAnalysisJson, story: TestStory): Node {
   return panel(
     'Verdict',
-    h(
-      'div',
-      { class: 'chips' },
-      verdictChip(a.verdict),
-      classChip(a.pass_rate_class),
-      h('span', { class: 'muted' }, `flip-rate class: ${a.flip_rate_class}`),
-    ),
+    // One word for the verdict; the classes are measures, shown with the note that reconciles them.
+    h('div', { class: 'chips' }, verdictChip(a.verdict)),
     h('p', { class: 'reason' }, a.reason),
+    h(
+      'p',
+      { class: 'recommendation' },
+      h('strong', null, `Recommendation: ${story.action}`),
+      ` (priority ${story.strength}) — ${story.grounds}`,
+    ),
     h(
       'div',
       { class: 'facts' },
-      h('span', null, h('strong', null, `${a.passes}/${a.runs}`), ' passed'),
-      h('span', null, h('strong', null, pct(a.pass_rate)), ' pass rate'),
-      h('span', null, h('strong', null, String(a.failures)), ' failures'),
+      h('span', null, story.outcomes),
       a.excluded_runs ? h('span', { class: 'muted' }, `${a.excluded_runs} infrastructure-failure runs left out`) : null,
       a.time_lost_ms ? h('span', null, h('strong', null, duration(a.time_lost_ms)), ' CI time lost') : null,
+    ),
+    h(
+      'p',
+      { class: 'muted measures' },
+      `pass rate ${pct(a.pass_rate)} (class ${a.pass_rate_class.replace('_', ' ')}) · flip-rate class ${a.flip_rate_class}`,
+      story.measuresNote ? ` — ${story.measuresNote}` : '',
     ),
     a.evidence.length
       ? h(
@@ -170,19 +175,15 @@ function verdictPanel(a: TestAnalysisJson): Node {
           ...a.evidence.map((e) => h('div', null, evidenceTag(e), h('span', { class: 'detail' }, e.detail))),
         )
       : null,
-    h(
-      'p',
-      { class: 'recommendation' },
-      h('strong', null, `Recommendation: ${r.action}`),
-      ` (${r.priority}) — ${r.reason}`,
-    ),
   )
 }
 
-function failureModes(a: TestAnalysisJson): Node {
+function failureModes(a: TestAnalysisJson, story: TestStory): Node {
   if (a.failure_modes.length === 0) return panel('Failure modes', muted('No failures in this selection.'))
+  const { title, note, unit } = story.failureModes
   return panel(
-    'Failure modes',
+    title,
+    note ? muted(note) : null,
     ...a.failure_modes.map((m) =>
       h(
         'div',
@@ -190,7 +191,7 @@ function failureModes(a: TestAnalysisJson): Node {
         h(
           'div',
           { class: 'mode-head' },
-          h('strong', null, `${m.count}×`),
+          h('strong', { title: `${m.count} ${unit}` }, `${m.count}×`),
           m.error_type ? h('code', null, m.error_type) : null,
           h('span', { class: 'muted' }, `${day(m.first_seen)} → ${day(m.last_seen)}`),
         ),
@@ -287,6 +288,7 @@ export function testPage(testId: string): Page {
     root.append(filtersBar(), body)
     const render = ([d, history]: [TestDetailResponse, HistoryResponse]) => {
       const a = d.analysis
+      const story = a ? testStory(a) : null
       return [
         h('a', { href: `/${filterQuery()}`, class: 'back' }, '← Leaderboard'),
         h(
@@ -306,12 +308,20 @@ export function testPage(testId: string): Page {
           h(
             'div',
             { class: 'col' },
-            a ? verdictPanel(a) : panel('Verdict', muted('No results of this test in the selected runs.')),
+            a && story
+              ? verdictPanel(a, story)
+              : panel('Verdict', muted('No results of this test in the selected runs.')),
             panel(`History (${history.entries.length} newest results)`, historyStrip(testId, history)),
-            a ? failureModes(a) : null,
+            a && story ? failureModes(a, story) : null,
             a ? hints(a) : null,
           ),
-          h('div', { class: 'col' }, quarantinePanel(d, reload), a ? scorePanel(a) : null, a ? contexts(a) : null),
+          h(
+            'div',
+            { class: 'col' },
+            quarantinePanel(d, reload),
+            a && story ? scorePanel(a, story) : null,
+            a ? contexts(a) : null,
+          ),
         ),
       ]
     }

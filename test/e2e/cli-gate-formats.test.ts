@@ -21,6 +21,7 @@ const REPORTS: Record<string, string> = {
   'rspec-json': 'test/fixtures/public/rspec-json/dorny-rspec.json',
   'cucumber-json': 'test/fixtures/reports/cucumber/cucumber.json',
   'cucumber-messages': 'test/fixtures/reports/cucumber/cucumber.ndjson',
+  'pytest-json': 'test/fixtures/reports/pytest-json/pytest-rerun.json',
 }
 
 interface GateJson {

@@ -324,7 +324,8 @@ describe('refuses', { timeout: 90_000 }, () => {
   })
 
   test('the margin is configurable: a wide one refuses the look-alike case', async () => {
-    const { mutated } = await learnThenMutate('lookAlikeElsewhere', (p) => p.getByTestId('pay'), { margin: 0.5 })
+    // Without an id, test id or name of its own left: only the scores tell the two apart (`anchoredTo`).
+    const { mutated } = await learnThenMutate('lookAlikeNoIdentity', (p) => p.getByTestId('pay'), { margin: 0.5 })
     expect((await refusal(mutated.page.getByTestId('pay').click())).reason).toBe('ambiguous')
     expect(await clicked(mutated.raw)).toBeNull()
   })

@@ -6,6 +6,7 @@ import { resolveHealSettings } from '../../src/heal/healer.js'
 import * as similarity from '../../src/heal/similarity.js'
 import type { ElementFingerprint } from '../../src/heal/similarity.js'
 import { launchChromium } from './helpers/browser.js'
+import { HELD_OUT } from './corpus/held-out.mjs'
 import { CASES, locate } from './corpus/run-corpus.mjs'
 
 // The in-page ranking skips the costly steps for elements whose ceiling cannot beat the list it holds, reads the
@@ -43,6 +44,8 @@ const scoreEverything = fingerprint.inPage(
     const s = lib as unknown as typeof similarity
     const skip = ['html', 'head', 'body', 'script', 'style', 'meta', 'link', 'title', 'base', 'noscript', 'template']
     const fp = s.toSignals(arg.fingerprint)
+    // As the ranking does: a page in another language than the learned element compares no text or name.
+    const weights = s.weightsAcross(arg.fingerprint, { lang: f.langOf(document.documentElement) }, arg.weights)
     const learned = f.learnedIdentityOf(arg.fingerprint)
     const cache = new Map<Element, string[]>()
     const ctx = f.createContextCache()
@@ -50,11 +53,11 @@ const scoreEverything = fingerprint.inPage(
     const identityMismatches: string[] = []
     for (const el of document.querySelectorAll('*')) {
       if (skip.includes(el.localName)) continue
-      const fast = f.identityOf(el, fp, learned, arg.weights, s.textSimilarity)
-      const full = s.identityScore(fp, s.toSignals(f.describeIdentity(el, arg.options)), arg.weights)
+      const fast = f.identityOf(el, fp, learned, weights, s.textSimilarity)
+      const full = s.identityScore(fp, s.toSignals(f.describeIdentity(el, arg.options)), weights)
       if (JSON.stringify(fast) !== JSON.stringify(full)) identityMismatches.push(f.cssPathOf(el))
       const d = f.describeElement(el, arg.options, cache, true, ctx)
-      scored.push([s.scoreCandidate(fp, s.toSignals(d), arg.weights).score, f.cssPathOf(el)])
+      scored.push([s.scoreCandidate(fp, s.toSignals(d), weights).score, f.cssPathOf(el)])
     }
     // A stable sort: equal scores keep document order, as in the ranking.
     scored.sort((a, b) => b[0] - a[0])
@@ -74,6 +77,7 @@ const scoreEverything = fingerprint.inPage(
     similarity.contextSimilarity,
     similarity.toSignals,
     similarity.identityScore,
+    similarity.textOf,
     similarity.addTextScore,
     similarity.addNameScore,
     similarity.addTreeScore,
@@ -81,20 +85,27 @@ const scoreEverything = fingerprint.inPage(
     similarity.addPositionScore,
     similarity.finalScore,
     similarity.scoreCandidate,
+    similarity.translatedPair,
+    similarity.weightsAcross,
   ],
 )
 
 /** The ranking and the exhaustive list for one fingerprint on the current page. */
-async function compare(fp: ElementFingerprint, weights: similarity.Weights, expected: string) {
+async function compare(
+  fp: ElementFingerprint,
+  weights: similarity.Weights,
+  expected: string,
+  bounds: Pick<RankArgs, 'limit' | 'keep' | 'floor'> = { limit: LIMIT },
+) {
   const settings = resolveHealSettings({})
-  const args = { fingerprint: fp, weights, options: settings.describe, limit: LIMIT }
+  const args = { fingerprint: fp, weights, options: settings.describe, ...bounds }
   const ranked = await page.evaluate(fingerprint.rankPageFunction, args)
   const all = await page.evaluate(scoreEverything, { ...args, expect: expected })
   return { ranked: ranked.candidates.map((c) => [c.score, c.selector] as [number, string]), all }
 }
 
 describe('on every page of the heal corpus, the pruned ranking reports what scoring every element reports', () => {
-  test.for(CASES.map((c) => [c.id, c] as const))('%s', async ([, c]) => {
+  test.for([...CASES, ...HELD_OUT].map((c) => [c.id, c] as const))('%s', async ([, c]) => {
     await page.setContent(c.before)
     const learned = await (locate(page, c.locator) as Locator).evaluate(
       fingerprint.capturePageFunction,
@@ -121,6 +132,10 @@ describe('on every page of the heal corpus, the pruned ranking reports what scor
         // Said outright: when scoring everything puts the right element on the list, the ranking has it too.
         const place = all.top.findIndex(([, selector]) => selector === all.expected)
         if (place >= 0) expect(ranked[place]![1]).toBe(all.expected)
+        // As a heal ranks: the best 2 whatever their score, then every element at or above the veto floor.
+        const floor = similarity.vetoFloor({ threshold: 0.6, margin: 0.1, weights })
+        const wide = await compare(fp, weights, expected, { limit: 400, keep: 2, floor })
+        expect(wide.ranked).toEqual(wide.all.top.filter(([score], i) => i < 2 || score >= floor))
       }
     }
   })

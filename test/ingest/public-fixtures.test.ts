@@ -67,6 +67,25 @@ const FACTS: Record<string, (r: ParsedReport) => void | Promise<void>> = {
     ])
     expect(caseNamed(r, 'S1 #2').message).toBe('Error: this step failed')
   },
+  'pytest-json/pytest-json-report-sample.json': (r) => {
+    expect(r.format).toBe('pytest-json')
+    expect(r.cases.map((c) => [c.module, c.name, c.status])).toEqual([
+      ['test_create_report', 'test_pass', 'passed'],
+      ['test_create_report', 'test_fail_with_fixture', 'failed'],
+      ['test_create_report', 'test_xfail', 'skipped'],
+      ['test_create_report', 'test_xfail_but_passing', 'passed'],
+      ['test_create_report', 'test_fail_during_setup', 'error'],
+      ['test_create_report', 'test_fail_during_teardown', 'error'],
+      ['test_create_report', 'test_skip', 'skipped'],
+      ['test_create_report', 'test_fail_nested', 'failed'],
+      ['test_create_report', 'test_parametrized[1]', 'passed'],
+      ['test_create_report', 'test_parametrized[2]', 'failed'],
+    ])
+    // A teardown failure after a passing call: the teardown says why.
+    expect(caseNamed(r, 'test_fail_during_teardown').stack).toMatch(/teardown|assert/)
+    expect(caseNamed(r, 'test_skip').message).toBe('testing skip')
+    expect(r.meta).toMatchObject({ finishedAt: '2019-01-22T19:25:51.260Z', durationMs: 45.891 })
+  },
   'bazel-bep/runs-per-test-flaky.json': async (r) => {
     expect(r.format).toBe('bazel-bep')
     // --runs_per_test=2 --runs_per_test_detects_flakes: one target failed its first run and passed its second.

@@ -1,4 +1,5 @@
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { findRepoRoot, relativeToRoot, resolveRepoRoot } from '../../src/ingest/repo-root.js'
@@ -20,6 +21,18 @@ describe('repository root', () => {
     expect(resolveRepoRoot('sub', 'ignored', cwd)).toBe(join(cwd, 'sub'))
     expect(resolveRepoRoot(undefined, '..', cwd)).toBe(dir)
     expect(resolveRepoRoot(undefined, null, cwd)).toBe(cwd)
+  })
+
+  it('is the working directory outside any repository, never the filesystem root', () => {
+    // The checkout of a CI cache or a tarball has no .git: its reports still name its files relatively.
+    const outside = mkdtempSync(join(tmpdir(), 'fw-no-git-'))
+    try {
+      expect(findRepoRoot(outside)).toBeNull()
+      expect(resolveRepoRoot(undefined, null, outside)).toBe(outside)
+      expect(resolveRepoRoot(undefined, null, '/')).toBeNull()
+    } finally {
+      rmSync(outside, { recursive: true, force: true })
+    }
   })
 
   it('makes only paths inside the root relative', () => {

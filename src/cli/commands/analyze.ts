@@ -27,6 +27,7 @@ import {
 import { withStore } from './quarantine.js'
 import type { StoreFlags } from '../project-option.js'
 import { compareText } from '../../compare-text.js'
+import { recommendationLine, testStory } from '../../test-story.js'
 import { createPainter, paintStrip, paintVerdict } from '../color.js'
 
 export interface AnalyzeCommandOptions extends StoreFlags {
@@ -412,14 +413,17 @@ export function printShow(r: ShowResult, opts: AnalyzeCommandOptions, io: Io): v
   const h = (t: string) => (md ? `\n### ${t}\n` : `\n${t}`)
   const lines: string[] = []
   lines.push(md ? `## ${a.testId}` : a.testId)
-  lines.push(`verdict: ${a.verdict} — ${a.reason}`)
+  const story = testStory(toAnalysisJson(a))
+  lines.push(`verdict: ${story.verdictLabel} — ${a.reason}`)
+  lines.push(`recommendation: ${recommendationLine(story)}`)
   if (r.owners.length) lines.push(`owners: ${r.owners.join(' ')}`)
   lines.push(`history (oldest → newest): ${historyStrip(r.history)}`)
+  lines.push(story.outcomes)
   lines.push(
-    `runs ${a.runs}, pass rate ${pct(a.passRate)}, flip ${num(a.flipRate)}, ewma ${num(a.ewmaFlipRate)} (flip-rate class ${a.flipRateClass}), ` +
-      `score ${num(a.score)} at confidence ${num(a.confidence)}, pass-rate class ${a.passRateClass}`,
+    `measures: pass rate ${pct(a.passRate)} (pass-rate class ${a.passRateClass}), flip ${num(a.flipRate)}, ` +
+      `ewma ${num(a.ewmaFlipRate)} (flip-rate class ${a.flipRateClass}); ${story.scoreNote}`,
   )
-  lines.push(`recommendation: ${a.recommendation.action} (${a.recommendation.priority}) — ${a.recommendation.reason}`)
+  if (story.measuresNote) lines.push(`  (${story.measuresNote})`)
   if (a.timeLostMs > 0) lines.push(`CI time lost to failed attempts: ${(a.timeLostMs / 1000).toFixed(1)} s`)
   lines.push(h('Score components'))
   const comp = Object.entries(a.components).map(([k, v]: [string, number]) => [k, num(v)])
@@ -431,7 +435,8 @@ export function printShow(r: ShowResult, opts: AnalyzeCommandOptions, io: Io): v
     for (const e of a.evidence) lines.push(`- ${e.kind}: ${e.detail}`)
   }
   if (a.failureModes.length) {
-    lines.push(h('Failure modes'))
+    lines.push(h(story.failureModes.title))
+    if (story.failureModes.note) lines.push(story.failureModes.note)
     const rows = a.failureModes.map((m) => [
       String(m.count),
       new Date(m.firstSeen).toISOString().slice(0, 10),

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import multipart from '@fastify/multipart'
 import { z } from 'zod'
-import { InputError } from '../../errors.js'
+import { FlakewatchError, InputError } from '../../errors.js'
 import { mergeContexts, parseEnvPairs, type RunContext } from '../../pipeline/run-context.js'
 import type { UploadResponse } from '../api-types.js'
 import { writeHook } from '../auth.js'
@@ -89,6 +89,21 @@ function defaultName(contentType: string | undefined): string {
   return 'upload'
 }
 
+/**
+ * What a multipart file stream's failure means to the client. Busboy stops a file at the size limit, and the body
+ * around it may then end before the part does: the stream's "terminated early" error is the limit (413), never a
+ * server fault. A body cut short for any other reason is the client's (400).
+ */
+function multipartError(error: unknown, truncated: boolean, limit: number): unknown {
+  if (error instanceof HttpError || error instanceof FlakewatchError) return error
+  if (truncated || (error as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') return tooLarge(limit)
+  const message = (error as Error).message ?? ''
+  if (/terminated early|unexpected end of (multipart|form)|premature close/i.test(message)) {
+    return new InputError(`the multipart body ended before its last part did: ${message}`)
+  }
+  return error
+}
+
 declare module 'fastify' {
   interface FastifyRequest {
     /** The upload queue slot this request holds, taken before its body is read. */
@@ -162,17 +177,24 @@ export async function reportRoutes(scope: FastifyInstance, ctx: ServerContext): 
     const fields: Record<string, string | string[]> = {}
     if (request.isMultipart()) {
       let total = 0
-      for await (const part of request.parts()) {
-        if (part.type === 'file') {
-          const upload = await spoolUpload(part.file, ctx.bodyLimit - total)
-          files.push({ name: part.filename || part.fieldname, upload })
-          total += upload.bytes
-          if (part.file.truncated) throw tooLarge(ctx.bodyLimit)
-        } else {
-          const value = String(part.value)
-          const previous = fields[part.fieldname]
-          fields[part.fieldname] = previous === undefined ? value : [previous, value].flat()
+      let truncated = false
+      try {
+        for await (const part of request.parts()) {
+          if (part.type === 'file') {
+            const upload = await spoolUpload(part.file, ctx.bodyLimit - total).finally(
+              () => (truncated ||= part.file.truncated),
+            )
+            files.push({ name: part.filename || part.fieldname, upload })
+            total += upload.bytes
+            if (part.file.truncated) throw tooLarge(ctx.bodyLimit)
+          } else {
+            const value = String(part.value)
+            const previous = fields[part.fieldname]
+            fields[part.fieldname] = previous === undefined ? value : [previous, value].flat()
+          }
         }
+      } catch (error) {
+        throw multipartError(error, truncated, ctx.bodyLimit)
       }
     } else if (request.body) {
       files.push({ name: '', upload: request.body as SpooledUpload })

@@ -21,10 +21,10 @@ export interface CorpusSummary {
 export declare function locate(page: unknown, steps: HealCase['locator']): unknown
 export declare function runFlakewatch(
   deps: { raw: Page; createHealingPage: unknown; createMemoryHealStore: unknown },
-  opts?: { timeout?: number; only?: string[] },
+  opts?: { timeout?: number; only?: string[]; cases?: HealCase[]; settings?: Record<string, unknown> },
 ): Promise<CaseResult[]>
 export declare function runBaseline(
   deps: { raw: Page; fingerprint: unknown; similarity: unknown },
-  opts?: { only?: string[] },
+  opts?: { only?: string[]; cases?: HealCase[] },
 ): Promise<CaseResult[]>
 export declare function summarize(results: CaseResult[]): CorpusSummary

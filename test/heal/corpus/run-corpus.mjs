@@ -36,11 +36,13 @@ const mark = (el) => {
  * @param {object} [opts]
  * @param {number} [opts.timeout] action timeout on the after page, ms
  * @param {string[]} [opts.only] case ids
+ * @param {object[]} [opts.cases] the cases to run, default the corpus (`HELD_OUT` for the held-out pairs)
+ * @param {object} [opts.settings] heal settings for every case (`report`, `threshold`, …)
  */
 export async function runFlakewatch(deps, opts = {}) {
   const timeout = opts.timeout ?? 1500
   const out = []
-  for (const c of CASES.filter((k) => !opts.only || opts.only.includes(k.id))) {
+  for (const c of (opts.cases ?? CASES).filter((k) => !opts.only || opts.only.includes(k.id))) {
     const store = deps.createMemoryHealStore()
     const logs = []
     const options = {
@@ -48,6 +50,7 @@ export async function runFlakewatch(deps, opts = {}) {
       testId: `corpus::${c.id}`,
       probeTimeout: Math.min(500, timeout),
       logger: { warn: (m) => logs.push(m) },
+      ...opts.settings,
     }
     deps.raw.setDefaultTimeout(10_000)
     await deps.raw.setContent(c.before, { timeout: 60_000 })
@@ -91,7 +94,7 @@ export async function runBaseline(deps, opts = {}) {
   const { DEFAULT_WEIGHTS } = deps.similarity
   const weights = { ...DEFAULT_WEIGHTS, name: 0, context: 0 }
   const out = []
-  for (const c of CASES.filter((k) => !opts.only || opts.only.includes(k.id))) {
+  for (const c of (opts.cases ?? CASES).filter((k) => !opts.only || opts.only.includes(k.id))) {
     await deps.raw.setContent(c.before, { timeout: 60_000 })
     const { fingerprint } = await locate(deps.raw, c.locator).evaluate(capturePageFunction, { ...DEFAULT_DESCRIBE })
     delete fingerprint.role

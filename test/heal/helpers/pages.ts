@@ -74,6 +74,13 @@ export const MUTATIONS = {
       '>Subscribe</button>',
       '>Place order</button>',
     ),
+  /** `lookAlikeElsewhere` without `name="pay"` either: nothing of the pay button's own identity is left. */
+  lookAlikeNoIdentity: (h: string) =>
+    replace(
+      replace(h, 'id="pay" name="pay" class="btn btn-primary" data-testid="pay"', 'class="btn btn-primary"'),
+      '>Subscribe</button>',
+      '>Place order</button>',
+    ),
   /** A second, identical checkout form: nothing but position tells the two pay buttons apart. */
   identicalTwin: (h: string) => {
     const bare = replace(replace(h, ' data-testid="pay"', ''), ' id="pay"', '').replace(' id="checkout"', '')
