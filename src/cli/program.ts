@@ -18,6 +18,7 @@ import type { PublishCommandOptions } from './commands/publish.js'
 import type { QuarantineCommandOptions, RuleCommandOptions } from './commands/quarantine.js'
 import type { RunCommandOptions } from './commands/run.js'
 import type { McpCommandOptions } from './commands/mcp.js'
+import type { TicketsCommandOptions, TicketsListOptions } from './commands/tickets.js'
 import type { ServeOptions } from './commands/serve.js'
 import type { DemoOptions } from './commands/demo.js'
 
@@ -731,6 +732,67 @@ Examples:
       const opts = cmd.optsWithGlobals<NotifyLogOptions>()
       const { notifyLog, printNotifyLog } = await import('./commands/notify.js')
       printNotifyLog(await notifyLog(opts, io), opts, io)
+    })
+
+  const tickets = program
+    .command('tickets')
+    .description('one ticket per flaky or quarantined test in GitHub, GitLab or Jira: plan, sync, list')
+  const ticketSyncOptions = (cmd: Command) =>
+    cmd
+      .option('--db <path|url>', 'store (default: FLAKEWATCH_DB or .flakewatch.db)')
+      .option('--config <file>', 'config file (the tracker is in tickets)')
+      .option(PROJECT_FLAG, "this project of the config's projects: its store and tracker")
+      .option('--as-of <date>', 'judge tests as of this date, like analyze --as-of (default: the newest run)')
+      .option('--json', 'print JSON')
+      .option('-o, --output <file>', 'write the output to a file')
+  ticketSyncOptions(
+    tickets
+      .command('sync')
+      .description('open, comment on and close tickets as the tests\u2019 states changed; exit 1 if a ticket failed')
+      .option('--dry-run', 'show what would be done without recording anything or calling the tracker'),
+  )
+    .addHelpText(
+      'after',
+      `
+A ticket opens when a test becomes flaky or is quarantined (tickets.openOn), gets a comment when the test fails
+again, and closes when it is released or fixed. Tokens come from FLAKEWATCH_GITHUB_TOKEN (or GITHUB_TOKEN),
+FLAKEWATCH_GITLAB_TOKEN, or FLAKEWATCH_JIRA_TOKEN and FLAKEWATCH_JIRA_EMAIL. serve does the same on its
+notification interval. docs/tickets.md has the set-up.
+
+Examples:
+  $ flakewatch tickets sync
+  $ flakewatch tickets sync --dry-run --json
+  $ flakewatch tickets list`,
+    )
+    .action(async (_opts: TicketsCommandOptions, cmd: Command) => {
+      const opts = cmd.optsWithGlobals<TicketsCommandOptions>()
+      const { ticketsSync, printTickets } = await import('./commands/tickets.js')
+      const outcome = await ticketsSync(opts, io)
+      printTickets(outcome, opts, io)
+      if (outcome.sync?.failed) throw new ExitError(1, `${outcome.sync.failed} ticket(s) failed`)
+    })
+  ticketSyncOptions(
+    tickets
+      .command('plan')
+      .description('what tickets sync would do now, without recording anything or calling the tracker'),
+  ).action(async (_opts: TicketsCommandOptions, cmd: Command) => {
+    const opts = { ...cmd.optsWithGlobals<TicketsCommandOptions>(), dryRun: true }
+    const { ticketsSync, printTickets } = await import('./commands/tickets.js')
+    printTickets(await ticketsSync(opts, io), opts, io)
+  })
+  tickets
+    .command('list')
+    .description('each test\u2019s ticket: what it should be, what the tracker has, the last error')
+    .option('--db <path|url>', 'store (default: FLAKEWATCH_DB or .flakewatch.db)')
+    .option('--config <file>', 'config file')
+    .option(PROJECT_FLAG, PROJECT_HELP)
+    .option('--limit <n>', 'at most this many (1–1000)', '50')
+    .option('--json', 'print JSON')
+    .option('-o, --output <file>', 'write the output to a file')
+    .action(async (_opts: TicketsListOptions, cmd: Command) => {
+      const opts = cmd.optsWithGlobals<TicketsListOptions>()
+      const { ticketsList, printTicketsList } = await import('./commands/tickets.js')
+      printTicketsList(await ticketsList(opts, io), opts, io)
     })
 
   program

@@ -51,7 +51,8 @@ const SECTIONS: { kind: FailureKind; title: string; lead: string }[] = [
   { kind: 'passed_on_retry', title: '🔁 Passed on retry', lead: 'Failed first, then passed: possibly flaky.' },
 ]
 
-function safeUrl(url: string | null | undefined): string | null {
+/** An http(s) URL, normalised, or null: a link from input never becomes `javascript:` or the like. */
+export function safeUrl(url: string | null | undefined): string | null {
   if (!url) return null
   try {
     const u = new URL(url)

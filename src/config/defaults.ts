@@ -7,6 +7,21 @@ export interface ProjectConfig {
   readToken: string
   /** Replaces `notifications.webhooks` for this project. */
   webhooks?: WebhookConfig[]
+  /** Replaces `tickets` for this project. */
+  tickets?: TicketsConfig
+}
+
+/** The ticket tracker as the config file gives it (see `config/schema.ts`, docs/tickets.md). */
+export interface TicketsConfig {
+  tracker: 'github' | 'gitlab' | 'jira'
+  github?: { repo: string; apiUrl?: string }
+  gitlab?: { project: string; url?: string }
+  jira?: { url: string; project: string; issueType?: string; deployment?: 'cloud' | 'server' }
+  openOn?: ('flaky' | 'quarantined')[]
+  labels?: string[]
+  assignOwners?: boolean
+  commentOnFailure?: boolean
+  maxPerPass?: number
 }
 
 /** One webhook as the config file gives it (see `config/schema.ts`). */
@@ -52,6 +67,8 @@ export const DEFAULTS = {
     timeoutSeconds: 10,
     intervalSeconds: 60,
   },
+  /** No tracker: no tickets. */
+  tickets: null as TicketsConfig | null,
   server: {
     host: '127.0.0.1',
     port: 8080,

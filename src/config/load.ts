@@ -20,6 +20,7 @@ export interface ResolvedConfig {
   server: typeof DEFAULTS.server
   codeowners: typeof DEFAULTS.codeowners
   notifications: typeof DEFAULTS.notifications
+  tickets: typeof DEFAULTS.tickets
   projects: typeof DEFAULTS.projects
   /** The file the config came from, if any. */
   file: string | null
@@ -53,6 +54,7 @@ export function resolveConfig(raw: unknown, source = 'config'): Omit<ResolvedCon
     server: { ...DEFAULTS.server, ...c.server },
     codeowners: { ...DEFAULTS.codeowners, ...c.codeowners },
     notifications: { ...DEFAULTS.notifications, ...c.notifications },
+    tickets: c.tickets ?? DEFAULTS.tickets,
     projects: c.projects ?? {},
   }
 }

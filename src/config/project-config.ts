@@ -27,5 +27,6 @@ export function projectConfig(config: ResolvedConfig, key: string): ResolvedConf
       readToken: project.readToken,
     },
     notifications: { ...config.notifications, webhooks: project.webhooks ?? config.notifications.webhooks },
+    tickets: project.tickets ?? config.tickets,
   }
 }

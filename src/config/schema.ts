@@ -99,6 +99,62 @@ const WebhooksSchema = z
   .max(MAX_WEBHOOKS)
   .refine((ws) => new Set(ws.map((w) => w.name)).size === ws.length, 'webhook names must be unique')
 
+/** A label as all three trackers take it: Jira's have no spaces. */
+const ticketLabel = z.string().regex(/^[^\s,]{1,50}$/, 'labels are 1–50 characters, no spaces or commas')
+
+/** Tickets in an issue tracker, one per test (docs/tickets.md). */
+export const TicketsSchema = z
+  .object({
+    /** The tracker; its section below says where. */
+    tracker: z.enum(['github', 'gitlab', 'jira']),
+    github: z
+      .object({
+        /** `owner/name`. */
+        repo: z.string().regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/, 'owner/name'),
+        /** The REST API (GitHub Enterprise Server: `https://github.example.com/api/v3`). */
+        apiUrl: httpUrl.optional(),
+      })
+      .strict()
+      .optional(),
+    gitlab: z
+      .object({
+        /** The project's path (`group/sub/project`) or numeric id. */
+        project: z.string().min(1).max(300),
+        /** The GitLab instance (default `https://gitlab.com`). */
+        url: httpUrl.optional(),
+      })
+      .strict()
+      .optional(),
+    jira: z
+      .object({
+        /** The site (`https://acme.atlassian.net`, or a Server/Data Center base URL). */
+        url: httpUrl,
+        /** The project key (`SHOP`). */
+        project: z.string().regex(/^[A-Z][A-Z0-9_]{0,49}$/, 'a Jira project key'),
+        /** Default `Bug`. */
+        issueType: z.string().min(1).max(100).optional(),
+        /** `cloud` (REST v3, ADF, e-mail + API token) or `server` (Server/Data Center: REST v2, wiki markup, a personal access token). */
+        deployment: z.enum(['cloud', 'server']).optional(),
+      })
+      .strict()
+      .optional(),
+    /** What opens a ticket: the test became flaky, or was quarantined (default both). */
+    openOn: z
+      .array(z.enum(['flaky', 'quarantined']))
+      .min(1)
+      .optional(),
+    /** Labels every ticket gets, besides `flakewatch`. */
+    labels: z.array(ticketLabel).max(20).optional(),
+    /** Assign (or label) the ticket from CODEOWNERS (default true). */
+    assignOwners: z.boolean().optional(),
+    /** Comment when the test fails again (default true). */
+    commentOnFailure: z.boolean().optional(),
+    /** Tickets one sync pass works on at most; the rest wait for the next pass (default 50). */
+    maxPerPass: z.number().int().min(1).max(1000).optional(),
+  })
+  .strict()
+  .refine((t) => t[t.tracker] !== undefined, { message: 'the section of the chosen tracker is required' })
+
 /** Projects one server may hold: each has its own store, tokens and analysis worker. */
 export const MAX_PROJECTS = 500
 
@@ -117,6 +173,8 @@ const ProjectSchema = z
     readToken: z.string().min(8),
     /** This project's webhooks, instead of `notifications.webhooks` (the other notification settings are shared). */
     webhooks: WebhooksSchema.optional(),
+    /** This project's ticket tracker, instead of `tickets`. */
+    tickets: TicketsSchema.optional(),
   })
   .strict()
 
@@ -205,6 +263,8 @@ export const ConfigSchema = z
     projects: ProjectsSchema.optional(),
     /** Webhooks on test state changes (docs/notifications.md). */
     notifications: NotificationsSchema.optional(),
+    /** Tickets in GitHub, GitLab or Jira, one per flaky or quarantined test (docs/tickets.md). */
+    tickets: TicketsSchema.optional(),
     server: z
       .object({
         host: z.string().min(1),

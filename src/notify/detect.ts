@@ -10,6 +10,33 @@ export interface CurrentTest {
   quarantine: QuarantineRecord | null
 }
 
+/**
+ * Every test as it stands now, for `detectChanges`: each analysed test with its quarantine, a quarantine of a test
+ * with no history in the analysis (pruned, or added by hand ahead of time), and a test that left quarantine and has
+ * no history any more (it would otherwise never be seen as released).
+ */
+export function currentTests(
+  analyses: Iterable<{ testId: string; verdict: VerdictKind }>,
+  quarantines: ReadonlyMap<string, QuarantineRecord>,
+  previous: ReadonlyMap<string, TestState>,
+): CurrentTest[] {
+  const current: CurrentTest[] = []
+  const seen = new Set<string>()
+  for (const a of analyses) {
+    seen.add(a.testId)
+    current.push({ testId: a.testId, verdict: a.verdict, quarantine: quarantines.get(a.testId) ?? null })
+  }
+  for (const [testId, q] of quarantines) {
+    if (!seen.has(testId)) current.push({ testId, verdict: 'insufficient_data', quarantine: q })
+  }
+  for (const s of previous.values()) {
+    if (s.quarantined && !seen.has(s.testId) && !quarantines.has(s.testId)) {
+      current.push({ testId: s.testId, verdict: 'insufficient_data', quarantine: null })
+    }
+  }
+  return current
+}
+
 export interface StateChange {
   /** Stable for one transition (see {@link eventId}). */
   id: string

@@ -3,7 +3,7 @@ import type { WebhookConfig } from '../config/defaults.js'
 import type { NewDelivery } from '../store/notifications.js'
 import type { Store } from '../store/store.js'
 import { deliverDue, resolveWebhooks, type DeliverSummary } from './deliver.js'
-import { detectChanges, type CurrentTest, type StateChange } from './detect.js'
+import { currentTests, detectChanges, type StateChange } from './detect.js'
 import { detectRuleChanges, ruleSubject, type RuleChange } from './detect-rules.js'
 import { renderBody, renderRuleBody, type ChangeContext } from './payload.js'
 
@@ -67,21 +67,7 @@ export async function detectAndEnqueue(opts: DetectAndEnqueueOptions): Promise<D
   const previous = new Map((await ns.listStates()).map((s) => [s.testId, s]))
   const quarantines = new Map((await store.listQuarantines()).map((q) => [q.testId, q]))
   const byId = new Map(opts.analyses.map((a) => [a.testId, a]))
-  const current: CurrentTest[] = opts.analyses.map((a) => ({
-    testId: a.testId,
-    verdict: a.verdict,
-    quarantine: quarantines.get(a.testId) ?? null,
-  }))
-  // A quarantine of a test with no history in the analysis (pruned, or added by hand ahead of time).
-  for (const [testId, q] of quarantines) {
-    if (!byId.has(testId)) current.push({ testId, verdict: 'insufficient_data', quarantine: q })
-  }
-  // A test that left quarantine and has no history any more would otherwise never be seen as released.
-  for (const s of previous.values()) {
-    if (s.quarantined && !byId.has(s.testId) && !quarantines.has(s.testId)) {
-      current.push({ testId: s.testId, verdict: 'insufficient_data', quarantine: null })
-    }
-  }
+  const current = currentTests(opts.analyses, quarantines, previous)
   const result = detectChanges(previous, current, { now, expiringWithinMs: settings.expiringWithinDays * 86_400_000 })
   const announced = result.changes.slice(0, MAX_EVENTS_PER_LOOK)
   const at = new Date(now).toISOString()

@@ -37,16 +37,34 @@ async function handle(request: {
   }
 }
 
+/** Uploads received and not yet answered. */
+let inHand = 0
+
+/** Exit code of a worker whose server died with an upload in hand (EX_TEMPFAIL: the client is to send it again). */
+const ORPHANED_EXIT_CODE = 75
+
 process.on('message', (request: UploadRequest) => {
   if ('db' in request) {
     db = request.db
     return
   }
-  busy = handle(request).then((reply) => process.connected && process.send!(reply))
+  inHand++
+  busy = handle(request).then((reply) => {
+    inHand--
+    if (process.connected) process.send!(reply)
+  })
 })
 
-// The server closed the channel (closing, or gone): finish the upload in hand, close the store, exit.
+/**
+ * The channel closed. A server that closes lets its workers go only once every accepted upload is stored, so a
+ * channel that closes with an upload in hand means the server is gone (kill -9, a crash, the OOM killer). Nobody
+ * would receive the answer, and a restarted server would compete with this process for the write lock: exit at
+ * once, so the upload's transaction is rolled back, never committed. The client, which got no answer, sends it again.
+ * The worker learns of its server's end at its next turn of the event loop: a report's chunks are written across
+ * turns, so it is never more than one chunk away from seeing it.
+ */
 process.on('disconnect', () => {
+  if (inHand > 0) process.exit(ORPHANED_EXIT_CODE)
   void busy.then(async () => {
     await store?.close()
     process.exit(0)

@@ -54,6 +54,8 @@ export function testdir(files: Record<string, string> = {}, prefix = 'e2e-'): st
 
 export interface ServeProcess {
   url: string
+  /** The server's process id (its upload workers are its children). */
+  pid: number
   /** Everything it printed on stderr so far. */
   stderr: () => string
   close: () => Promise<void>
@@ -82,6 +84,7 @@ export async function spawnServe(
   })
   return {
     url,
+    pid: child.pid!,
     stderr: () => err,
     close: () =>
       new Promise<void>((resolve) => {

@@ -22,7 +22,7 @@ export interface DemoOptions {
 const EXAMPLES = fileURLToPath(new URL('../../../examples/', import.meta.url))
 
 /** The example folders the docs name as `examples/…` from inside the example project. */
-const EXAMPLE_DATA = ['reports', 'arm64', 'notifications', 'policy', 'bundle']
+const EXAMPLE_DATA = ['reports', 'arm64', 'notifications', 'policy', 'bundle', 'tickets']
 
 /**
  * The example project as the docs describe it (docs/README.md): a small Vitest project with its config, and the
