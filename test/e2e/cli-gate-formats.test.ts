@@ -3,6 +3,7 @@ import { basename, join } from 'node:path'
 import Database from 'better-sqlite3'
 import { describe, expect, it } from 'vitest'
 import { parseReport, sourceFromFile } from '../../src/ingest/index.js'
+import { ISSUE_29_REPORTS } from '../helpers/fixtures.js'
 import { ROOT, runCli, testdir } from '../helpers/run-cli.js'
 
 /**
@@ -10,19 +11,7 @@ import { ROOT, runCli, testdir } from '../helpers/run-cli.js'
  * gate blocks on them, passes once they are quarantined, and writes the gated JUnit copy beside the report (these
  * formats cannot be rewritten in place). `run` does the same after its command wrote the report.
  */
-const REPORTS: Record<string, string> = {
-  'go-json': 'test/fixtures/reports/go-json/go-test.json',
-  tap: 'test/fixtures/reports/tap/node-test.tap',
-  nunit: 'test/fixtures/public/nunit/dotnet-nunit3-console.xml',
-  xunit: 'test/fixtures/public/xunit/xunit-2.0-console.xml',
-  'bazel-bep': 'test/fixtures/public/bazel-bep/runs-per-test-flaky.json',
-  'mocha-json': 'test/fixtures/public/mocha-json/dorny-mocha.json',
-  mochawesome: 'test/fixtures/reports/mochawesome/mochawesome.json',
-  'rspec-json': 'test/fixtures/public/rspec-json/dorny-rspec.json',
-  'cucumber-json': 'test/fixtures/reports/cucumber/cucumber.json',
-  'cucumber-messages': 'test/fixtures/reports/cucumber/cucumber.ndjson',
-  'pytest-json': 'test/fixtures/reports/pytest-json/pytest-rerun.json',
-}
+const REPORTS = ISSUE_29_REPORTS
 
 interface GateJson {
   verdict: string

@@ -146,9 +146,21 @@ describe('JSON document formats: counts the report states', () => {
     expect(r.cases[0]!.attempts.map((a) => a.status)).toEqual(['failed', 'failed', 'passed'])
   })
 
-  it('mocha JSON nested past the JSON limit', async () => {
-    const deep = `{"stats":{"passes":1},"tests":[],"x":${'['.repeat(10_000)}${']'.repeat(10_000)}}`
-    expect((await refused('deep-mocha.json', deep, 'mocha-json')).message).toMatch(/JSON nested deeper than 256 levels/)
+  // Each JSON document format, detected from its own head: nested past the limit, or opening with invalid UTF-8.
+  it.each([
+    ['mocha-json', '{"stats":{"passes":1},"tests":[{"fullTitle":"a","title":"a"}],'],
+    ['mochawesome', '{"stats":{"passPercent":100},"results":[],'],
+    ['rspec-json', '{"version":"3.12.0","examples":[],'],
+    ['cucumber-json', '[{"uri":"a.feature","elements":[],"keyword":"Feature",'],
+    ['pytest-json', '{"created":1,"duration":0,"exitcode":0,"root":"/r","tests":[],'],
+  ] as const)('%s nested past the JSON limit, or starting with invalid UTF-8: refused', async (format, head) => {
+    const tail = format === 'cucumber-json' ? '}]' : '}'
+    const deep = `${head}"x":${'['.repeat(10_000)}${']'.repeat(10_000)}${tail}`
+    const e = await refused(`deep-${format}.json`, deep)
+    expect(e.message).toMatch(/JSON nested deeper than 256 levels/)
+    const bad = Buffer.concat([Buffer.from([0xc3, 0x28, 0xa0, 0xa1]), Buffer.from(`${head}"x":1${tail}`)])
+    expect((await refused(`bad-${format}.json`, bad)).message).toMatch(/binary file/)
+    expect(await parseReport(sourceFromBuffer(`ok-${format}.json`, `${head}"x":1${tail}`))).toMatchObject({ format })
   })
 })
 

@@ -173,6 +173,16 @@ const FACTS: Record<string, (r: ParsedReport) => void | Promise<void>> = {
     expect(caseNamed(r, 'Skipped_Test')).toMatchObject({ status: 'skipped', message: 'Skipped' })
     expect(r.meta).toMatchObject({ runnerId: 'DORNY-PC', startedAt: '2021-06-28T20:23:41.000Z', durationMs: 230.308 })
   },
+  'nunit/dotnet-nunit3-console.nunit3-junit.xml': async (r) => {
+    // The same run as JUnit, through NUnit's own nunit3-junit.xslt (what `--result=…;transform=` applies): one id
+    // per test in both. The transform drops label="Error", so exceptions read as failures there.
+    expect(r.format).toBe('junit')
+    const nunit = await parseReport(sourceFromFile(join(FIXTURES, 'nunit/dotnet-nunit3-console.xml')))
+    const ids = (x: ParsedReport) => x.cases.map((c) => `${c.module}::${c.name}`).sort()
+    expect(ids(r)).toEqual(ids(nunit))
+    expect(r.cases).toHaveLength(9)
+    expect(statuses(r)).toEqual({ passed: 3, failed: 5, skipped: 1 })
+  },
   'nunit/nunit3-mock-assembly.xml': (r) => {
     expect(r.format).toBe('nunit')
     expect(r.cases.length).toBeGreaterThan(10)
