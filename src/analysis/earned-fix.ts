@@ -44,9 +44,11 @@ interface Condition {
  * Whether the clean stretch at the end of `entries` (the runs from `beforeFix` on; the run before it had a
  * failure) earns the test a fix. Every term must hold:
  * - **rate**: at the old failure rate, estimated conservatively as the one-sided Clopper–Pearson lower bound
- *   p_L at `fixedRateConfidence` (0.9) over the runs before the stretch, a still-flaky test would stay this
- *   clean with probability (1 − p_L)^clean ≤ `fixedAlpha` (0.01). A low estimate asks for more runs, so a test
- *   with few failures is not released on luck.
+ *   p_L at `fixedRateConfidence` (0.9) over the runs before the stretch, a still-flaky test with k earlier
+ *   failures would have had a clean stretch this long, in any of its k + 1 stretches, with probability
+ *   (k + 1)(1 − p_L)^clean ≤ `fixedAlpha` (0.01). A low estimate asks for more runs, so a test with few
+ *   failures is not released on luck; the k + 1 keeps a test replayed run by run from being released by one
+ *   lucky stretch among many.
  * - **conditions**: when the failures concentrated on a runner, env facet value, numeric facet threshold or time
  *   of day (the association hints, over the runs before the stretch), the same bound holds for the clean runs
  *   under that condition at the rate seen there: clean runs elsewhere prove nothing about it.
@@ -119,6 +121,10 @@ function term(
 ): FixTerm {
   const v = cfg.verdict
   const rateBound = rateLowerBound(failures, runs, v.fixedRateConfidence)
+  // Each earlier failure ended a clean stretch that could have been this long by chance, and the analysis looks
+  // again after every run: the stretch is judged against all of them (Bonferroni over failures + 1 stretches), so
+  // that over a test's whole history a steady flake is released with probability ≤ α, not α per stretch.
+  const looks = failures + 1
   // No failure there: nothing to disprove, so no clean run is needed. A failure with a zero bound (a degenerate
   // setting) can never be disproved.
   const needed =
@@ -128,8 +134,8 @@ function term(
         ? Infinity
         : rateBound >= 1
           ? 1
-          : Math.ceil(Math.log(v.fixedAlpha) / Math.log1p(-rateBound))
-  const chance = Math.pow(1 - rateBound, clean)
+          : Math.ceil(Math.log(v.fixedAlpha / looks) / Math.log1p(-rateBound))
+  const chance = failures === 0 ? 0 : Math.min(1, looks * Math.pow(1 - rateBound, clean))
   return { where, runs, failures, rateBound, needed, clean, chance }
 }
 
@@ -139,7 +145,8 @@ function evidenceText(terms: readonly FixTerm[], cfg: ResolvedAnalysisConfig): s
   const texts = terms.map((t) => {
     const where = t.where === null ? '' : ` ${t.where}`
     const rate = `${t.failures} of ${t.runs} runs${where} failed before (rate ≥ ${pct(t.rateBound)}, ${level})`
-    return `${rate}: ${plural(t.clean, 'clean run')}${where} happen by chance with probability ${chanceText(t.chance)}`
+    const stretch = `${plural(t.clean, 'clean run')}${where}`
+    return `${rate}: ${stretch} in a row, in any of its ${t.failures + 1} clean stretches, happen by chance with probability ${chanceText(t.chance)}`
   })
   return `${texts.join('; ')} (a fix needs ≤ ${v.fixedAlpha})`
 }
@@ -193,5 +200,5 @@ function pct(x: number): string {
 }
 
 function chanceText(p: number): string {
-  return p < 1e-4 ? '< 0.0001' : p.toPrecision(2)
+  return p < 1e-4 ? '< 0.0001' : p.toPrecision(3)
 }

@@ -116,6 +116,7 @@ export const DEFAULT_ANALYSIS_CONFIG: Readonly<ResolvedAnalysisConfig> = deepFre
     minScore: 0.6,
     minConfidence: 0.5,
     onProvenEvidence: true,
+    onFlakyVerdict: true,
     releaseAfterPasses: 10,
   },
   flipRate: { window: 10, ewmaAlpha: 0.3, ewmaWindow: 20 },

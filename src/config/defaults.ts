@@ -50,6 +50,7 @@ export const DEFAULTS = {
     minScore: 0.6,
     minConfidence: 0.5,
     onProvenEvidence: true,
+    onFlakyVerdict: true,
     releaseAfterPasses: 10,
     releaseClasses: ['stable', 'intermittent'] as ('stable' | 'intermittent' | 'flaky' | 'chronic')[],
     file: '.flakewatch/quarantine.json',

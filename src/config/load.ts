@@ -131,7 +131,8 @@ export function loadConfig(opts: LoadConfigOptions = {}): ResolvedConfig {
   return { ...config, file }
 }
 
-type QuarantineCriteriaKey = 'classes' | 'minScore' | 'minConfidence' | 'onProvenEvidence' | 'releaseAfterPasses'
+type QuarantineCriteriaKey =
+  'classes' | 'minScore' | 'minConfidence' | 'onProvenEvidence' | 'onFlakyVerdict' | 'releaseAfterPasses'
 
 /**
  * The analysis engine's options from the config: the `analysis` section, with the success-rate window and
@@ -153,6 +154,7 @@ export function analysisOptions(
         minScore: q.minScore,
         minConfidence: q.minConfidence,
         onProvenEvidence: q.onProvenEvidence,
+        onFlakyVerdict: q.onFlakyVerdict,
         releaseAfterPasses: q.releaseAfterPasses,
       },
     }),

@@ -237,6 +237,9 @@ export const ConfigSchema = z
         minConfidence: z.number().min(0).max(1),
         /** Quarantine on proven evidence (a pass and a fail on one revision, a pass on retry). */
         onProvenEvidence: z.boolean(),
+        /** Quarantine every test with a flaky verdict (a flaky verdict means no fix has been earned). */
+        onFlakyVerdict: z.boolean(),
+        /** Least clean passes in a row before a release; the release itself needs a verdict that is no longer flaky. */
         releaseAfterPasses: z.number().int().min(1),
         /** Classes that release an auto-quarantined test. */
         releaseClasses: z.array(z.enum(['stable', 'intermittent', 'flaky', 'chronic'])),

@@ -51,6 +51,8 @@ export type LocatorSuggestion =
   | { kind: 'text'; value: string }
   | { kind: 'id'; value: string }
   | { kind: 'css'; value: string }
+  /** A control of a row or list item, by the row's key text and its own role and name: survives re-sorting. */
+  | { kind: 'row'; row: 'row' | 'listitem'; key: string; role: string; name: string }
 
 /** One ranked element, as the page reports it. */
 export interface PageCandidate extends RankedCandidate {
@@ -614,6 +616,13 @@ export function suggestLocators(el: Element, testIdAttribute: string): LocatorSu
   if (role && name && name.length <= 80) out.push({ kind: 'role', role, name })
   const tid = el.getAttribute(testIdAttribute)
   if (tid) out.push({ kind: 'testid', value: tid })
+  // A Remove button among many rows: its row's key (unique among the rows by construction) with its own name.
+  const item = role && name && name.length <= 80 ? el.closest('tr, [role=row], li, [role=listitem]') : null
+  if (item) {
+    const key = itemKeyOf(item, createContextCache(), 80)
+    const row = item.localName === 'tr' || item.getAttribute('role') === 'row' ? 'row' : 'listitem'
+    if (key) out.push({ kind: 'row', row, key, role, name })
+  }
   const tag = el.localName
   if (tag === 'input' || tag === 'select' || tag === 'textarea') {
     const labels = (el as HTMLInputElement).labels
@@ -876,9 +885,11 @@ export function rankElements(arg: RankArgs, lib: HelperLib): RankResult {
       selector: cssPathOf(t.el),
       description: shortDescription(t.el, raw.text),
       fingerprint: raw,
+      // Any of them may be the one healed (the veto or an anchor can pass over the best): each gets its own.
+      suggestions: suggestLocators(t.el, arg.options.testIdAttribute),
     }
   })
-  const suggestions = listed[0] ? suggestLocators(listed[0].el, arg.options.testIdAttribute) : []
+  const suggestions = candidates[0] ? candidates[0].suggestions : []
   return { candidates, suggestions, weights: w, scanned, elapsedMs: performance.now() - started }
 }
 

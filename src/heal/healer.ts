@@ -37,7 +37,7 @@ export interface HealPage {
 
 /** Heal tuning, settable per wrapper and per call. */
 export interface HealSettings {
-  /** Minimum score of the best candidate, in [0, 1]. Default 0.5. */
+  /** Minimum score of the best candidate, in [0, 1]. Default 0.6 (`DEFAULT_THRESHOLD`). */
   threshold?: number
   /** Minimum lead of the best candidate over every other, with and without position, in [0, 1]. Default 0.1. */
   margin?: number
@@ -330,6 +330,11 @@ export function locatorCode(s: LocatorSuggestion): string {
       return `getByText(${jsString(s.value)}, { exact: true })`
     case 'css':
       return `locator(${jsString(s.value)})`
+    case 'row':
+      return (
+        `getByRole(${jsString(s.row)}).filter({ has: page.getByText(${jsString(s.key)}, { exact: true }) })` +
+        `.getByRole(${jsString(s.role)}, { name: ${jsString(s.name)}, exact: true })`
+      )
   }
 }
 

@@ -249,7 +249,8 @@ export function actionConflict(learned: ElementFingerprint, candidate: ElementFi
     // are not compared across languages, and an element that kept its own id or test id moved with its section.
     const [kindA = '', labelA = ''] = ctxA.region.split('|')
     const [kindB = '', labelB = ''] = ctxB.region.split('|')
-    const kept = (learned.id !== '' && learned.id === candidate.id) || (!!learned.testId && learned.testId === candidate.testId)
+    const kept =
+      (learned.id !== '' && learned.id === candidate.id) || (!!learned.testId && learned.testId === candidate.testId)
     if (
       SECTIONS.has(kindA) &&
       kindA === kindB &&

@@ -114,6 +114,21 @@ export type Reconciled =
   | { kind: 'new'; ref: TestRef }
   | { kind: 'ambiguous'; ref: TestRef; candidates: string[] }
 
+/** A name recorded before, as the store keeps it (see `store/test-names.ts`). */
+export interface KnownName {
+  nameId: string
+  testId: string
+  moduleIsLabel: boolean
+  source: 'ingest' | 'merge' | 'split'
+}
+
+/** A name to record: matched to `testId`, or (`nameId === testId`) a new test whose module is only a label. */
+export interface NewName {
+  nameId: string
+  testId: string
+  moduleIsLabel: boolean
+}
+
 /** Candidates listed in a warning about an ambiguous name. */
 const MAX_LISTED = 3
 
@@ -131,9 +146,31 @@ export class SuiteIdentities {
   /** In the report being reconciled: known id → the name that took it. */
   private readonly claims = new Map<string, string>()
 
-  constructor(known: Iterable<TestRef> = [], aliases: Iterable<{ alias: string; testId: string }> = []) {
-    for (const t of known) this.add(t)
-    for (const a of aliases) this.aliases.set(a.alias, a.testId)
+  /** Names a person split from the test they were matched to: never matched again. */
+  private readonly apart = new Set<string>()
+  /** Names matched or marked since the last {@link takeNewNames}, for the store to keep. */
+  private pending: NewName[] = []
+
+  /**
+   * @param known the suite's tests as the store holds them
+   * @param names the names recorded before (see `store/test-names.ts`): matches, splits, and the tests whose
+   * module is only a label
+   */
+  constructor(known: Iterable<TestRef> = [], names: Iterable<KnownName> = []) {
+    const labels = new Set<string>()
+    for (const n of names) {
+      if (n.source === 'split') this.apart.add(n.nameId)
+      else if (n.nameId !== n.testId) this.aliases.set(n.nameId, n.testId)
+      if (n.moduleIsLabel && n.nameId === n.testId) labels.add(n.testId)
+    }
+    for (const t of known) this.add(labels.has(t.testId) ? { ...t, moduleIsLabel: true } : t)
+  }
+
+  /** The names matched, and the label modules seen, since the last call: what the store should remember. */
+  takeNewNames(): NewName[] {
+    const out = this.pending
+    this.pending = []
+    return out
   }
 
   get size(): number {
@@ -192,6 +229,7 @@ export class SuiteIdentities {
       if (!this.claims.has(own.testId)) this.claims.set(own.testId, own.testId)
       return { kind: 'known', ref: own }
     }
+    if (this.apart.has(ref.testId)) return this.fresh({ kind: 'new', ref })
     const aliased = this.aliases.get(ref.testId)
     const target = aliased === undefined ? undefined : this.byId.get(aliased)
     if (target) return this.claim({ kind: 'alias', ref: target, from: ref })
@@ -226,6 +264,7 @@ export class SuiteIdentities {
    */
   beginReport(): void {
     this.claims.clear()
+    this.pending = []
   }
 
   private claim(found: Extract<Reconciled, { kind: 'alias' }>): Reconciled {
@@ -233,14 +272,25 @@ export class SuiteIdentities {
     // Taken by another name of this report: two tests whose names differ only in their separators.
     if (by !== undefined && by !== found.from.testId) return this.fresh({ kind: 'new', ref: found.from })
     this.claims.set(found.ref.testId, found.from.testId)
-    this.aliases.set(found.from.testId, found.ref.testId)
+    if (this.aliases.get(found.from.testId) !== found.ref.testId) {
+      this.aliases.set(found.from.testId, found.ref.testId)
+      this.pending.push({
+        nameId: found.from.testId,
+        testId: found.ref.testId,
+        moduleIsLabel: !!found.from.moduleIsLabel,
+      })
+    }
     return found
   }
 
   /** A name that stays a test of its own: known from now on, and taken in this report. */
   private fresh(found: Extract<Reconciled, { kind: 'new' | 'ambiguous' }>): Reconciled {
+    const isNew = !this.byId.has(found.ref.testId)
     this.add(found.ref)
     this.claims.set(found.ref.testId, found.ref.testId)
+    if (isNew && found.ref.moduleIsLabel) {
+      this.pending.push({ nameId: found.ref.testId, testId: found.ref.testId, moduleIsLabel: true })
+    }
     return found
   }
 }

@@ -13,10 +13,15 @@ export interface TestExplanation {
   quarantine: QuarantineRecord | null
   audit: AuditEntry[]
   trailingPasses: number
+  /** The other ids its reports named it by, matched at ingest or merged by hand (see `store/test-names.ts`). */
+  names: string[]
 }
 
 /** Other tests of the shown test's file read for its order-dependency hint: a file rarely has more. */
 export const EXPLAIN_FILE_PEERS = 2000
+
+/** Other names an explanation lists, at most. */
+export const EXPLAIN_NAMES = 50
 
 /** Audit lines an explanation carries, newest first. */
 export const EXPLAIN_AUDIT_LINES = 20
@@ -37,10 +42,13 @@ export interface ExplainOptions {
 export async function explainTest(
   store: Store,
   config: Pick<ResolvedConfig, 'analysis' | 'successRate' | 'defaultBranch'>,
-  testId: string,
+  requested: string,
   opts: ExplainOptions = {},
 ): Promise<TestExplanation | null> {
   let found: TestExplanation | undefined
+  // A name the test was seen under shows the test.
+  const named = (await store.testNames().listNames({ nameId: requested })).find((n) => n.source !== 'split')
+  const testId = named && !(await store.getTest(requested)) ? named.testId : requested
   // The as-of time is the newest run of the whole store, not of this one test, so that the verdict is the one
   // `analyze` lists.
   const now = opts.asOf ?? asOfTime(await store.runSummaries({}), undefined, Date.now())
@@ -53,13 +61,25 @@ export async function explainTest(
     filter: { testIds },
     onTest: (history, analysis) => {
       if (history.test.testId !== testId) return
-      found = { analysis, owners: [], history, quarantine: null, audit: [], trailingPasses: analysis.trailingPasses }
+      found = {
+        analysis,
+        owners: [],
+        history,
+        quarantine: null,
+        audit: [],
+        trailingPasses: analysis.trailingPasses,
+        names: [],
+      }
     },
   })
   if (!found) return null
   found.owners = opts.ownersOf?.(found.history.test) ?? []
   found.quarantine = await store.getQuarantine(testId)
   found.audit = await store.listAudit({ testId, limit: EXPLAIN_AUDIT_LINES })
+  found.names = (await store.testNames().listNames({ testId }))
+    .filter((n) => n.nameId !== testId && n.source !== 'split')
+    .slice(0, EXPLAIN_NAMES)
+    .map((n) => n.nameId)
   return found
 }
 

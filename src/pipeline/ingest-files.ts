@@ -162,6 +162,7 @@ async function storeReportStream(
     replace: opts.replace,
     maxAttemptsPerResult: resolveIngestLimits(opts.limits).maxAttemptsPerResult,
   })
+  await reconciled.remember()
   const noted = [...warnings(), ...reconciled.warnings()]
   for (const o of outcomes) {
     if (o.outcome === 'duplicate') summary.duplicates.push({ file: stream.file, run_id: o.runId })

@@ -2,6 +2,7 @@ import { SuiteIdentities, type Reconciled } from '../ingest/test-identity.js'
 import type { Result, TestRef } from '../model.js'
 import { isPacked, packedRef, unpackRunBatch, type AnyRunBatch } from '../store/packed-results.js'
 import type { ReportStream, Store } from '../store/store.js'
+import type { TestName } from '../store/test-names.js'
 
 /** Names listed in the one warning about names that fit several known tests. */
 const MAX_LISTED = 3
@@ -15,12 +16,15 @@ const MAX_LISTED = 3
 export class IdentityReconciler {
   private readonly suites = new Map<string, Promise<SuiteIdentities>>()
 
-  constructor(private readonly store: Pick<Store, 'listTests'>) {}
+  constructor(private readonly store: Pick<Store, 'listTests' | 'testNames'>) {}
 
   private suite(name: string): Promise<SuiteIdentities> {
     let s = this.suites.get(name)
     if (!s) {
-      s = this.store.listTests({ suite: name }).then((tests) => new SuiteIdentities(tests))
+      const names = this.store.testNames()
+      s = Promise.all([this.store.listTests({ suite: name }), names.listNames({ suite: name })]).then(
+        ([tests, known]) => new SuiteIdentities(tests, known),
+      )
       this.suites.set(name, s)
     }
     return s
@@ -30,10 +34,12 @@ export class IdentityReconciler {
    * The report with its tests' ids reconciled, and the warnings it gave: at most one, for the names that fit
    * several known tests and were kept apart.
    */
-  reconcile<B extends AnyRunBatch>(stream: ReportStream<B>): { stream: ReportStream; warnings: () => string[] } {
+  reconcile<B extends AnyRunBatch>(
+    stream: ReportStream<B>,
+  ): { stream: ReportStream; warnings: () => string[]; remember: () => Promise<void> } {
     const ambiguous: string[] = []
     let ambiguousCount = 0
-    const begun = new Set<SuiteIdentities>()
+    const begun = new Map<SuiteIdentities, string>()
     const suite = (name: string) => this.suite(name)
     async function* chunks(): AsyncGenerator<AnyRunBatch[], void, undefined> {
       for await (const chunk of stream.chunks) {
@@ -42,7 +48,7 @@ export class IdentityReconciler {
           const ids = await suite(batch.run.suite)
           if (!begun.has(ids)) {
             ids.beginReport()
-            begun.add(ids)
+            begun.set(ids, batch.run.suite)
           }
           const note = (r: Reconciled) => {
             if (r.kind !== 'ambiguous') return
@@ -61,7 +67,16 @@ export class IdentityReconciler {
             `${ambiguousCount} test name(s) fit several known tests and were kept as tests of their own: ` +
               `${ambiguous.join('; ')}. \`flakewatch tests merge <from> <into>\` joins them if they are one test.`,
           ]
-    return { stream: { ...stream, chunks: chunks() }, warnings }
+    // Once the report is stored: its matches hold for the next command, and `show` lists them.
+    const remember = async () => {
+      const at = new Date().toISOString()
+      const names: TestName[] = []
+      for (const [ids, suite] of begun) {
+        for (const n of ids.takeNewNames()) names.push({ ...n, suite, source: 'ingest', at })
+      }
+      await this.store.testNames().recordNames(names)
+    }
+    return { stream: { ...stream, chunks: chunks() }, warnings, remember }
   }
 }
 

@@ -82,6 +82,19 @@ interface Session {
   learned: Set<string>
   /** Learned elements read from the store, by locator. */
   fingerprints: Map<string, ElementFingerprint | null>
+  /**
+   * The heal of each locator healed in this page (a test's lifetime with the fixture), by locator: later calls act
+   * on it at once, without the probe's wait, after a cheap check that it is still the learned element.
+   */
+  healedTo: Map<string, HealedTarget>
+  /** Locators healed at least once: their found element is checked on every call, never only on the first. */
+  everHealed: Set<string>
+}
+
+/** Where a heal led: its verified locator (a suggestion, else the element's CSS path) and that CSS path. */
+interface HealedTarget {
+  suggestion: LocatorSuggestion
+  selector: string
 }
 
 interface LocatorState {
@@ -174,6 +187,8 @@ export function createHealingPage(page: Page, options: HealingPageOptions): Heal
     heals: [],
     learned: new Set(),
     fingerprints: new Map(),
+    healedTo: new Map(),
+    everHealed: new Set(),
   } as Omit<Session, 'proxy'> as Session
   const bound = new Map<PropertyKey, unknown>()
   session.proxy = new Proxy(page, {
@@ -457,7 +472,7 @@ async function learnOnce(state: LocatorState, capture: Capture): Promise<void> {
  * the caller to look for the right element.
  */
 async function verifyFound(state: LocatorState, capture: Capture): Promise<MatchCheck | null> {
-  if (state.session.learned.has(state.key)) return null
+  if (state.session.learned.has(state.key) && !state.session.everHealed.has(state.key)) return null
   const learned = await learnedOf(state)
   if (!learned) return null
   const check = checkMatch(learned, capture.fingerprint, state.settings)
@@ -485,12 +500,16 @@ function mismatchError(state: LocatorState, c: CallSite, capture: Capture, check
 async function runAction(state: LocatorState, c: CallSite): Promise<unknown> {
   const { target, session } = state
   const healedCall = (selector: string) => call(session.page.locator(selector), c.method, c.args)
+  const reused = await reuseHeal(state)
+  if (reused) return call(reused, c.method, c.args)
   let capture: Capture
   try {
     capture = await target.evaluate(capturePageFunction, state.settings.describe, {
       timeout: probeFor(c, session.probeTimeout),
     })
   } catch (probeError) {
+    const late = await lateCapture(state, probeError)
+    if (late) return actOnFound(state, c, late)
     if (isStrictViolation(probeError)) {
       const outcome = await tryChoose(state)
       if (outcome?.status === 'healed') return healedCall(outcome.selector)
@@ -499,9 +518,7 @@ async function runAction(state: LocatorState, c: CallSite): Promise<unknown> {
     }
     // Anything else but "not found in time" (a closed page) is the action's to report.
     if (!isTimeout(probeError)) return call(target, c.method, c.args)
-    // On a loaded machine the element may have come just after the probe gave up: never heal onto it.
-    const late = (await target.count().catch(() => 0)) === 1 ? await captureNow(state) : null
-    const outcome = await tryHeal(state, late?.selector ?? null, 'missing')
+    const outcome = await tryHeal(state, null, 'missing')
     if (outcome?.status === 'healed') return healedCall(outcome.selector)
     // Not healed: the element may still come within the action's own budget, and the action fails only once.
     let left = remaining(c)
@@ -518,6 +535,23 @@ async function runAction(state: LocatorState, c: CallSite): Promise<unknown> {
     await learnAfter(state)
     return result
   }
+  return actOnFound(state, c, capture)
+}
+
+/**
+ * On a loaded machine the element may have come just after the probe gave up: then it is the found element, checked
+ * against the learned one like any other (never healed onto, never used unchecked). Null when the probe failed for
+ * another reason or nothing came.
+ */
+async function lateCapture(state: LocatorState, probeError: unknown): Promise<Capture | null> {
+  if (!isTimeout(probeError)) return null
+  return (await state.target.count().catch(() => 0)) === 1 ? captureNow(state) : null
+}
+
+/** The locator found one element: check it against the learned one, heal a mis-resolution, else act as written. */
+async function actOnFound(state: LocatorState, c: CallSite, capture: Capture): Promise<unknown> {
+  const { target, session } = state
+  const healedCall = (selector: string) => call(session.page.locator(selector), c.method, c.args)
   const doubt = await verifyFound(state, capture)
   if (doubt) {
     const outcome = await tryHeal(state, capture.selector, 'mis-resolved')
@@ -546,6 +580,8 @@ async function runAction(state: LocatorState, c: CallSite): Promise<unknown> {
 
 async function runPresenceQuery(state: LocatorState, c: CallSite): Promise<unknown> {
   const { target, session } = state
+  const reused = await reuseHeal(state)
+  if (reused) return call(reused, c.method, c.args)
   const count = await target.count()
   if (count === 0) {
     const outcome = await tryHeal(state, null, 'missing')
@@ -595,6 +631,8 @@ async function runExpect(state: LocatorState, expression: string, options: Expec
   const real = (l: Locator, o: ExpectOptions) =>
     (l as unknown as { _expect(e: string, o: ExpectOptions): Promise<ExpectResult> })._expect(expression, o)
   if (options.isNot || EXPECT_AS_WRITTEN.has(expression) || expression.endsWith('.array')) return real(target, options)
+  const reused = await reuseHeal(state)
+  if (reused) return real(reused, options)
   const timeout = typeof options.timeout === 'number' ? options.timeout : 5000
   const c: CallSite = { api: 'expect', method: '_expect', args: [], timeout, started: Date.now(), site: new Error() }
   const first = await real(target, { ...options, timeout: probeFor(c, session.probeTimeout) })
@@ -658,10 +696,40 @@ async function learnAfter(state: LocatorState): Promise<void> {
   if (capture) await learnOnce(state, capture)
 }
 
+/**
+ * The element an earlier heal of this locator led to, when it is still there, alone, and still the learned element
+ * (no conflict, at or above the threshold); else null, and the heal is forgotten: the call then goes the whole way
+ * again (probe, check, heal or refusal), so that a stale heal is never used silently. One count and one capture:
+ * no probe wait.
+ */
+async function reuseHeal(state: LocatorState): Promise<Locator | null> {
+  const { session, key } = state
+  const healed = session.healedTo.get(key)
+  if (!healed) return null
+  const forget = () => {
+    session.healedTo.delete(key)
+    return null
+  }
+  const learned = await learnedOf(state)
+  if (!learned) return forget()
+  for (const locator of [suggestionLocator(session.page, healed.suggestion), session.page.locator(healed.selector)]) {
+    if ((await locator.count().catch(() => 0)) !== 1) continue
+    const capture = await locator
+      .evaluate(capturePageFunction, state.settings.describe, { timeout: 1000 })
+      .catch(() => null)
+    if (capture && checkMatch(learned, capture.fingerprint, state.settings).verdict !== 'mismatch') return locator
+  }
+  return forget()
+}
+
 function recordHeal(state: LocatorState, outcome: HealOutcome | null): void {
   if (outcome?.status !== 'healed') return
   const { session, key } = state
   const { record } = outcome
+  session.healedTo.set(key, { suggestion: outcome.suggestion, selector: outcome.selector })
+  session.everHealed.add(key)
+  // The healed element is what this locator means now: never learn the element it finds in its place.
+  session.learned.add(key)
   if (!session.heals.some((h) => h.oldLocator === key && h.newLocator === record.newLocator)) {
     session.heals.push(record)
     session.options.onHeal?.(record)
@@ -742,22 +810,34 @@ function refusal(state: LocatorState, c: CallSite, outcome: HealOutcome | null, 
 
 /** A suggestion counts only if Playwright's own engine finds exactly the healed element with it. */
 async function verifySuggestion(page: Page, s: LocatorSuggestion, selector: string): Promise<boolean> {
-  const locator =
-    s.kind === 'testid'
-      ? page.getByTestId(s.value)
-      : s.kind === 'id'
-        ? page.locator(idSelector(s.value))
-        : s.kind === 'role'
-          ? page.getByRole(s.role as Parameters<Page['getByRole']>[0], { name: s.name, exact: true })
-          : s.kind === 'label'
-            ? page.getByLabel(s.value, { exact: true })
-            : s.kind === 'text'
-              ? page.getByText(s.value, { exact: true })
-              : page.locator(s.value)
+  const locator = suggestionLocator(page, s)
   try {
     if ((await locator.count()) !== 1) return false
     return await locator.evaluate((el, sel) => el === document.querySelector(sel), selector, { timeout: 5000 })
   } catch {
     return false
+  }
+}
+
+/** The Playwright locator a suggestion stands for: what `locatorCode` writes, built on the raw page. */
+function suggestionLocator(page: Page, s: LocatorSuggestion): Locator {
+  switch (s.kind) {
+    case 'testid':
+      return page.getByTestId(s.value)
+    case 'id':
+      return page.locator(idSelector(s.value))
+    case 'role':
+      return page.getByRole(s.role as Parameters<Page['getByRole']>[0], { name: s.name, exact: true })
+    case 'label':
+      return page.getByLabel(s.value, { exact: true })
+    case 'text':
+      return page.getByText(s.value, { exact: true })
+    case 'css':
+      return page.locator(s.value)
+    case 'row':
+      return page
+        .getByRole(s.row)
+        .filter({ has: page.getByText(s.key, { exact: true }) })
+        .getByRole(s.role as Parameters<Page['getByRole']>[0], { name: s.name, exact: true })
   }
 }

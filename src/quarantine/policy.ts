@@ -28,6 +28,7 @@ export interface QuarantinePolicy {
   minScore: number
   minConfidence: number
   onProvenEvidence: boolean
+  onFlakyVerdict: boolean
   releaseAfterPasses: number
   releaseClasses: FlipClass[]
   maxQuarantined: number
@@ -44,8 +45,8 @@ export interface PolicyDecision {
 
 /**
  * Why a test qualifies for quarantine, or null: the analysis' `quarantineCriterion`, the same function that makes
- * `recommendation.action` say `quarantine`. Broken tests never qualify, nor do tests that already meet the
- * release rule (`releaseAfterPasses` clean passes in a row): entry and release are disjoint.
+ * `recommendation.action` say `quarantine`. Only a flaky verdict qualifies, and release needs the verdict to
+ * change: entry and release are disjoint.
  */
 export function quarantineReason(t: PolicyTest, p: QuarantinePolicy): string | null {
   return quarantineCriterion({ ...t, flipRateClass: t.classification }, p)
@@ -86,12 +87,14 @@ export function decideQuarantine(
     const q = byId.get(t.testId)
     if (q && !expired.has(t.testId)) {
       if (q.source !== 'auto') continue
-      if (t.trailingPasses >= policy.releaseAfterPasses) {
-        decision.release.push({ testId: t.testId, reason: `passed ${t.trailingPasses} times in a row` })
-        active--
-      } else if (t.verdict === 'broken') {
+      if (t.verdict === 'broken') {
         // A quarantined test that now fails every time is broken, not flaky: it must be seen.
         decision.release.push({ testId: t.testId, reason: `now broken: ${t.reason}` })
+        active--
+      } else if (t.verdict !== 'flaky' && t.trailingPasses >= policy.releaseAfterPasses) {
+        // The same rule as the verdict: released once the clean stretch has earned a fix (or the failures left the
+        // lookback), never on a streak that a test still failing at its old rate would have by chance.
+        decision.release.push({ testId: t.testId, reason: t.reason })
         active--
       } else if (policy.releaseClasses.includes(t.classification) && quarantineReason(t, policy) === null) {
         // Only when it no longer qualifies, so that a test is not released and re-quarantined on alternate runs.

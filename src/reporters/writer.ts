@@ -81,8 +81,9 @@ export async function writeRecording(
     const store = await openStore({ db: target.db, env: io.env })
     try {
       // The names the store already knows its tests by (another reporter's, ingested before) win.
-      const { stream } = new IdentityReconciler(store).reconcile(streamOfBatch(rec.batch))
-      const outcomes = await store.ingestStream(stream)
+      const reconciled = new IdentityReconciler(store).reconcile(streamOfBatch(rec.batch))
+      const outcomes = await store.ingestStream(reconciled.stream)
+      await reconciled.remember()
       const stored = outcomes.filter((o) => o.outcome !== 'duplicate')
       const runs = outcomes.map((o) => o.runId).join(', ')
       if (stored.length === 0) say(io, `run ${runs} was already stored in ${where}; nothing written`)

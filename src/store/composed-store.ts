@@ -2,6 +2,7 @@ import type { Attempt, Run, TestHistory, TestRef } from '../model.js'
 import type { AuditHead, AuditKind, AuditLogInput, ChainedAuditEntry } from './audit-chain.js'
 import type { NotificationStore } from './notifications.js'
 import type { TicketStore } from './tickets.js'
+import type { TestNameStore } from './test-names.js'
 import type {
   AuditEntry,
   AuditInput,
@@ -57,6 +58,7 @@ export abstract class ComposedStore implements Store {
 
   abstract notifications(): NotificationStore
   abstract tickets(): TicketStore
+  abstract testNames(): TestNameStore
   abstract close(): Promise<void>
 
   // Results

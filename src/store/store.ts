@@ -1,6 +1,7 @@
 import type { AuditHead, AuditKind, AuditLogInput, ChainedAuditEntry } from './audit-chain.js'
 import type { NotificationStore } from './notifications.js'
 import type { TicketStore } from './tickets.js'
+import type { TestNameStore } from './test-names.js'
 import type { Attempt, Result, Run, RunMeta, TestHistory, TestRef } from '../model.js'
 import type { AnyRunBatch } from './packed-results.js'
 
@@ -350,6 +351,9 @@ export interface Store
 
   /** Tickets in trackers, one per test, and what the ticket sync last saw (see `tickets/`). */
   tickets(): TicketStore
+
+  /** The names tests were seen under, matched at ingest or by hand (see `test-names.ts`). */
+  testNames(): TestNameStore
 
   close(): Promise<void>
 }

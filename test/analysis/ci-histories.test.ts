@@ -2,7 +2,7 @@
 // held out from development (which used seeds 101–404). The figures are printed with FLAKEWATCH_ACCURACY=1 and
 // recorded in bench/RESULTS.md by bench/detection.mjs.
 import { describe, expect, it } from 'vitest'
-import { evaluateCi, ratio, type CiEvaluation, type Ratio } from './evaluate-ci.js'
+import { evaluateCi, ratio, replayCi, type CiEvaluation, type Ratio } from './evaluate-ci.js'
 import type { CiSuiteOptions } from './generate-ci.js'
 
 export const HELD_OUT: (CiSuiteOptions & { name: string })[] = [
@@ -34,6 +34,15 @@ describe('detection on held-out generated CI histories', () => {
     expect(e.flakyRecall.of).toBeGreaterThan(50)
   })
 
+  it.each(HELD_OUT.map((c, i) => [c.name, i] as const))(
+    '%s: uncapped quarantine auto covers ≥ 0.95 of the flaky tests and nothing else',
+    (_, i) => {
+      const { e } = results[i]!
+      expect(ratio(e.quarantineCoverage)).toBeGreaterThanOrEqual(0.95)
+      expect(e.quarantinedNotFlaky).toBe(0)
+    },
+  )
+
   it('calls few tests fixed that are still flaky, and releases real fixes within the bound', () => {
     const all = results.map((r) => r.e)
     const called = all.reduce((s, e) => s + e.calledFixed, 0)
@@ -50,5 +59,39 @@ describe('detection on held-out generated CI histories', () => {
     expect(ratio(sum(all, (e) => e.runnerHints))).toBeGreaterThanOrEqual(0.9)
     // 0.88 measured: a burst hint is left out when the newest burst makes the test broken, or one burst is all.
     expect(ratio(sum(all, (e) => e.burstHints))).toBeGreaterThanOrEqual(0.85)
+  })
+})
+
+describe('quarantine auto replayed one run at a time', () => {
+  // 60 tests over 300 runs, `quarantine auto` after every run: about 10 s.
+  const { tests, counts } = replayCi({ seed: 9005, tests: 60, runs: 300 })
+  if (process.env.FLAKEWATCH_ACCURACY) {
+    for (const c of counts) if (c.quarantined > 0) console.log(c.cls, c.quarantined, c.released, c.reasons.join(' | '))
+  }
+
+  it('never quarantines a stable or broken test', () => {
+    for (const c of counts) if (c.cls === 'stable' || c.cls === 'broken') expect(c.quarantined).toBe(0)
+  })
+
+  it('releases a real fix once, after the fix, and a steady flake never as fixed', () => {
+    counts.forEach((c, i) => {
+      const t = tests[i]!
+      if (c.cls === 'fixed_for_real') {
+        expect(c.quarantined).toBeGreaterThanOrEqual(1)
+        expect(c.reasons.at(-1)).toMatch(/^fixed: /)
+      }
+      // A flake at a steady rate, wherever it lives, is never released as fixed: only a failure streak long
+      // enough to look like a breakage lets it out (to be seen), and the next pass brings it back.
+      if (['low_rate', 'random', 'rare_runner', 'workers'].includes(c.cls)) {
+        expect(c.quarantined).toBeGreaterThanOrEqual(1)
+        for (const r of c.reasons) expect(r).toMatch(/^now broken: /)
+      }
+      expect(t.cls).toBe(c.cls)
+    })
+    const fixes = counts.filter((c) => c.cls === 'fixed_for_real')
+    expect(fixes.length).toBeGreaterThan(0)
+    expect(fixes.filter((c) => c.quarantined === 1 && c.released === 1).length / fixes.length).toBeGreaterThanOrEqual(
+      0.75,
+    )
   })
 })

@@ -8,6 +8,7 @@ import { analyzeTest, resolveAnalysisConfig, type TestAnalysis } from '../../src
 import { DEFAULTS } from '../../src/config/defaults.js'
 import { policyTest } from '../../src/quarantine/from-analysis.js'
 import { decideQuarantine } from '../../src/quarantine/policy.js'
+import type { QuarantineRecord } from '../../src/store/store.js'
 import { FIXED_MIN_AFTER, generateCiSuite, type CiSuiteOptions, type CiTest } from './generate-ci.js'
 
 export interface Ratio {
@@ -181,4 +182,62 @@ export function windowMatches(
     if ((hour - truth.fromHour + 24) % 24 < truth.hours) overlap++
   }
   return overlap >= Math.max(hours, truth.hours) / 2
+}
+
+/** Per test: how often `quarantine auto` put it in and let it out over the replay. */
+export interface ReplayCounts {
+  cls: CiTest['cls']
+  quarantined: number
+  released: number
+  /** Run index of the first release, or null. */
+  releasedAt: number | null
+  /** Why it was released, each time. */
+  reasons: string[]
+}
+
+/**
+ * Replays a generated suite one run at a time (every `step` runs), with an uncapped `quarantine auto` after each:
+ * the analysis of each test as of that run, the policy's decision against the records so far, applied.
+ */
+export function replayCi(opts: CiSuiteOptions, step = 1): { tests: CiTest[]; counts: ReplayCounts[] } {
+  const suite = generateCiSuite(opts)
+  const policy = { ...DEFAULTS.quarantine, maxQuarantined: Number.MAX_SAFE_INTEGER }
+  const counts: ReplayCounts[] = suite.tests.map((t) => ({
+    cls: t.cls,
+    quarantined: 0,
+    released: 0,
+    releasedAt: null,
+    reasons: [],
+  }))
+  const index = new Map(suite.tests.map((t, i) => [t.history.test.testId, i]))
+  let records: QuarantineRecord[] = []
+  for (let k = cfg.scoring.minRunsForScoring; k <= suite.runs.length; k += step) {
+    const now = suite.runs[k - 1]!.at + 60_000
+    const tests = suite.tests.map((t) =>
+      policyTest(analyzeTest({ test: t.history.test, entries: t.history.entries.slice(0, k) }, cfg, { now })),
+    )
+    const d = decideQuarantine(tests, records, policy, now)
+    const out = new Set([...d.release, ...d.expire].map((r) => r.testId))
+    records = records.filter((r) => !out.has(r.testId))
+    for (const r of d.release) {
+      const c = counts[index.get(r.testId)!]!
+      c.released++
+      c.releasedAt ??= k - 1
+      c.reasons.push(r.reason.slice(0, 160))
+    }
+    for (const q of d.quarantine) {
+      counts[index.get(q.testId)!]!.quarantined++
+      records.push({
+        testId: q.testId,
+        reason: q.reason,
+        owner: null,
+        issueUrl: null,
+        createdAt: new Date(now).toISOString(),
+        createdBy: 'flakewatch',
+        expiresAt: null,
+        source: 'auto',
+      })
+    }
+  }
+  return { tests: suite.tests, counts }
 }

@@ -154,6 +154,33 @@ describe('one id per test under the reporters’ default settings (real runners,
     expect(Object.keys(formats)).toHaveLength(TESTS)
     for (const [id, n] of Object.entries(formats)) expect(n, id).toBe(5)
 
+    // JUnit first, each report by a command of its own: the test is stored under jest-junit's fileless name (the
+    // first describe block as module), and the later reports' names join it, as the store remembers.
+    await ingest(dir, join(dir, 'junit-first.db'), reports)
+    await ingest(agent.cwd, join(dir, 'junit-first.db'), agent.files)
+    const junitFirst = await stored(join(dir, 'junit-first.db'))
+    expect(Object.keys(junitFirst).sort()).toEqual([
+      'unit::Auth::Auth expires the session',
+      'unit::Auth::Auth login accepts a > b',
+      'unit::Auth::signs out',
+      'unit::Cart::Cart totals rounds',
+      'unit::Cart::Cart totals sums',
+      'unit::Cart::empties',
+    ])
+    for (const [id, n] of Object.entries(junitFirst)) expect(n, id).toBe(5)
+    // `show` lists the names it was seen under, and shows the test by any of them.
+    const show = await run(
+      BIN.flakewatch,
+      ['show', 'unit::src/auth/auth.test.js::signs out', '--json', '--db', join(dir, 'junit-first.db')],
+      dir,
+    )
+    expect(show.exitCode, show.stderr).toBe(0)
+    const shown = JSON.parse(show.stdout) as { test_id: string; names: string[] }
+    expect(shown.test_id).toBe('unit::Auth::signs out')
+    expect(shown.names).toContain('unit::src/auth/auth.test.js::signs out')
+    // The other agent's checkout, seen from the folder above it, is one more name of the same test.
+    expect(shown.names).toContain('unit::work/shop/src/auth/auth.test.js::signs out')
+
     // The native reporter first (its ids name the file), then every report: the history survives the switch.
     await expectOneIdEach(dir, reports, ['jest.json', 'ctrf/ctrf-report.json'], idsOf('src/', 'test.js', '›'), 6)
   })

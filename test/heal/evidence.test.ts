@@ -90,7 +90,12 @@ describe('rows and sections', () => {
 
   test("another labelled section's control is another control, unless it kept the learned id", () => {
     const inSection = (label: string, id: string) =>
-      button({ id, text: 'Export', name: 'Export', context: { item: '', form: '', region: `section|${label}`, heading: label } })
+      button({
+        id,
+        text: 'Export',
+        name: 'Export',
+        context: { item: '', form: '', region: `section|${label}`, heading: label },
+      })
     expect(actionConflict(inSection('Sales', 'export-sales'), inSection('Costs', 'export-costs'))).toMatch(
       /another section/,
     )

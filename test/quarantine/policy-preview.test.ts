@@ -38,8 +38,11 @@ interface PreviewJson {
 /**
  * Fourteen daily runs: `wobbly` passes only on retry every third run (proven flaky, quarantined by the default
  * policy), `falls` passes eight times and then fails six (broken), `recovering` failed early, was quarantined
- * automatically and has passed seven times in a row since, `steady` always passes.
+ * automatically and has passed seven times in a row since, `steady` always passes. Seven clean runs after 4
+ * failures in 7 do not earn a fix at the defaults (20 are needed at α 0.01), but do at α 0.8 with 5 at least.
  */
+const EARLIER_FIX = { fixedAlpha: 0.8, fixedMinRuns: 5 }
+
 describe('analyze --policy --diff', () => {
   let dir: string
   let db: string
@@ -86,8 +89,8 @@ describe('analyze --policy --diff', () => {
   it('prints JSON with the changed settings and each change', async () => {
     const { code, out } = await preview(
       {
-        analysis: { verdict: { brokenMinConsecutive: 8 } },
-        quarantine: { onProvenEvidence: false, minScore: 0.99, releaseAfterPasses: 5 },
+        analysis: { verdict: { brokenMinConsecutive: 8, ...EARLIER_FIX } },
+        quarantine: { onProvenEvidence: false, onFlakyVerdict: false, minScore: 0.99, releaseAfterPasses: 5 },
       },
       ['--json'],
     )
@@ -96,7 +99,10 @@ describe('analyze --policy --diff', () => {
     expect(p.tests).toBe(4)
     expect(p.settings.map((s) => s.key).sort()).toEqual([
       'analysis.verdict.brokenMinConsecutive',
+      'analysis.verdict.fixedAlpha',
+      'analysis.verdict.fixedMinRuns',
       'quarantine.minScore',
+      'quarantine.onFlakyVerdict',
       'quarantine.onProvenEvidence',
       'quarantine.releaseAfterPasses',
     ])
@@ -116,12 +122,12 @@ describe('analyze --policy --diff', () => {
     expect(falls.current.verdict).toBe('broken')
     expect(falls.candidate.verdict).not.toBe('broken')
     expect(falls.why[0]).toMatch(/^verdict broken → /)
-    // Seven clean passes release an auto quarantine after five, not after ten.
+    // Seven clean passes earn a fix at α 0.8 (and five passes at least), so the auto quarantine ends.
     const recovering = by.get('unit::mod::recovering')!
     expect(recovering.quarantined).toBe(true)
     expect(recovering.current.action).toBe('none')
     expect(recovering.candidate.action).toBe('release')
-    expect(recovering.candidate.action_reason).toMatch(/passed \d+ times in a row/)
+    expect(recovering.candidate.action_reason).toMatch(/^fixed: no failures in the last 7 runs/)
     expect(by.has('unit::mod::steady')).toBe(false)
     expect(p.totals).toMatchObject({ would_release: 1, would_no_longer_quarantine: 1 })
     expect(p.totals.verdict_changed).toBeGreaterThanOrEqual(1)
@@ -136,11 +142,11 @@ describe('analyze --policy --diff', () => {
   })
 
   it('prints a table with the arrows of each change', async () => {
-    const { code, out } = await preview({ quarantine: { releaseAfterPasses: 5 } })
+    const { code, out } = await preview({ analysis: { verdict: EARLIER_FIX }, quarantine: { releaseAfterPasses: 5 } })
     expect(code).toBe(0)
     expect(out).toMatch(/1 of 4 tests would change/)
     expect(out).toMatch(/quarantine\.releaseAfterPasses\s+10\s+5/)
-    expect(out).toMatch(/unit::mod::recovering\s+\S+\s+none → release/)
+    expect(out).toMatch(/unit::mod::recovering\s+flaky → healthy\s+none → release/)
   })
 
   it('refuses a candidate with an unknown key or a bad value, naming the file and the key (exit 2)', async () => {

@@ -598,5 +598,29 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       await store.ingestReport(batch(runMeta('r2', '2026-01-02T00:00:00Z'), [good]))
       expect((await collect(store))[0]!.entries).toHaveLength(1)
     })
+
+    it('keeps the names tests were seen under: the first ingest decision stands, a person’s replaces it', async () => {
+      const at = '2026-01-01T00:00:00.000Z'
+      const name = (nameId: string, testId: string, source: 'ingest' | 'merge' | 'split' = 'ingest') => ({
+        nameId,
+        suite: nameId.split('::')[0]!,
+        testId,
+        moduleIsLabel: nameId.includes('Auth::'),
+        source,
+        at,
+      })
+      await store
+        .testNames()
+        .recordNames([name('unit::Auth::Auth a', 'unit::src/a.js::Auth › a'), name('e2e::x::y', 'e2e::z::y')])
+      await store.testNames().recordNames([name('unit::Auth::Auth a', 'unit::other::a')])
+      expect(await store.testNames().listNames({ suite: 'unit' })).toEqual([
+        name('unit::Auth::Auth a', 'unit::src/a.js::Auth › a'),
+      ])
+      await store.testNames().recordNames([name('unit::Auth::Auth a', 'unit::Auth::Auth a', 'split')])
+      expect(await store.testNames().listNames({ testId: 'unit::Auth::Auth a' })).toEqual([
+        name('unit::Auth::Auth a', 'unit::Auth::Auth a', 'split'),
+      ])
+      expect(await store.testNames().listNames({ testId: 'unit::src/a.js::Auth › a' })).toEqual([])
+    })
   })
 }

@@ -116,6 +116,7 @@ if (pg.skip !== undefined) {
         'results',
         'runs',
         'schema_meta',
+        'test_names',
         'tests',
         'ticket_state',
         'tickets',

@@ -405,6 +405,7 @@ export function printShow(r: ShowResult, opts: AnalyzeCommandOptions, io: Io): v
         })),
         quarantine: r.quarantine,
         audit: r.audit,
+        names: r.names,
       },
       opts.output,
     )
@@ -417,6 +418,7 @@ export function printShow(r: ShowResult, opts: AnalyzeCommandOptions, io: Io): v
   lines.push(`verdict: ${story.verdictLabel} — ${a.reason}`)
   lines.push(`recommendation: ${recommendationLine(story)}`)
   if (r.owners.length) lines.push(`owners: ${r.owners.join(' ')}`)
+  if (r.names.length) lines.push(`also reported as: ${r.names.join(', ')}`)
   lines.push(`history (oldest → newest): ${historyStrip(r.history)}`)
   lines.push(story.outcomes)
   lines.push(

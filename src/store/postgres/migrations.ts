@@ -381,6 +381,24 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
       `)
     },
   },
+  {
+    // The names tests were seen under (see store/test-names.ts).
+    id: '0015-test-names',
+    async up(client) {
+      await client.query(`
+        CREATE TABLE test_names (
+          name_id text PRIMARY KEY,
+          suite text NOT NULL,
+          test_id text NOT NULL,
+          module_is_label boolean NOT NULL,
+          source text NOT NULL CHECK (source IN ('ingest', 'merge', 'split')),
+          at text NOT NULL
+        );
+        CREATE INDEX test_names_suite ON test_names (suite);
+        CREATE INDEX test_names_test ON test_names (test_id);
+      `)
+    },
+  },
 ]
 
 /**

@@ -11,6 +11,8 @@ import { PgIngest } from './ingest.js'
 import { migratePostgres } from './migrations.js'
 import { PostgresNotificationStore } from './notifications.js'
 import { PostgresTicketStore } from './tickets.js'
+import { PostgresTestNameStore } from './test-names.js'
+import type { TestNameStore } from '../test-names.js'
 import type { TicketStore } from '../tickets.js'
 import { PgQuarantine } from './quarantine.js'
 import { PgRetention } from './retention.js'
@@ -124,6 +126,7 @@ export class PostgresStore extends ComposedStore {
   private readonly conn: PgConnection
   private notificationStore: PostgresNotificationStore | null = null
   private ticketStore: PostgresTicketStore | null = null
+  private nameStore: PostgresTestNameStore | null = null
 
   constructor(
     driver: PgDriver,
@@ -162,6 +165,16 @@ export class PostgresStore extends ComposedStore {
         return await this.conn.transaction((client) => fn(client))
       } catch (error) {
         throw this.conn.wrap('tickets', error)
+      }
+    }))
+  }
+
+  testNames(): TestNameStore {
+    return (this.nameStore ??= new PostgresTestNameStore(this.conn.db, async (fn) => {
+      try {
+        return await this.conn.transaction((client) => fn(client))
+      } catch (error) {
+        throw this.conn.wrap('test names', error)
       }
     }))
   }

@@ -335,6 +335,24 @@ export const SQLITE_MIGRATIONS: SqliteMigration[] = [
       `)
     },
   },
+  {
+    // The names tests were seen under (see store/test-names.ts).
+    id: '0015-test-names',
+    up(db) {
+      db.exec(`
+        CREATE TABLE test_names (
+          name_id TEXT PRIMARY KEY,
+          suite TEXT NOT NULL,
+          test_id TEXT NOT NULL,
+          module_is_label INTEGER NOT NULL,
+          source TEXT NOT NULL CHECK (source IN ('ingest', 'merge', 'split')),
+          at TEXT NOT NULL
+        );
+        CREATE INDEX test_names_suite ON test_names (suite);
+        CREATE INDEX test_names_test ON test_names (test_id);
+      `)
+    },
+  },
 ]
 
 /**

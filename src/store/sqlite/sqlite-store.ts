@@ -12,6 +12,8 @@ import { SqliteIngest } from './ingest.js'
 import { migrateSqlite, pendingSqliteMigrations } from './migrations.js'
 import { SqliteNotificationStore } from './notifications.js'
 import { SqliteTicketStore } from './tickets.js'
+import { SqliteTestNameStore } from './test-names.js'
+import type { TestNameStore } from '../test-names.js'
 import type { TicketStore } from '../tickets.js'
 import { SqliteQuarantine } from './quarantine.js'
 import { SqliteRetention } from './retention.js'
@@ -127,6 +129,7 @@ export class SqliteStore extends ComposedStore {
   private readonly conn: SqliteConnection
   private notificationStore: SqliteNotificationStore | null = null
   private ticketStore: SqliteTicketStore | null = null
+  private nameStore: SqliteTestNameStore | null = null
 
   constructor(
     private readonly db: SqliteDb,
@@ -154,6 +157,10 @@ export class SqliteStore extends ComposedStore {
 
   tickets(): TicketStore {
     return (this.ticketStore ??= new SqliteTicketStore(this.db, (fn) => this.conn.serial(fn)))
+  }
+
+  testNames(): TestNameStore {
+    return (this.nameStore ??= new SqliteTestNameStore(this.db, (fn) => this.conn.serial(fn)))
   }
 
   /** Runs a SQL query and returns its rows; for tests and diagnostics only. */

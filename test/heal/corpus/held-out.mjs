@@ -185,7 +185,13 @@ export const HELD_OUT = [
     category: 'duplicate cell values',
     note: 'line ids dropped and rows sorted by name; three rows share each price',
     before: doc('Basket', orderTable(PRODUCTS)),
-    after: doc('Basket', orderTable([...PRODUCTS].sort((a, b) => a[0].localeCompare(b[0])), { ids: false })),
+    after: doc(
+      'Basket',
+      orderTable(
+        [...PRODUCTS].sort((a, b) => a[0].localeCompare(b[0])),
+        { ids: false },
+      ),
+    ),
     locator: [['locator', '#line-4']],
     // Birch stool sorts second after Ash table.
     expect: 'tbody tr:nth-child(2) button',
