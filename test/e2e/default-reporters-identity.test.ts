@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -223,5 +224,35 @@ export default defineConfig({ testDir: 'src', workers: 1, outputDir: 'out',
     // Five reports, two projects each: the project is a facet of the run, never a part of the name.
     const reports = ['junit.xml', 'pw.json', 'ctrf/ctrf-report.json']
     await expectOneIdEach(dir, reports, ['ctrf/ctrf-report.json'], idsOf('', 'spec.mjs', '›'), 10)
+  })
+
+  it('a monorepo: jest-junit names files from the package, the native reporter and --json from the repository', async () => {
+    ensureDist()
+    const dir = checkout('mono', {
+      'packages/cart/package.json': '{}\n',
+      'packages/cart/jest.config.js': `module.exports = { testMatch: ['**/src/**/*.test.js'],
+        reporters: ['default', 'jest-junit', ['flakewatch/jest', { db: '../../native.db', suite: 'unit' }]] }\n`,
+      'packages/cart/src/auth/auth.test.js': AUTH,
+      'packages/cart/src/cart/cart.test.js': CART,
+    })
+    execFileSync('git', ['init', '-q'], { cwd: dir })
+    // jest-junit as docs/reporters.md sets it up: the file as the suite's name, relative to the package.
+    const junitEnv = {
+      JEST_JUNIT_SUITE_NAME: '{filepath}',
+      JEST_JUNIT_CLASSNAME: '{classname}',
+      JEST_JUNIT_TITLE: '{title}',
+    }
+    const pkg = join(dir, 'packages', 'cart')
+    expectRan(
+      await run(BIN.jest, ['--ci', '--json', '--outputFile=jest.json'], pkg, {
+        ...junitEnv,
+        JEST_JUNIT_ANCESTOR_SEPARATOR: ' › ',
+      }),
+    )
+    expect(readFileSync(join(pkg, 'junit.xml'), 'utf8')).toContain('name="src/auth/auth.test.js"')
+    await ingest(dir, join(dir, 'native.db'), ['packages/cart/junit.xml', 'packages/cart/jest.json'])
+    expect(await stored(join(dir, 'native.db'))).toEqual(
+      Object.fromEntries(idsOf('packages/cart/src/', 'test.js', '›').map((id) => [id, 3])),
+    )
   })
 })
