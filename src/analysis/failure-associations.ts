@@ -4,6 +4,7 @@ import { pValueText } from './format.js'
 import { hadFailure } from './had-failure.js'
 import { hintAlpha } from './hint-alpha.js'
 import type { HintsConfig } from './resolve-analysis-config.js'
+import { timeOfDayWindow } from './time-window.js'
 import type { AssociationHint } from './types.js'
 
 interface Cell {
@@ -12,7 +13,8 @@ interface Cell {
 }
 
 /**
- * Runners, env facet values and UTC time-of-day buckets that hold more of a test's failures than chance allows.
+ * Runners and env facet values that hold more of a test's failures than chance allows, and the time-of-day
+ * window that does (`timeOfDayWindow`).
  * A failure is a run with a failed attempt, passed on retry or not. For a value that ran a share q of the
  * executions and holds f of the F failures, the p-value is
  * P(X ≥ f) for X ~ Binomial(F, q), multiplied by the number of values tested (Bonferroni); only p below its share of alpha (`hintAlpha`) with
@@ -27,14 +29,11 @@ export function failureAssociations(entries: readonly HistoryEntry[], cfg: Hints
   if (total < cfg.minFailures || total === n) return []
 
   const facets = new Map<string, Map<string, Cell>>()
-  const bucketMs = Math.max(1, cfg.timeOfDayBucketHours) * 3_600_000
   for (const e of entries) {
     const f = hadFailure(e) ? 1 : 0
     if (e.run.runnerId !== null) count(facets, 'runner', e.run.runnerId, f)
     const env = e.run.env
     for (const key in env) count(facets, `env.${key}`, env[key]!, f)
-    const bucket = Math.floor((((e.run.at % 86_400_000) + 86_400_000) % 86_400_000) / bucketMs)
-    count(facets, 'time_of_day', String(bucket), f)
   }
 
   let tested = 0
@@ -48,25 +47,22 @@ export function failureAssociations(entries: readonly HistoryEntry[], cfg: Hints
       if (cell.f < cfg.minFailures || failureShare <= executionShare) continue
       const pValue = Math.min(1, binomialUpperTail(cell.f, total, executionShare) * tested)
       if (pValue >= hintAlpha(cfg, 'association')) continue
-      const timeOfDay = facet === 'time_of_day'
-      const label = timeOfDay ? bucketLabel(Number(value), cfg.timeOfDayBucketHours) : value
       const where = facet === 'runner' ? `on runner ${value}` : `with ${facet.slice(4)}=${value}`
       hints.push({
-        kind: timeOfDay ? 'time_of_day' : 'facet_association',
+        kind: 'facet_association',
         facet,
-        value: label,
+        value,
         failures: cell.f,
         executions: cell.n,
         failureShare,
         executionShare,
         pValue,
-        ...(timeOfDay ? { fromHour: Number(value) * cfg.timeOfDayBucketHours, hours: cfg.timeOfDayBucketHours } : {}),
-        message: timeOfDay
-          ? `${pct(failureShare)} of failures (${cell.f} of ${total}) ${label}, which had ${pct(executionShare)} of executions (${pValueText(pValue)})`
-          : `${pct(failureShare)} of failures (${cell.f} of ${total}) ${where}, which ran ${pct(executionShare)} of executions (${pValueText(pValue)})`,
+        message: `${pct(failureShare)} of failures (${cell.f} of ${total}) ${where}, which ran ${pct(executionShare)} of executions (${pValueText(pValue)})`,
       })
     }
   }
+  const window = timeOfDayWindow(entries, cfg)
+  if (window !== null) hints.push(window)
   return hints.sort((a, b) => a.pValue - b.pValue)
 }
 
@@ -79,11 +75,6 @@ function count(facets: Map<string, Map<string, Cell>>, facet: string, value: str
     cell.n++
     cell.f += failed
   }
-}
-
-function bucketLabel(bucket: number, hours: number): string {
-  const hh = (h: number) => `${String(h % 24).padStart(2, '0')}:00`
-  return `between ${hh(bucket * hours)} and ${hh((bucket + 1) * hours)} UTC`
 }
 
 function pct(x: number): string {

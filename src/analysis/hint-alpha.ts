@@ -2,11 +2,13 @@ import type { HintsConfig } from './resolve-analysis-config.js'
 
 /**
  * Each kind of root-cause test's share of `alpha` (Bonferroni split, the shares add up to 1), so that a test whose
- * failures are plain random gets any root-cause hint with probability at most `alpha`, not five times that. The
- * runner, env and time-of-day associations, which test the most values, get the largest share.
+ * failures are plain random gets any root-cause hint with probability at most `alpha`, not six times that. The
+ * runner and env associations, which test the most values, get the largest share; the time-of-day window scan
+ * corrects for its 552 windows itself.
  */
 export const HINT_ALPHA_SHARES = {
-  association: 0.4,
+  association: 0.3,
+  time_of_day: 0.1,
   numeric_facet: 0.15,
   burst: 0.15,
   timeout: 0.15,

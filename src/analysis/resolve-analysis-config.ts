@@ -76,8 +76,6 @@ export interface HintsConfig {
   alpha: number
   /** No association or burst is reported with fewer failures than this. */
   minFailures: number
-  /** Width of the time-of-day buckets, in hours (UTC). */
-  timeOfDayBucketHours: number
   /** Most failure modes kept per test. */
   maxFailureModes: number
 }
@@ -152,7 +150,7 @@ export const DEFAULT_ANALYSIS_CONFIG: Readonly<ResolvedAnalysisConfig> = deepFre
     minFailureEpisodes: 2,
   },
   infra: { failedShare: 0.8, minTests: 5 },
-  hints: { alpha: 0.01, minFailures: 3, timeOfDayBucketHours: 6, maxFailureModes: 10 },
+  hints: { alpha: 0.01, minFailures: 3, maxFailureModes: 10 },
   successRate: { days: 3, defaultBranch: 'main', passedStatuses: ['success', 'passed'] },
 })
 

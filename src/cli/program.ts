@@ -16,6 +16,7 @@ import type { NotifyCommandOptions, NotifyLogOptions } from './commands/notify.j
 import type { CommentCommandOptions } from './commands/comment.js'
 import type { PublishCommandOptions } from './commands/publish.js'
 import type { QuarantineCommandOptions, RuleCommandOptions } from './commands/quarantine.js'
+import type { TestsCommandOptions } from './commands/tests.js'
 import type { RunCommandOptions } from './commands/run.js'
 import type { McpCommandOptions } from './commands/mcp.js'
 import type { TicketsCommandOptions, TicketsListOptions } from './commands/tickets.js'
@@ -271,6 +272,36 @@ Examples:
       const outcome = await run(command, opts, io)
       io.stderr.write(`${outcome.message}\n`)
       if (outcome.exitCode !== 0) throw new ExitError(outcome.exitCode)
+    })
+
+  const tests = program.command('tests').description('merge or split test ids (the names a test is reported by)')
+  const tOpts = (cmd: Command) =>
+    cmd
+      .option('--db <path|url>', 'store (default: FLAKEWATCH_DB or .flakewatch.db)')
+      .option('--config <file>', 'config file')
+      .option(PROJECT_FLAG, PROJECT_HELP)
+      .requiredOption('--reason <text>', 'why (kept in the audit log)')
+      .option('--actor <name>', 'who is doing this (default: CI user or $USER)')
+      .option('--json', 'print the outcome as JSON')
+  tOpts(tests.command('merge'))
+    .description('make test <from> part of test <into>: its results move, and its id becomes a name of <into>')
+    .argument('<from>', 'the test id to merge away')
+    .argument('<into>', 'the test id that stays')
+    .addHelpText(
+      'after',
+      `\nExamples:\n  $ flakewatch tests merge 'unit::Auth::Auth expires' 'unit::src/auth.test.js::Auth › expires' --reason 'jest-junit defaults'`,
+    )
+    .action(async (from: string, into: string, opts: TestsCommandOptions) => {
+      const { testsMerge } = await import('./commands/tests.js')
+      await testsMerge(from, into, opts, io)
+    })
+  tOpts(tests.command('split'))
+    .description('keep a name apart from the test it was matched to: later reports of it give a test of its own')
+    .argument('<name>', 'the name (a test id as a report gave it), as `show` lists it')
+    .addHelpText('after', `\nExamples:\n  $ flakewatch tests split 'unit::src/a.test.js::top' --reason 'two tests'`)
+    .action(async (name: string, opts: TestsCommandOptions) => {
+      const { testsSplit } = await import('./commands/tests.js')
+      await testsSplit(name, opts, io)
     })
 
   const quarantine = program.command('quarantine').description('manage quarantined tests')

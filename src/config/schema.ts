@@ -56,7 +56,7 @@ const AnalysisSchema = z
       .partial()
       .strict(),
     hints: z
-      .object({ alpha: unit, minFailures: posInt, timeOfDayBucketHours: num.gt(0).max(24), maxFailureModes: posInt })
+      .object({ alpha: unit, minFailures: posInt, maxFailureModes: posInt })
       .partial()
       .strict(),
   })

@@ -48,6 +48,7 @@ interface Envelope {
 }
 
 interface Pickle {
+  id: string
   file: string
   name: string
   line: number | null
@@ -55,6 +56,8 @@ interface Pickle {
 
 interface Attempt {
   pickle: Pickle
+  pickleId: string
+  testCaseId: string
   startedMs: number | null
   worst: StepStatus
   failure: string | null
@@ -133,7 +136,8 @@ async function* messageSteps(...[source, meta, out, limits]: Parameters<CaseStep
         const lastNode = p.astNodeIds?.at(-1)
         const line = p.location?.line ?? (lastNode !== undefined ? astLines.get(lastNode) : undefined) ?? null
         names.see(feature, name, line)
-        pickles.set(ownString(p.id), { file: feature, name, line })
+        const id = ownString(p.id)
+        pickles.set(id, { id, file: feature, name, line })
       } else if (e.testCase) {
         const pickle = typeof e.testCase.pickleId === 'string' ? pickles.get(e.testCase.pickleId) : undefined
         if (!pickle || typeof e.testCase.id !== 'string') continue
@@ -149,6 +153,8 @@ async function* messageSteps(...[source, meta, out, limits]: Parameters<CaseStep
         held(number)
         open.set(ownString(s.id), {
           pickle,
+          pickleId: pickle.id,
+          testCaseId: s.testCaseId!,
           startedMs: millis(s.timestamp),
           worst: 'unknown',
           failure: null,
@@ -179,6 +185,12 @@ async function* messageSteps(...[source, meta, out, limits]: Parameters<CaseStep
         if (!a || typeof id !== 'string') continue
         open.delete(id)
         finish(a, undefined, millis(f.timestamp))
+        // The last attempt of its scenario: what only later attempts would need goes, so memory follows the
+        // scenarios under way, not the file. (The names of every scenario stay: a later one may collide.)
+        if (f.willBeRetried !== true) {
+          testCases.delete(a.testCaseId)
+          pickles.delete(a.pickleId)
+        }
       } else if (e.testRunStarted) {
         meta.startedAt = parseTimestamp(millis(e.testRunStarted.timestamp))
       } else if (e.testRunFinished) {

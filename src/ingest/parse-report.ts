@@ -2,6 +2,7 @@ import { ReportParseError } from '../errors.js'
 import { DETECT_HEAD_CHARS, detectFormat } from './detect.js'
 import { FORMATS, type Format } from './formats.js'
 import { mergeRepeatedCases } from './merge-attempts.js'
+import { watchTimestamps } from './timestamps.js'
 import { trustCase } from './trust.js'
 import { collectReport, streamWhole } from './collect.js'
 import type { ParsedCase, ParsedReport, ParsedStream, ParseOptions, ReportSource, StreamParser } from './types.js'
@@ -72,7 +73,8 @@ export async function streamReport(source: ReportSource, opts: ParseReportOption
   if (!format) {
     throw new ReportParseError(source.name, undefined, `unknown report format; use --format <${FORMATS.join('|')}>`)
   }
-  const stream = (await LOADERS[format]())(source, opts)
+  const parser = await LOADERS[format]()
+  const stream = watchTimestamps(() => parser(source, opts))
   return { ...stream, format }
 }
 

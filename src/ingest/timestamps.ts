@@ -1,4 +1,6 @@
+import { AsyncLocalStorage } from 'node:async_hooks'
 import { MAX_DURATION_MS } from '../limits.js'
+import type { ParsedCase, ParsedStream } from './types.js'
 
 /** Before this, a timestamp is a placeholder (gotestsum writes `0001-01-01T00:00:00Z`), not a real start time. */
 const EARLIEST = Date.UTC(1980, 0, 1)
@@ -22,8 +24,63 @@ export function parseTimestamp(value: string | number | null | undefined): strin
     const text = value.trim()
     ms = Date.parse(ZONELESS_ISO.test(text) ? `${text}Z` : text)
   }
-  if (!Number.isFinite(ms) || ms < EARLIEST) return null
+  if (!Number.isFinite(ms) || ms < EARLIEST) {
+    dropped.getStore()?.note(String(value), Number.isFinite(ms) ? 'placeholder' : 'unparsable')
+    return null
+  }
   return new Date(ms).toISOString()
+}
+
+/** The timestamps one report's parser ignored, counted by why, each kind with its first value. */
+class DroppedTimestamps {
+  private readonly kinds = new Map<'placeholder' | 'unparsable', { count: number; first: string }>()
+
+  note(value: string, why: 'placeholder' | 'unparsable'): void {
+    const k = this.kinds.get(why)
+    if (k) k.count++
+    else this.kinds.set(why, { count: 1, first: value.slice(0, 80) })
+  }
+
+  list(): string[] {
+    return [...this.kinds].map(([why, { count, first }]) =>
+      why === 'placeholder'
+        ? `${count} timestamp(s) before 1980 ignored as placeholders (first: ${JSON.stringify(first)}); the run's times come from the rest of the report, else the ingest time`
+        : `${count} timestamp(s) that are not a date ignored (first: ${JSON.stringify(first)}); the run's times come from the rest of the report, else the ingest time`,
+    )
+  }
+}
+
+/**
+ * Where {@link parseTimestamp} notes what it ignores, for the report being parsed. A context rather than a
+ * parameter: every parser reads timestamps, and each would otherwise thread a sink through its helpers.
+ */
+const dropped = new AsyncLocalStorage<DroppedTimestamps>()
+
+/**
+ * Opens a parser's stream so that every timestamp it ignores (a placeholder such as gotestsum's `0001-01-01`, or
+ * text that is not a date) becomes a warning of the report, naming the first value of each kind. The warnings are
+ * complete once the cases are, as `ParsedStream.warnings` are.
+ * @example const stream = watchTimestamps(() => streamJunit(source))
+ */
+export function watchTimestamps(open: () => ParsedStream): ParsedStream {
+  const sink = new DroppedTimestamps()
+  const stream = dropped.run(sink, open)
+  const warnings = stream.warnings ?? []
+  const inner = stream.cases[Symbol.asyncIterator]()
+  async function* cases(): AsyncGenerator<ParsedCase[], void, undefined> {
+    try {
+      for (;;) {
+        // Each pull runs in the sink's context, and so does every await of the parser's body it resumes.
+        const next = await dropped.run(sink, () => inner.next())
+        if (next.done) break
+        yield next.value
+      }
+    } finally {
+      await inner.return?.()
+    }
+    for (const w of sink.list()) warnings.push(w)
+  }
+  return { ...stream, warnings, cases: cases() }
 }
 
 /** A plain decimal number of seconds: no hex (`0x10`), no `Infinity`, exponent allowed (`1.5E-4`, Python's). */

@@ -3,6 +3,7 @@ import { analysisOptions, type ResolvedConfig } from '../config/load.js'
 import { ownerLookupFromConfig } from '../owners/read-codeowners.js'
 import { analyzeStore } from '../pipeline/analyze-store.js'
 import type { Store } from '../store/store.js'
+import { ticketsFromAnalyses } from '../tickets/look.js'
 import { notifyStateChanges, type NotifyOutcome } from './notify.js'
 
 /**
@@ -69,7 +70,7 @@ export async function notifyFromAnalyses(
 
 /**
  * A whole look, analysis included: what `flakewatch serve` runs every `notifications.intervalSeconds`, in its
- * analysis worker thread when it has one (the analysis scans the whole store). `scanStore` may be a read-only
+ * analysis worker thread when it has one (the analysis scans the whole store): webhooks, then tickets. `scanStore` may be a read-only
  * connection; `store` takes the new states and the outbox.
  * @example const report = await lookForChanges(store, store, { config, env: process.env, project: null, cwd: '.' })
  */
@@ -80,5 +81,9 @@ export async function lookForChanges(store: Store, scanStore: Store, req: LookRe
   } catch (error) {
     return { warnings: [`notifications: ${(error as Error).message}`], summary: null }
   }
-  return (await notifyFromAnalyses(store, analyses, req)).report
+  const { report } = await notifyFromAnalyses(store, analyses, req)
+  // Tickets follow the same state changes, from the same analysis.
+  const tickets = await ticketsFromAnalyses(store, analyses, req)
+  const summary = [report.summary, tickets.summary].filter((s): s is string => s !== null)
+  return { warnings: [...report.warnings, ...tickets.warnings], summary: summary.length ? summary.join('; ') : null }
 }

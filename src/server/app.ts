@@ -228,7 +228,7 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
 function startAppNotifier(deps: AppDeps, look: (request: LookRequest) => Promise<LookReport>): Notifier | null {
   const { config, notify } = deps
   const intervalMs = config.notifications.intervalSeconds * 1000
-  if (!notify || config.notifications.webhooks.length === 0 || intervalMs === 0) return null
+  if (!notify || (config.notifications.webhooks.length === 0 && !config.tickets) || intervalMs === 0) return null
   // Plain data only: the request crosses to the worker thread.
   const request: LookRequest = { config, env: { ...notify.env }, project: notify.project ?? null, cwd: process.cwd() }
   return startNotifier({ intervalMs, look: () => look(request), onReport: notify.onReport ?? (() => undefined) })

@@ -9,9 +9,11 @@ export const AUDIT_GENESIS = '0'.repeat(64)
  * so that one head (count and last hash) anchors them all. A new audited action adds its kind here.
  * - `quarantine`: a test quarantined, updated, released or expired (`subject` is the test id);
  * - `rule`: a quarantine rule created, replaced or removed (`subject` is the rule id);
- * - `audit`: the chain itself, such as the migration that moved the older per-table trails into it.
+ * - `audit`: the chain itself, such as the migration that moved the older per-table trails into it;
+ * - `test`: test ids merged or a name split from its test by hand (`subject` is the test id merged away, or the
+ *   name split).
  */
-export const AUDIT_KINDS = ['quarantine', 'rule', 'audit'] as const
+export const AUDIT_KINDS = ['quarantine', 'rule', 'audit', 'test'] as const
 export type AuditKind = (typeof AUDIT_KINDS)[number]
 
 /** One audited action, as its caller describes it. */

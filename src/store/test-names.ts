@@ -1,3 +1,6 @@
+import { InputError } from '../errors.js'
+import type { AuditLogInput } from './audit-chain.js'
+
 /**
  * The names a test was seen under (issue 27, item 5): each name a report gave that ingest matched to a test the
  * store already knew, and each test whose module is only a label (jest-junit's default output), so that what one
@@ -38,6 +41,56 @@ export interface TestNameStore {
   recordNames(names: TestName[]): Promise<void>
   /** The names of one suite, or those of one test, in name order (at most {@link MAX_TEST_NAMES_PAGE}). */
   listNames(filter: TestNameFilter): Promise<TestName[]>
+  /**
+   * Merges test `from` into test `into` (same suite), with its audit line, in one transaction: `from`'s results and
+   * attempts become `into`'s, `from`'s id becomes a name of `into` (and so do the names that were `from`'s), and
+   * `from` is no longer a test. Refused (an `InputError`) when the two have results in the same run: they ran as
+   * two tests there.
+   */
+  mergeTests(from: string, into: string, audit: NameAudit): Promise<MergeOutcome>
+  /**
+   * Keeps name `nameId` apart from the test it was matched to, with its audit line: reports that name it from now
+   * on give a test of its own. Results stored before stay where they are. False when no test has that name.
+   */
+  splitName(nameId: string, audit: NameAudit): Promise<boolean>
+}
+
+/** Who merged or split, and why. */
+export interface NameAudit {
+  actor: string
+  reason: string
+  /** ISO 8601. */
+  at: string
+}
+
+export interface MergeOutcome {
+  /** Results moved from `from` to `into`. */
+  results: number
+}
+
+/** Refuses a merge of a test into itself or across suites (a suite is a separate set of tests). */
+export function checkMergeable(from: string, into: string, fromSuite: string, intoSuite: string): void {
+  if (from === into) throw new InputError(`cannot merge "${from}" into itself`)
+  if (fromSuite !== intoSuite) {
+    throw new InputError(
+      `"${from}" is in suite "${fromSuite}" and "${into}" in "${intoSuite}": merge tests of one suite`,
+    )
+  }
+}
+
+/** Two tests with results in one run ran as two tests: merging them would lose one of those results. */
+export function sharedRunError(from: string, into: string, runId: string): InputError {
+  return new InputError(`"${from}" and "${into}" both have a result in run "${runId}": they ran as two tests`)
+}
+
+/** The audit line of a merge (`subject`: the id merged away). */
+export function mergeAudit(from: string, into: string, a: NameAudit, results: number): AuditLogInput {
+  return { kind: 'test', subject: from, action: 'merge', ...a, source: 'manual', data: { into, results } }
+}
+
+/** The audit line of a split (`subject`: the name kept apart). */
+export function splitAudit(nameId: string, from: string, a: NameAudit): AuditLogInput {
+  return { kind: 'test', subject: nameId, action: 'split', ...a, source: 'manual', data: { from } }
 }
 
 /**

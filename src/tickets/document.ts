@@ -34,7 +34,9 @@ function mdInline(p: Inline): string {
   }
   const href = safeUrl(p.href)
   const text = escapeMarkdown(p.text, INLINE_MAX_CHARS)
-  return href ? `[${text}](${href.replace(/[()\s]/g, encodeURIComponent)})` : text
+  // Parentheses would end the link early; encodeURIComponent leaves them be.
+  const safe = href?.replace(/[()\s]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`)
+  return safe ? `[${text}](${safe})` : text
 }
 
 function toMarkdown(blocks: Block[]): string {

@@ -133,3 +133,42 @@ export async function lookForTickets(o: TicketLookOptions): Promise<TicketLookOu
   }
   return { plan, sync, linked }
 }
+
+/** One line for a look: what was planned, and what the tracker now has. */
+export function ticketsSummary(o: TicketLookOutcome): string {
+  const count = (a: string) => o.plan.actions.filter((x) => x.action === a).length
+  const planned = `tickets: ${count('open')} to open, ${count('close')} to close, ${count('comment')} comment(s)`
+  const deferred = o.plan.deferred ? `, ${o.plan.deferred} left for the next look` : ''
+  const s = o.sync
+  const synced = s ? `; ${s.opened} opened, ${s.closed} closed, ${s.commented} commented, ${s.failed} failed` : ''
+  return `${planned}${deferred}${synced}`
+}
+
+/** What a ticket look tells its caller (the server's notifier): lines to print, never an exception. */
+export interface TicketLookReport {
+  warnings: string[]
+  summary: string | null
+}
+
+/**
+ * A ticket look for `serve`, on the same look as its webhooks: every failure becomes a warning, and a look that
+ * planned and did nothing says nothing.
+ */
+export async function ticketsFromAnalyses(
+  store: Store,
+  analyses: TestAnalysis[],
+  req: { config: ResolvedConfig; env: Record<string, string | undefined>; project: string | null; cwd: string },
+): Promise<TicketLookReport> {
+  if (!req.config.tickets) return { warnings: [], summary: null }
+  try {
+    const o = await lookForTickets({ store, analyses, ...req })
+    const warnings = (o.sync?.tickets ?? []).flatMap((t) => (t.error ? [`ticket of ${t.testId}: ${t.error}`] : []))
+    if (o.sync?.rateLimitedUntil) {
+      warnings.push(`tickets: the tracker is rate limiting until ${new Date(o.sync.rateLimitedUntil).toISOString()}`)
+    }
+    const quiet = o.plan.actions.length === 0 && (o.sync?.tickets.length ?? 0) === 0
+    return { warnings, summary: quiet ? null : ticketsSummary(o) }
+  } catch (error) {
+    return { warnings: [`tickets not synced: ${(error as Error).message}`], summary: null }
+  }
+}

@@ -34,6 +34,8 @@ export interface Props {
   'aria-live'?: string
   'aria-sort'?: string
   'aria-current'?: string
+  'aria-controls'?: string
+  'aria-expanded'?: string
   dataset?: Record<string, string>
   on?: { [K in keyof HTMLElementEventMap]?: (event: HTMLElementEventMap[K]) => void }
 }

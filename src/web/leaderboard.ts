@@ -121,7 +121,9 @@ function table(d: LeaderboardResponse): Node[] {
             h(
               'tr',
               { dataset: { testId: r.test_id } },
-              ...COLUMNS.map((c) => h('td', { class: c.num ? 'num' : undefined }, c.cell(r))),
+              ...COLUMNS.map((c) =>
+                h('td', { class: c.num ? 'num' : undefined, dataset: { label: c.label } }, c.cell(r)),
+              ),
             ),
           ),
         ),

@@ -98,15 +98,31 @@ function topbar(current: string | undefined): HTMLElement {
   void loadProjects().then((state) => {
     if (state.multi) nav.append(link('/overview', 'Overview', `/overview${projectQuery()}`))
   })
-  return h(
+  // On a phone the links fold into a menu: the button opens it, a link (or the button again) closes it.
+  nav.id = 'fw-nav'
+  const menu = h(
+    'button',
+    { type: 'button', class: 'menu-toggle', 'aria-controls': 'fw-nav', 'aria-expanded': 'false' },
+    h('span', { class: 'menu-icon', 'aria-hidden': 'true' }),
+    NAV.find((n) => n.path === current)?.label ?? 'Menu',
+  )
+  const bar = h(
     'header',
     { class: 'topbar' },
     h('a', { href: `/${projectQuery()}`, class: 'brand' }, logo, 'flakewatch'),
     projectSwitcher(),
+    menu,
     nav,
     h('span', { class: 'spacer' }),
     age,
   )
+  const setOpen = (open: boolean) => {
+    bar.classList.toggle('menu-open', open)
+    menu.setAttribute('aria-expanded', String(open))
+  }
+  menu.addEventListener('click', () => setOpen(!bar.classList.contains('menu-open')))
+  nav.addEventListener('click', () => setOpen(false))
+  return bar
 }
 
 const app = document.getElementById('app')!

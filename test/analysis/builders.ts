@@ -92,3 +92,17 @@ export function history(testId = 'unit::mod.test.ts::t', stepMs = 6 * HOUR) {
   }
   return builder
 }
+
+/**
+ * Hourly runs from T0 for `hours` hours: the test fails in the UTC hours [from, from + width), wrapping past
+ * midnight, on alternate days (the even ones, or the odd ones with `oddDays`), and passes otherwise.
+ */
+export function windowFlake(testId: string, hours: number, from: number, width: number, oddDays = false) {
+  const h = history(testId, HOUR)
+  for (let i = 0; i < hours; i++) {
+    const inWindow = ((i % 24) - from + 24) % 24 < width
+    if (inWindow && Math.floor(i / 24) % 2 === (oddDays ? 1 : 0)) h.fail()
+    else h.pass()
+  }
+  return h
+}

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { analyzeTest, resolveAnalysisConfig } from '../../src/analysis/index.js'
 import { rateLowerBound } from '../../src/analysis/rate-bound.js'
 import type { ChangeHint } from '../../src/analysis/types.js'
-import { HOUR, history } from './builders.js'
+import { HOUR, history, windowFlake } from './builders.js'
 
 const cfg = resolveAnalysisConfig()
 
@@ -70,5 +70,23 @@ describe('a fix is earned under the condition the test failed in', () => {
     expect(a.verdict).toBe('flaky')
     const hint = a.hints.find((x): x is ChangeHint => x.kind === 'maybe_fixed')
     expect(hint?.missing).toMatch(/^needs \d+ more clean runs, \d+ of them with workers (≥ 8|=8)$/)
+  })
+
+  it('asks a time-window flake for clean runs inside its window', () => {
+    // Hourly runs for ten days; it fails at 10–13 o'clock on alternate days. Then ten more days, all clean, but
+    // never between 10:00 and 14:00: those runs prove nothing about the window.
+    const h = windowFlake('unit::report.test.ts::renders', 240, 10, 4)
+    const lookback = { ...cfg, scoring: { ...cfg.scoring, lookbackDays: 365 } }
+    const at = (i: number) => Date.UTC(2025, 0, 1) + i * HOUR
+    for (let i = 240; i < 480; i++) if (i % 24 < 10 || i % 24 >= 14) h.pass({ at: at(i) })
+    const a = analyzeTest(h.build(), lookback, { now: at(480) })
+    expect(a.verdict).toBe('flaky')
+    const hint = a.hints.find((x): x is ChangeHint => x.kind === 'maybe_fixed')
+    expect(hint?.missing).toMatch(/^needs \d+ more clean runs, \d+ of them between 10:00 and 14:00 UTC$/)
+    // Ten more days with the window included: now the window has run cleanly often enough.
+    for (let i = 480; i < 720; i++) h.pass({ at: at(i) })
+    const b = analyzeTest(h.build(), lookback, { now: at(720) })
+    expect(b.verdict).toBe('healthy')
+    expect(b.reason).toContain('clean runs between 10:00 and 14:00 UTC in a row')
   })
 })

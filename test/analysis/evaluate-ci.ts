@@ -131,7 +131,7 @@ function hintScores(t: CiTest, a: TestAnalysis, e: CiEvaluation): void {
   if (t.cls === 'time_window') {
     e.windowHints.of++
     const h = a.hints.find((x) => x.kind === 'time_of_day')
-    if (h !== undefined && h.kind === 'time_of_day' && windowMatches(hintWindow(h), t.window!)) {
+    if (h !== undefined && h.kind === 'time_of_day' && windowMatches(h, t.window!)) {
       e.windowHints.hits++
     }
   }
@@ -173,9 +173,10 @@ function troubledRuns(t: CiTest): number {
 
 /** The named window overlaps the true one for at least half of the wider of the two. */
 export function windowMatches(
-  { fromHour, hours }: { fromHour: number; hours: number },
+  h: { fromHour?: number; hours?: number; value: string },
   truth: { fromHour: number; hours: number },
 ): boolean {
+  const { fromHour, hours } = hintWindow(h)
   let overlap = 0
   for (let k = 0; k < hours; k++) {
     const hour = (fromHour + k) % 24

@@ -9,7 +9,7 @@ import {
   resolveAnalysisConfig,
   type AssociationHint,
 } from '../../src/analysis/index.js'
-import { HOUR, history, T0 } from './builders.js'
+import { HOUR, history, T0, windowFlake } from './builders.js'
 import { createRng } from './generate.js'
 
 const cfg = resolveAnalysisConfig()
@@ -92,7 +92,7 @@ describe('failureAssociations', () => {
     expect(failureAssociations(h.build().entries, cfg.hints)).toEqual([])
   })
 
-  it('reports env facets and time-of-day buckets', () => {
+  it('reports env facets and time-of-day windows', () => {
     const h = history()
     for (let i = 0; i < 60; i++) {
       const os = i % 3 === 0 ? 'windows' : 'linux'
@@ -101,19 +101,40 @@ describe('failureAssociations', () => {
     }
     const hint = failureAssociations(h.build().entries, cfg.hints).find((x) => x.facet === 'env.os')!
     expect(hint.message).toMatch(
-      /^100% of failures \(10 of 10\) with os=windows, which ran 33% of executions \(p = [\d.e-]+\)$/,
+      /^100% of failures \(10 of 10\) with os=windows, which ran 33% of executions \(p [=<] [\d.e-]+\)$/,
     )
 
+    // Failures at 00:00, 02:00 and 04:00: the narrowest window that holds them all.
     const night = history('unit::m::night', HOUR)
     for (let i = 0; i < 96; i++) {
       if (i % 24 < 6 && i % 2 === 0) night.fail()
       else night.pass()
     }
     const tod = failureAssociations(night.build().entries, cfg.hints).find((x) => x.kind === 'time_of_day')!
-    expect(tod.value).toBe('between 00:00 and 06:00 UTC')
+    expect(tod).toMatchObject({ value: 'between 00:00 and 05:00 UTC', fromHour: 0, hours: 5 })
     expect(tod.message).toMatch(
-      /^100% of failures \(12 of 12\) between 00:00 and 06:00 UTC, which had 25% of executions \(p [=<] [\d.e-]+\)$/,
+      /^100% of failures \(12 of 12\) between 00:00 and 05:00 UTC, which had 21% of executions \(p [=<] [\d.e-]+; 552 windows tried\)$/,
     )
+  })
+
+  it('finds a window that straddles six-hour buckets, and one that wraps past midnight', () => {
+    // Every hour for ten days; the test fails at 10, 11, 12 and 13 o'clock on alternate days. Buckets of six hours
+    // split this 10:00–14:00 window in two and found neither half on a shorter history.
+    const noon = windowFlake('unit::m::noon', 240, 10, 4)
+    const a = failureAssociations(noon.build().entries, cfg.hints).find((x) => x.kind === 'time_of_day')
+    expect(a).toMatchObject({ value: 'between 10:00 and 14:00 UTC', fromHour: 10, hours: 4, failures: 20 })
+    const late = windowFlake('unit::m::late', 240, 22, 4, true)
+    const b = failureAssociations(late.build().entries, cfg.hints).find((x) => x.kind === 'time_of_day')
+    expect(b).toMatchObject({ value: 'between 22:00 and 02:00 UTC', fromHour: 22, hours: 4 })
+  })
+
+  it('names no window for failures spread over the day', () => {
+    const h = history('unit::m::spread', HOUR)
+    for (let i = 0; i < 240; i++) {
+      if (i % 7 === 3) h.fail()
+      else h.pass()
+    }
+    expect(failureAssociations(h.build().entries, cfg.hints).filter((x) => x.kind === 'time_of_day')).toEqual([])
   })
 })
 

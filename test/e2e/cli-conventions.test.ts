@@ -91,6 +91,8 @@ describe('read commands never create a database or a folder', () => {
     ['export', 'stats'],
     ['list', '--flaky'],
     ['notify', 'log'],
+    ['tickets', 'list'],
+    ['tickets', 'plan'],
     ['audit', 'verify'],
     ['audit', 'head'],
     ['heals'],

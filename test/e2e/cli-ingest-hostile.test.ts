@@ -106,6 +106,29 @@ describe('flakewatch ingest does not trust impossible times and durations', () =
     expect(Date.parse(run!.started_at)).toBe(run!.at)
   }, 60_000)
 
+  it('a run dated 0001-01-01 or not dated at all is stored at the ingest time, each ignored timestamp named (issue 33)', async () => {
+    const dir = testdir({
+      'past.xml': junit('timestamp="0001-01-01T00:00:00Z"', '<testcase classname="c" name="a"/>'),
+      'words.xml': junit('timestamp="yesterday"', '<testcase classname="c" name="b"/>'),
+      'old.xml': junit('timestamp="1990-06-01T00:00:00Z"', '<testcase classname="c" name="c"/>'),
+    })
+    const db = join(dir, 'fw.db')
+    const before = Date.now()
+    const r = await runCli(['ingest', dir, '--db', db, '--json'])
+    expect(r.exitCode, r.stderr).toBe(0)
+    const entries = (JSON.parse(r.stdout) as { ingested: { file: string; warnings?: string[] }[] }).ingested
+    const warningsOf = (name: string) => entries.find((e) => e.file.endsWith(name))?.warnings?.join('\n')
+    expect(warningsOf('past.xml')).toMatch(
+      /1 timestamp\(s\) before 1980 ignored as placeholders \(first: "0001-01-01T00:00:00Z"\)/,
+    )
+    expect(warningsOf('words.xml')).toMatch(/1 timestamp\(s\) that are not a date ignored \(first: "yesterday"\)/)
+    expect(warningsOf('old.xml')).toMatch(/startedAt 1990-06-01T00:00:00\.000Z is before 2000; the ingest time is used/)
+    for (const run of query(db, 'SELECT at FROM runs') as { at: number }[]) {
+      expect(run.at).toBeGreaterThanOrEqual(before)
+      expect(run.at).toBeLessThanOrEqual(Date.now())
+    }
+  }, 60_000)
+
   it('durations of NaN, Infinity (1e308), hex and negative become unknown, each noted', async () => {
     const cases = ['1e308', '0x10', '-1', 'NaN', '2.5']
       .map((t, i) => `<testcase classname="c" name="t${i}" time="${t}"/>`)

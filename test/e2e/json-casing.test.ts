@@ -7,6 +7,7 @@ import { openStore } from '../../src/store/open.js'
 import { fakeForge } from '../comment/fake-forge.js'
 import { closeFakeGitlabs, fakeGitlab, TOKEN as GITLAB_TOKEN } from '../export/fake-gitlab.js'
 import { startReceiver } from '../notify/helpers.js'
+import { fakeGithub } from '../tickets/fake-trackers.js'
 import { cleanup } from '../reporters/helpers.js'
 import { ROOT, runCli, spawnServe, testdir, type ServeProcess } from '../helpers/run-cli.js'
 import { offCasing, parseJsonOutput } from '../helpers/wire-casing.js'
@@ -41,6 +42,7 @@ let serve: ServeProcess
 let forge: Awaited<ReturnType<typeof fakeForge>>
 let gitlab: Awaited<ReturnType<typeof fakeGitlab>>
 let hooks: Awaited<ReturnType<typeof startReceiver>>
+let tracker: Awaited<ReturnType<typeof fakeGithub>>
 
 /**
  * The commands, in order (later ones read what earlier ones stored), with the command paths they stand for; a step
@@ -82,6 +84,13 @@ const cases = (): { path: string | null; argv: string[]; env?: Record<string, st
   { path: 'notify', argv: ['notify', '--dry-run', '--json'] },
   { path: 'notify', argv: ['notify', '--json', '--wait', '0'] },
   { path: 'notify log', argv: ['notify', 'log', '--json'] },
+  { path: 'tickets plan', argv: ['tickets', 'plan', '--config', 'tickets.config.json', '--json'] },
+  {
+    path: 'tickets sync',
+    argv: ['tickets', 'sync', '--config', 'tickets.config.json', '--json'],
+    env: { FLAKEWATCH_GITHUB_TOKEN: FORGE_TOKEN },
+  },
+  { path: 'tickets list', argv: ['tickets', 'list', '--config', 'tickets.config.json', '--json'] },
   { path: 'audit verify', argv: ['audit', 'verify', '--json'] },
   { path: 'audit head', argv: ['audit', 'head', '--json'] },
   { path: 'heals', argv: ['heals', '--json'] },
@@ -119,6 +128,11 @@ beforeAll(async () => {
     JSON.stringify({ notifications: { webhooks: [{ name: 'team', url: hooks.url }] } }),
   )
   forge = await fakeForge({ token: FORGE_TOKEN })
+  tracker = await fakeGithub({ repo: 'acme/shop', token: FORGE_TOKEN })
+  writeFileSync(
+    join(dir, 'tickets.config.json'),
+    JSON.stringify({ tickets: { tracker: 'github', github: { repo: 'acme/shop', apiUrl: tracker.url } } }),
+  )
   gitlab = await fakeGitlab()
   mkdirSync(join(dir, 'server'))
   serve = await spawnServe(['--db', join(dir, 'server/fw.db')], {
@@ -130,6 +144,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await serve?.close()
   await forge?.close()
+  await tracker?.close()
   await hooks?.close()
   await closeFakeGitlabs()
   cleanup(dir)

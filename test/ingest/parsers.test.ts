@@ -343,7 +343,7 @@ describe('ctrf', () => {
 
   it('takes a flaky flag as one failed try, and notes retryAttempts that disagree with retries', async () => {
     const valid = { reportFormat: 'CTRF', specVersion: '0.0.0' }
-    const summary = { tests: 2, passed: 2, failed: 0, pending: 0, skipped: 0, other: 0, start: 1, stop: 2 }
+    const summary = { tests: 2, passed: 2, failed: 0, pending: 0, skipped: 0, other: 0, start: 1700000000000, stop: 1700000005000 }
     const doc = (tests: unknown[]) => JSON.stringify({ ...valid, results: { tool: { name: 'pw' }, summary, tests } })
     const flag = await parse('ctrf.json', doc([{ name: 'f', status: 'passed', duration: 1, flaky: true }]))
     expect(attemptStatuses(flag, 'f')).toEqual(['failed', 'passed'])

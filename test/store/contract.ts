@@ -622,5 +622,37 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       ])
       expect(await store.testNames().listNames({ testId: 'unit::src/a.js::Auth › a' })).toEqual([])
     })
+
+    it('merges one test into another with its history, audited, and refuses tests that ran side by side', async () => {
+      const audit = { actor: 'ana', reason: 'jest-junit renamed it', at: '2026-02-01T00:00:00.000Z' }
+      const old = result('a', 'failed', {
+        attempts: [{ retry: 0, status: 'failed', durationMs: 1, message: 'x', stack: null }],
+      })
+      await store.ingestReport(batch(runMeta('r1', '2026-01-01T00:00:00Z'), [old, result('c', 'passed')]))
+      await store.ingestReport(batch(runMeta('r2', '2026-01-02T00:00:00Z'), [result('b', 'passed')]))
+      const [a, b, c] = ['a', 'b', 'c'].map((n) => makeTestId('unit', 'mod', n)) as [string, string, string]
+      expect(await store.testNames().mergeTests(a, b, audit)).toEqual({ results: 1 })
+      expect(await store.getTest(a)).toBeNull()
+      const merged = await store.getTestHistory(b)
+      expect(merged!.entries.map((e) => [e.run.runId, e.status])).toEqual([
+        ['r1', 'failed'],
+        ['r2', 'passed'],
+      ])
+      expect((await store.getAttempts(b, 'r1')).map((x) => x.message)).toEqual(['x'])
+      expect(await store.testNames().listNames({ testId: b })).toMatchObject([{ nameId: a, source: 'merge' }])
+      expect(await store.listAuditLog({ kind: 'test' })).toMatchObject([
+        { subject: a, action: 'merge', actor: 'ana', reason: 'jest-junit renamed it', data: { into: b, results: 1 } },
+      ])
+      // c and b both ran in r1 now: two tests.
+      await expect(store.testNames().mergeTests(c, b, audit)).rejects.toThrow(/both have a result in run "r1"/)
+      await expect(store.testNames().mergeTests(b, b, audit)).rejects.toThrow(/itself/)
+      await expect(store.testNames().mergeTests('unit::mod::nope', b, audit)).rejects.toThrow(/no test/)
+      expect(await store.getTest(c)).not.toBeNull()
+      // Split: the name is kept apart again, audited; a name never matched is not split.
+      expect(await store.testNames().splitName(a, audit)).toBe(true)
+      expect(await store.testNames().splitName(a, audit)).toBe(false)
+      expect(await store.testNames().listNames({ nameId: a })).toMatchObject([{ testId: a, source: 'split' }])
+      expect((await store.listAuditLog({ kind: 'test' })).map((e) => e.action)).toEqual(['split', 'merge'])
+    })
   })
 }

@@ -21,9 +21,6 @@ export interface DemoOptions {
 /** The package's examples, beside dist/ in the package as in the repository. */
 const EXAMPLES = fileURLToPath(new URL('../../../examples/', import.meta.url))
 
-/** The example folders the docs name as `examples/…` from inside the example project. */
-const EXAMPLE_DATA = ['reports', 'arm64', 'notifications', 'policy', 'bundle', 'tickets']
-
 /**
  * The example project as the docs describe it (docs/README.md): a small Vitest project with its config, and the
  * shop's example reports under `examples/`. Every example of the docs runs as written in this folder.
@@ -34,7 +31,10 @@ export function writeExampleProject(dir: string): void {
   }
   mkdirSync(dir, { recursive: true })
   cpSync(join(EXAMPLES, 'project'), dir, { recursive: true })
-  for (const name of EXAMPLE_DATA) cpSync(join(EXAMPLES, name), join(dir, 'examples', name), { recursive: true })
+  // The rest of examples/ (reports, configs, …) goes under examples/, where the docs name it.
+  for (const name of readdirSync(EXAMPLES)) {
+    if (name !== 'project') cpSync(join(EXAMPLES, name), join(dir, 'examples', name), { recursive: true })
+  }
 }
 
 /**

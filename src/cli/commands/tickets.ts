@@ -2,7 +2,7 @@ import { analysisOptions } from '../../config/load.js'
 import { InputError } from '../../errors.js'
 import { analyzeStore } from '../../pipeline/analyze-store.js'
 import { MAX_TICKET_PAGE, type TicketRow } from '../../store/tickets.js'
-import { lookForTickets, type TicketLookOutcome } from '../../tickets/look.js'
+import { lookForTickets, ticketsSummary, type TicketLookOutcome } from '../../tickets/look.js'
 import { emitJson, renderTable, type Io } from '../output.js'
 import type { StoreFlags } from '../project-option.js'
 import { parseAsOf } from './analyze.js'
@@ -47,16 +47,6 @@ export async function ticketsSync(opts: TicketsCommandOptions, io: Io): Promise<
     },
     opts.dryRun ? 'read' : 'existing',
   )
-}
-
-/** One line for a look: what was planned, and what the tracker now has. */
-export function ticketsSummary(o: TicketLookOutcome): string {
-  const count = (a: string) => o.plan.actions.filter((x) => x.action === a).length
-  const planned = `tickets: ${count('open')} to open, ${count('close')} to close, ${count('comment')} comment(s)`
-  const deferred = o.plan.deferred ? `, ${o.plan.deferred} left for the next look` : ''
-  const s = o.sync
-  const synced = s ? `; ${s.opened} opened, ${s.closed} closed, ${s.commented} commented, ${s.failed} failed` : ''
-  return `${planned}${deferred}${synced}`
 }
 
 export function printTickets(o: TicketLookOutcome, opts: TicketsCommandOptions, io: Io): void {
