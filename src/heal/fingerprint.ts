@@ -608,7 +608,11 @@ export function accessibleNameOf(el: Element): string {
  * id, and a CSS path last. Uniqueness is confirmed in Node with Playwright's own engine, which skips the ones that
  * do not find exactly this element.
  */
-export function suggestLocators(el: Element, testIdAttribute: string): LocatorSuggestion[] {
+export function suggestLocators(
+  el: Element,
+  testIdAttribute: string,
+  ctx: ContextCache | null = null,
+): LocatorSuggestion[] {
   const doc = el.ownerDocument
   const out: LocatorSuggestion[] = []
   const role = ariaRoleOf(el)
@@ -619,7 +623,8 @@ export function suggestLocators(el: Element, testIdAttribute: string): LocatorSu
   // A Remove button among many rows: its row's key (unique among the rows by construction) with its own name.
   const item = role && name && name.length <= 80 ? el.closest('tr, [role=row], li, [role=listitem]') : null
   if (item) {
-    const key = itemKeyOf(item, createContextCache(), 80)
+    // A scan shares its cache: the keys of a table's rows are found once, not once per candidate.
+    const key = itemKeyOf(item, ctx ?? createContextCache(), 40)
     const row = item.localName === 'tr' || item.getAttribute('role') === 'row' ? 'row' : 'listitem'
     if (key) out.push({ kind: 'row', row, key, role, name })
   }
@@ -660,7 +665,7 @@ export function captureElements(els: Element[], options: DescribeOptions, _lib: 
     selector: cssPathOf(el),
     visible: isElementVisible(el),
     enabled: isElementEnabled(el),
-    suggestions: suggestLocators(el, options.testIdAttribute),
+    suggestions: suggestLocators(el, options.testIdAttribute, ctx),
   }))
 }
 
@@ -886,7 +891,7 @@ export function rankElements(arg: RankArgs, lib: HelperLib): RankResult {
       description: shortDescription(t.el, raw.text),
       fingerprint: raw,
       // Any of them may be the one healed (the veto or an anchor can pass over the best): each gets its own.
-      suggestions: suggestLocators(t.el, arg.options.testIdAttribute),
+      suggestions: suggestLocators(t.el, arg.options.testIdAttribute, ctx),
     }
   })
   const suggestions = candidates[0] ? candidates[0].suggestions : []

@@ -476,7 +476,16 @@ async function verifyFound(state: LocatorState, capture: Capture): Promise<Match
   const learned = await learnedOf(state)
   if (!learned) return null
   const check = checkMatch(learned, capture.fingerprint, state.settings)
-  return check.verdict === 'confident' ? null : check
+  if (check.verdict !== 'confident') return check
+  // A look-alike that took the learned element's class or place while the learned id lives on elsewhere in the
+  // page: not confident, so that the page is ranked and the element that kept its identity can win.
+  const id = learned.id
+  if (id === '' || capture.fingerprint.id === id) return null
+  const elsewhere = await state.session.page
+    .locator(idSelector(id))
+    .count()
+    .catch(() => 0)
+  return elsewhere === 1 ? { ...check, verdict: 'doubtful' } : null
 }
 
 function mismatchError(state: LocatorState, c: CallSite, capture: Capture, check: MatchCheck, outcome: HealOutcome) {

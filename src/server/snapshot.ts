@@ -234,13 +234,14 @@ function addDays(days: Map<number, DayCount>, share: number[], sign: 1 | -1): vo
   }
 }
 
-export const TREND_DEFINITION = {
-  flaky:
-    'tests that, on that UTC day, passed only on retry or both passed and failed on one revision ' +
-    '(skipped results and infrastructure-failure runs left out)',
-  broken:
-    'tests that did not pass that day and whose results ended a streak of at least ' +
-    'verdict.brokenMinConsecutive failures in a row',
+/** The trend signals in words, with the configured streak, never a config key: the legend a manager reads. */
+export function trendDefinition(brokenMinConsecutive: number): { flaky: string; broken: string } {
+  return {
+    flaky:
+      'tests that, on that UTC day, passed only on retry or both passed and failed on one revision ' +
+      '(skipped results and infrastructure-failure runs left out)',
+    broken: `tests that did not pass that day and whose results ended a streak of ${brokenMinConsecutive} or more failures in a row`,
+  }
 }
 
 function dayString(day: number): string {

@@ -31,16 +31,21 @@ function chart(days: TrendDay[]): SVGSVGElement {
   const labels = days.flatMap((d, i) =>
     (days.length - 1 - i) % every === 0 ? [svg('text', { x: x(i), y: H - 8, class: 'xlabel' }, d.day.slice(5))] : [],
   )
+  // With few days a line says little and equal values hide one dot behind the other: the two series then sit
+  // side by side, each dot labelled with its count.
+  const few = days.length <= 7
   const line = (key: 'flaky' | 'broken') => {
-    const pts = days.map((d, i) => `${x(i).toFixed(1)},${y(d[key]).toFixed(1)}`).join(' ')
-    const radius = days.length > 60 ? 1.5 : 3
-    const dots = days.map((d, i) =>
+    const shift = few ? (key === 'flaky' ? -10 : 10) : 0
+    const pts = days.map((d, i) => `${(x(i) + shift).toFixed(1)},${y(d[key]).toFixed(1)}`).join(' ')
+    const radius = days.length > 60 ? 1.5 : few ? 5 : 3
+    const dots = days.flatMap((d, i) => [
       svg(
         'circle',
-        { cx: x(i), cy: y(d[key]), r: radius, class: `dot ${key}` },
+        { cx: x(i) + shift, cy: y(d[key]), r: radius, class: `dot ${key}` },
         svg('title', {}, `${d.day}: ${d[key]} ${key}`),
       ),
-    )
+      ...(few ? [svg('text', { x: x(i) + shift, y: y(d[key]) - 10, class: `value ${key}` }, String(d[key]))] : []),
+    ])
     return svg('g', {}, svg('polyline', { points: pts, class: `line ${key}` }), ...dots)
   }
   const attrs = {
@@ -68,8 +73,8 @@ function render(d: TrendsResponse): Node[] {
         h(
           'div',
           { class: 'trend-legend' },
-          h('span', { class: 'key flaky' }, 'flaky'),
-          h('span', { class: 'key broken' }, 'broken'),
+          h('span', { class: 'key flaky' }, 'flaky tests'),
+          h('span', { class: 'key broken' }, 'broken tests'),
         ),
       ),
       chart(d.days),

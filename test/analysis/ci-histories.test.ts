@@ -2,22 +2,9 @@
 // held out from development (which used seeds 101–404). The figures are printed with FLAKEWATCH_ACCURACY=1 and
 // recorded in bench/RESULTS.md by bench/detection.mjs.
 import { describe, expect, it } from 'vitest'
-import { evaluateCi, ratio, replayCi, type CiEvaluation, type Ratio } from './evaluate-ci.js'
-import type { CiSuiteOptions } from './generate-ci.js'
+import { evaluateCi, heldOutConfigs, ratio, replayCi, type CiEvaluation, type Ratio } from './evaluate-ci.js'
 
-export const HELD_OUT: (CiSuiteOptions & { name: string })[] = [
-  { name: 'default mix, 500 runs, two jobs per revision', seed: 9001, tests: 300 },
-  { name: '300 runs, one job per revision', seed: 9002, tests: 300, runs: 300, jobsPerRevision: 1 },
-  {
-    name: 'flaky-heavy, 200 runs, one job per revision',
-    seed: 9003,
-    tests: 300,
-    runs: 200,
-    jobsPerRevision: 1,
-    mix: { stable: 30, low_rate: 15, random: 15, rare_runner: 10, bursty: 8, time_window: 10, workers: 10 },
-  },
-  { name: '400 runs, one retry', seed: 9004, tests: 300, runs: 400, retries: 1 },
-]
+const HELD_OUT = heldOutConfigs(9000, 300)
 
 function sum(list: CiEvaluation[], pick: (e: CiEvaluation) => Ratio): Ratio {
   return list.reduce((t, e) => ({ hits: t.hits + pick(e).hits, of: t.of + pick(e).of }), { hits: 0, of: 0 })

@@ -242,3 +242,23 @@ export function replayCi(opts: CiSuiteOptions, step = 1): { tests: CiTest[]; cou
   }
   return { tests: suite.tests, counts }
 }
+
+/**
+ * Four held-out CI shapes: the default mix over 500 runs with two jobs per revision; 300 runs with one; a
+ * flaky-heavy mix over 200 runs with one; 400 runs with one retry. Seeds `base + 1` to `base + 4`.
+ */
+export function heldOutConfigs(base: number, tests: number): (CiSuiteOptions & { name: string })[] {
+  return [
+    { name: 'default mix, 500 runs, two jobs per revision', seed: base + 1, tests },
+    { name: '300 runs, one job per revision', seed: base + 2, tests, runs: 300, jobsPerRevision: 1 },
+    {
+      name: 'flaky-heavy, 200 runs, one job per revision',
+      seed: base + 3,
+      tests,
+      runs: 200,
+      jobsPerRevision: 1,
+      mix: { stable: 30, low_rate: 15, random: 15, rare_runner: 10, bursty: 8, time_window: 10, workers: 10 },
+    },
+    { name: '400 runs, one retry', seed: base + 4, tests, runs: 400, retries: 1 },
+  ]
+}

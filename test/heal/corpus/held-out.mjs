@@ -399,3 +399,181 @@ export const HELD_OUT = [
     expect: 'refuse',
   },
 ]
+
+const team = (people) =>
+  `<main><h1>Team</h1><ul class="members">` +
+  people
+    .map(
+      ([role, name], i) =>
+        `<li class="member"><span class="role">${role}</span> <strong>${name}</strong> <button class="kick" id="kick-${i + 1}">Remove</button></li>`,
+    )
+    .join('') +
+  `</ul></main>`
+
+const variants = (rows, ids) =>
+  `<main><h1>Variants</h1><table><tbody>` +
+  rows
+    .map(
+      ([sku, color, size], i) =>
+        `<tr data-sku="${sku}"><td>${color}</td><td>${size}</td><td><button class="restock"${ids ? ` id="restock-${i + 1}"` : ''}>Restock</button></td></tr>`,
+    )
+    .join('') +
+  `</tbody></table></main>`
+
+const VARIANTS = [
+  ['TS-RED-S', 'Red', 'S'],
+  ['TS-RED-M', 'Red', 'M'],
+  ['TS-BLU-S', 'Blue', 'S'],
+  ['TS-BLU-M', 'Blue', 'M'],
+  ['TS-GRN-M', 'Green', 'M'],
+]
+
+const invoices = (list, testIds) =>
+  `<main><h1>Invoices</h1><table><tbody>` +
+  list
+    .map(
+      (n) =>
+        `<tr><td><a href="/inv/${n}">INV-${n}</a></td><td>${(n * 7) % 13}00.00</td><td>Due</td><td><button class="pay"${testIds ? ` data-testid="pay-${n}"` : ''}>Pay</button></td></tr>`,
+    )
+    .join('') +
+  `</tbody></table></main>`
+
+const INVOICES = Array.from({ length: 30 }, (_, i) => 2040 + i)
+
+const form = (lang, submit, cancel, extra = '') =>
+  doc(
+    'Contact',
+    `<main><h1>${lang === 'es' ? 'Contacto' : 'Contact'}</h1><form id="contact"><label>Email <input name="email"></label>` +
+      `<button type="button" id="cancel" class="btn">${cancel}</button><button type="submit" id="send" class="btn primary">${submit}</button>${extra}</form></main>`,
+    lang,
+  )
+
+const docs = (icons) =>
+  `<main><h1>Documents</h1><ul>` +
+  ['Plan', 'Budget', 'Roadmap']
+    .map(
+      (d, i) =>
+        `<li id="doc-${i + 1}"><span>${d}</span> ` +
+        (icons
+          ? `<a class="c_${i}x" href="/doc/${i + 1}/edit" aria-label="Edit"><svg width="14" height="14"><use href="#pencil"></use></svg></a>`
+          : `<a class="edit-link" href="/doc/${i + 1}/edit">Edit</a>`) +
+        `</li>`,
+    )
+    .join('') +
+  `</ul></main>`
+
+/**
+ * A second held-out batch, written after the changes for the first one were made and run once as written: a check
+ * that those changes generalise to structures they were not developed on.
+ */
+export const HELD_OUT_2 = [
+  {
+    id: 'ho2-team-same-role-member-left',
+    category: 'duplicate cell values',
+    note: 'the name is in <strong>, after a role several members share; a member above left and the ids shifted',
+    before: doc(
+      'Team',
+      team([
+        ['Engineer', 'Ana Ruiz'],
+        ['Designer', 'Bo Chen'],
+        ['Engineer', 'Cy Diaz'],
+        ['Engineer', 'Di Ewe'],
+      ]),
+    ),
+    after: doc(
+      'Team',
+      team([
+        ['Designer', 'Bo Chen'],
+        ['Engineer', 'Cy Diaz'],
+        ['Engineer', 'Di Ewe'],
+      ]),
+    ),
+    locator: [['locator', '#kick-3']],
+    expect: '#kick-2',
+  },
+  {
+    id: 'ho2-variants-keyed-by-data-sku',
+    category: 'duplicate cell values',
+    note: 'colours and sizes repeat, only data-sku identifies a variant; ids dropped and rows re-ordered',
+    before: doc('Variants', variants(VARIANTS, true)),
+    after: doc('Variants', variants([...VARIANTS].reverse(), false)),
+    locator: [['locator', '#restock-2']],
+    expect: 'tr[data-sku="TS-RED-M"] button',
+  },
+  {
+    id: 'ho2-locale-es-submit',
+    category: 'locale switch',
+    note: 'Spanish: Send is Enviar, Cancel is Cancelar; ids unchanged',
+    before: form('en', 'Send', 'Cancel'),
+    after: form('es', 'Enviar', 'Cancelar'),
+    locator: [['getByRole', 'button', { name: 'Send', exact: true }]],
+    expect: '#send',
+  },
+  {
+    id: 'ho2-locale-de-other-button-in-place',
+    category: 'locale switch',
+    note: 'German, and Send is gone: a Löschen (delete) button without its id stands in its place: refuse',
+    before: form('en', 'Send', 'Cancel'),
+    after: doc(
+      'Kontakt',
+      '<main><h1>Kontakt</h1><form id="contact"><label>E-Mail <input name="email"></label><button type="button" id="cancel" class="btn">Abbrechen</button><button type="button" id="clear" class="btn danger">Löschen</button></form></main>',
+      'de',
+    ),
+    locator: [['getByRole', 'button', { name: 'Send', exact: true }]],
+    expect: 'refuse',
+  },
+  {
+    id: 'ho2-invoices-sorted-by-amount',
+    category: 're-sorted table',
+    note: '30 invoices, the number in a link; test ids dropped and the table sorted by amount',
+    before: doc('Invoices', invoices(INVOICES, true)),
+    after: doc(
+      'Invoices',
+      invoices(
+        [...INVOICES].sort((a, b) => ((a * 7) % 13) - ((b * 7) % 13) || a - b),
+        false,
+      ),
+    ),
+    locator: [['getByTestId', 'pay-2051']],
+    expect: 'tr:has(a[href="/inv/2051"]) button',
+  },
+  {
+    id: 'ho2-checkout-moved-to-bar',
+    category: 'moved with look-alike',
+    note: 'Checkout moved from the cart sidebar to a bottom bar with its id; an express Checkout took its class in the sidebar',
+    before: doc(
+      'Cart',
+      '<main><h1>Cart</h1><p>2 items</p></main><aside><h2>Summary</h2><p>Total $30</p><button id="checkout" class="checkout-btn">Checkout</button></aside>',
+    ),
+    after: doc(
+      'Cart',
+      '<main><h1>Cart</h1><p>2 items</p></main><aside><h2>Summary</h2><p>Total $30</p><button id="express" class="checkout-btn">Checkout</button></aside><div class="bar"><button id="checkout" class="bar-btn">Checkout</button></div>',
+    ),
+    locator: [['locator', 'aside .checkout-btn']],
+    expect: '#checkout',
+  },
+  {
+    id: 'ho2-edit-link-to-icon',
+    category: 'icon button with accessible name',
+    note: 'Edit links became pencil icons with aria-label="Edit", classes hashed; three look-alike rows',
+    before: doc('Documents', docs(false)),
+    after: doc('Documents', docs(true)),
+    locator: [['locator', '#doc-2 .edit-link']],
+    expect: '#doc-2 a',
+  },
+  {
+    id: 'ho2-report-download-gone',
+    category: 'many changes',
+    note: 'Download report is gone; a Download invoice link and a Print report button are elsewhere: refuse',
+    before: doc(
+      'Report',
+      '<main><h1>Report</h1><div class="actions"><button id="dl-report" class="btn">Download report</button><button id="share" class="btn">Share</button></div></main>',
+    ),
+    after: doc(
+      'Report',
+      '<main><h1>Report</h1><section aria-label="Billing"><a href="/invoice.pdf" class="l1">Download invoice</a></section><div class="tools"><button class="t2">Print report</button><button id="share" class="btn">Share</button></div></main>',
+    ),
+    locator: [['locator', '#dl-report']],
+    expect: 'refuse',
+  },
+]
