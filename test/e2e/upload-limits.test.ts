@@ -29,8 +29,14 @@ function postChunked(
       res.on('data', (d: Buffer) => (text += d.toString()))
       res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text || '{}') as never }))
     })
+    let answered = false
+    req.on('response', () => (answered = true))
     req.on('error', (e: NodeJS.ErrnoException) => {
       if (e.code !== 'EPIPE' && e.code !== 'ECONNRESET') reject(e)
+    })
+    // A connection closed before any answer is a failure to see, not a wait until the test's timeout.
+    req.on('close', () => {
+      if (!answered) reject(new Error(`${method} ${path}: the connection closed before an answer`))
     })
     const pump = async () => {
       for (const c of chunks) {
