@@ -133,6 +133,13 @@ export interface NewName {
 const MAX_LISTED = 3
 
 /**
+ * New tests remembered per command for matching the command's later reports. Each costs a few hundred bytes of
+ * heap; past this count a report of a large new suite is still stored whole, and its names are matched from the
+ * store by the next command instead (ingest's memory stays bounded: a first report of 10^6 tests is ordinary).
+ */
+export const MAX_REMEMBERED_NEW_TESTS = 20_000
+
+/**
  * What the store knows of one suite's tests, and the names matched to them so far: the index a report's names are
  * reconciled against. Known ids are never changed; a name that can only be one known test gets that test's id.
  */
@@ -150,6 +157,8 @@ export class SuiteIdentities {
   private readonly apart = new Set<string>()
   /** Names matched or marked since the last {@link takeNewNames}, for the store to keep. */
   private pending: NewName[] = []
+  /** New tests remembered so far (see {@link MAX_REMEMBERED_NEW_TESTS}). */
+  private rememberedNew = 0
 
   /**
    * @param known the suite's tests as the store holds them
@@ -286,6 +295,8 @@ export class SuiteIdentities {
   /** A name that stays a test of its own: known from now on, and taken in this report. */
   private fresh(found: Extract<Reconciled, { kind: 'new' | 'ambiguous' }>): Reconciled {
     const isNew = !this.byId.has(found.ref.testId)
+    if (isNew && this.rememberedNew >= MAX_REMEMBERED_NEW_TESTS) return found
+    if (isNew) this.rememberedNew++
     this.add(found.ref)
     this.claims.set(found.ref.testId, found.ref.testId)
     if (isNew && found.ref.moduleIsLabel) {

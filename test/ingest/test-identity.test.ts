@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest'
-import { bareName, isPathSuffix, refOf, SuiteIdentities, titleKey } from '../../src/ingest/test-identity.js'
+import {
+  bareName,
+  isPathSuffix,
+  MAX_REMEMBERED_NEW_TESTS,
+  refOf,
+  SuiteIdentities,
+  titleKey,
+} from '../../src/ingest/test-identity.js'
 
 const known = (module: string, name: string, file: string | null = module) => refOf('unit', module, name, file)
 /** A name from jest-junit's default output: the first describe block's title as module, no file. */
@@ -99,5 +106,20 @@ describe('test identity across reporters', () => {
     const stored = new SuiteIdentities([known('Auth', 'Auth expires', null)])
     stored.beginReport()
     expect(stored.resolve(known('src/auth.test.js', 'Auth › expires')).ref.testId).toBe('unit::Auth::Auth expires')
+  })
+
+  it('remembers a bounded number of new tests per command, so that a huge first report stays in bounded memory', () => {
+    const ids = new SuiteIdentities()
+    ids.beginReport()
+    const n = MAX_REMEMBERED_NEW_TESTS + 5
+    for (let i = 0; i < n; i++) expect(ids.resolve(known('src/big.test.js', `Big › t${i}`)).kind).toBe('new')
+    expect(ids.size).toBe(MAX_REMEMBERED_NEW_TESTS)
+    // A later report of the same command: a remembered test is matched across separators, one past the bound is
+    // left for the next command (which reads it from the store).
+    ids.beginReport()
+    expect(ids.resolve(known('src/big.test.js', 'Big > t0')).ref.testId).toBe('unit::src/big.test.js::Big › t0')
+    expect(ids.resolve(known('src/big.test.js', `Big > t${n - 1}`)).ref.testId).toBe(
+      `unit::src/big.test.js::Big > t${n - 1}`,
+    )
   })
 })
