@@ -34,6 +34,7 @@ function jsonCommands(): string[] {
 }
 
 const FLAKY = 'default::shop.checkout.PaymentGatewayTest::charges a card'
+const RENAMED = 'default::shop.checkout.PaymentGatewayTest::charges a card (renamed)'
 const WRITE_TOKEN = 'casing-write-token-0123456789'
 const FORGE_TOKEN = 'forge-token'
 
@@ -63,6 +64,10 @@ const cases = (): { path: string | null; argv: string[]; env?: Record<string, st
   { path: 'quarantine list', argv: ['quarantine', 'list', '--json'] },
   { path: 'quarantine auto', argv: ['quarantine', 'auto', '--dry-run', '--json'] },
   { path: 'quarantine auto', argv: ['quarantine', 'auto', '--json'] },
+  // A test under a second name of its own, merged into the flaky one by a person, then that name split off again.
+  { path: 'ingest', argv: ['ingest', 'renamed/renamed.xml', '--json'] },
+  { path: 'tests merge', argv: ['tests', 'merge', RENAMED, FLAKY, '--reason', 'renamed in a refactor', '--json'] },
+  { path: 'tests split', argv: ['tests', 'split', RENAMED, '--reason', 'a different test after all', '--json'] },
   // Shows the test with its quarantine and audit trail.
   { path: 'show', argv: ['show', FLAKY, '--json'] },
   { path: 'gate', argv: ['gate', 'examples/reports/2026-11-21-unit.xml', '--json'] },
@@ -122,6 +127,12 @@ const cases = (): { path: string | null; argv: string[]; env?: Record<string, st
 beforeAll(async () => {
   dir = testdir({}, 'json-casing-')
   cpSync(join(ROOT, 'examples/reports'), join(dir, 'examples/reports'), { recursive: true })
+  mkdirSync(join(dir, 'renamed'))
+  writeFileSync(
+    join(dir, 'renamed/renamed.xml'),
+    '<?xml version="1.0"?><testsuite name="s" timestamp="2026-11-22T09:00:00Z">' +
+      '<testcase classname="shop.checkout.PaymentGatewayTest" name="charges a card (renamed)"/></testsuite>',
+  )
   hooks = await startReceiver()
   writeFileSync(
     join(dir, 'flakewatch.config.json'),
