@@ -251,7 +251,7 @@ export class SuiteIdentities {
     const fresh = path === reported ? ref : withPath(ref, reported!, path!)
     if (fresh !== ref && candidates.length === 0) {
       // A new test of a known file, named from another checkout: named as the store names that file.
-      this.add(fresh)
+      if (!this.rememberNew(fresh)) return { kind: 'new', ref: fresh }
       return this.claim({ kind: 'alias', ref: fresh, from: ref })
     }
     if (candidates.length > 1) {
@@ -292,12 +292,19 @@ export class SuiteIdentities {
     return found
   }
 
+  /** Knows a test new to the store from now on, unless {@link MAX_REMEMBERED_NEW_TESTS} are known already. */
+  private rememberNew(ref: TestRef): boolean {
+    if (this.byId.has(ref.testId)) return true
+    if (this.rememberedNew >= MAX_REMEMBERED_NEW_TESTS) return false
+    this.rememberedNew++
+    this.add(ref)
+    return true
+  }
+
   /** A name that stays a test of its own: known from now on, and taken in this report. */
   private fresh(found: Extract<Reconciled, { kind: 'new' | 'ambiguous' }>): Reconciled {
     const isNew = !this.byId.has(found.ref.testId)
-    if (isNew && this.rememberedNew >= MAX_REMEMBERED_NEW_TESTS) return found
-    if (isNew) this.rememberedNew++
-    this.add(found.ref)
+    if (!this.rememberNew(found.ref)) return found
     this.claims.set(found.ref.testId, found.ref.testId)
     if (isNew && found.ref.moduleIsLabel) {
       this.pending.push({ nameId: found.ref.testId, testId: found.ref.testId, moduleIsLabel: true })
