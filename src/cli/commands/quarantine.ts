@@ -11,7 +11,7 @@ import type { QuarantineRecord, QuarantineRule, Store } from '../../store/store.
 import { openStore } from '../../store/open.js'
 import { ownerLookupFromConfig } from '../../owners/read-codeowners.js'
 import { emitJson, renderTable, type Io } from '../output.js'
-import { selectConfig, type StoreFlags } from '../project-option.js'
+import { printConfigWarnings, selectConfig, type StoreFlags } from '../project-option.js'
 
 export interface QuarantineCommandOptions extends StoreFlags {
   reason?: string
@@ -74,6 +74,7 @@ export async function withStore<T>(
   access: 'read' | 'existing' | 'write' = 'write',
 ): Promise<T> {
   const { config, project } = selectConfig(opts, io.env)
+  printConfigWarnings(config, io)
   const store = await openStore({
     db: opts.db ?? config.db,
     env: {},

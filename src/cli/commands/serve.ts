@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import { loadConfig, type ResolvedConfig } from '../../config/load.js'
+import { printConfigWarnings } from '../project-option.js'
 import { InputError } from '../../errors.js'
 import { createApp } from '../../server/app.js'
 import { SERVER_CACHE_MB } from '../../server/memory-settings.js'
@@ -92,6 +93,7 @@ function refuseImplicitCreate(db: string, opts: ServeOptions, env: NodeJS.Proces
  */
 export async function serve(opts: ServeOptions, io: Io, hooks: ServeHooks = {}): Promise<ServeResult> {
   const config = loadConfig({ file: opts.config, env: io.env })
+  printConfigWarnings(config, io)
   const db = opts.db ?? config.db
   const host = opts.host ?? config.server.host
   const port = parsePort(opts.port ?? config.server.port)
