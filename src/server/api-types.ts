@@ -455,6 +455,24 @@ export interface HealthResponse {
    * looks run (`worker`: the analysis worker thread), how many finished, and when the last one did.
    */
   notifications?: { runs_in: 'worker' | 'in-process'; looks: number; last_look_at: string | null }
+  /** Present when reads go to a replica (`serve --read-db`): how far behind it is, or why it is not used. */
+  replica?: ReplicaHealth
+}
+
+/** A read replica as `/healthz` reports it. */
+export interface ReplicaHealth {
+  /** The replica's URL, without a password. */
+  location: string
+  /** False when it cannot be reached or is not a standby: reads then go to the primary. */
+  reachable: boolean
+  /** How far its replayed state trails the primary, in ms (null when unknown). */
+  lag_ms: number | null
+  /** WAL bytes the primary has written that the replica has not replayed yet (null when unknown). */
+  lag_bytes: number | null
+  /** The last WAL position it replayed, as PostgreSQL prints it. */
+  replayed_lsn: string | null
+  /** Why it is not used, when it is not. */
+  error?: string
 }
 
 /** `GET /api/v1/projects` (multi-project servers): the projects the presented token reaches. */
@@ -492,6 +510,11 @@ export interface UploadResponse {
   }[]
   duplicates: { file: string; run_id: string }[]
   failed: { file: string; error: string }[]
+  /**
+   * With a read replica (`serve --read-db`): the primary's WAL position after this upload committed. A read that
+   * presents it (`X-Flakewatch-Written`, or the cookie the answer sets) sees the upload.
+   */
+  written_lsn?: string
 }
 
 export type { Evidence }
