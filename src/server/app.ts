@@ -15,6 +15,7 @@ import { answerClientError, SECURITY_HEADERS } from './security-headers.js'
 import { bundleRoutes } from './routes/bundle.js'
 import { healthRoutes } from './routes/health.js'
 import { heatmapRoutes } from './routes/heatmap.js'
+import { impactRoutes } from './routes/impact.js'
 import { kioskRoutes } from './routes/kiosk.js'
 import { mcpRoutes } from './routes/mcp.js'
 import { leaderboardRoutes } from './routes/leaderboard.js'
@@ -229,6 +230,7 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
       leaderboardRoutes(api, ctx)
       heatmapRoutes(api, ctx)
       trendRoutes(api, ctx)
+      impactRoutes(api, ctx)
       kioskRoutes(api, ctx)
       runRoutes(api, ctx)
       testRoutes(api, ctx)
