@@ -15,6 +15,7 @@ import { PostgresTestNameStore } from './test-names.js'
 import type { TestNameStore } from '../test-names.js'
 import type { TicketStore } from '../tickets.js'
 import { PgQuarantine } from './quarantine.js'
+import { PgReplication } from './replication.js'
 import { PgRetention } from './retention.js'
 import { PgRules } from './rules.js'
 import { PgRuns } from './runs.js'
@@ -127,6 +128,7 @@ export class PostgresStore extends ComposedStore {
   private notificationStore: PostgresNotificationStore | null = null
   private ticketStore: PostgresTicketStore | null = null
   private nameStore: PostgresTestNameStore | null = null
+  private walPositions: PgReplication | null = null
 
   constructor(
     driver: PgDriver,
@@ -177,6 +179,11 @@ export class PostgresStore extends ComposedStore {
         throw this.conn.wrap('test names', error)
       }
     }))
+  }
+
+  /** This server's WAL positions: where a primary writes, how far a standby has replayed (read replicas). */
+  replication(): PgReplication {
+    return (this.walPositions ??= new PgReplication(this.conn))
   }
 
   /** Runs a SQL statement and returns its rows; for tests, benchmarks and diagnostics only. */
