@@ -102,6 +102,7 @@ if (pg.skip !== undefined) {
         [schema],
       )
       expect(tables.map((t) => t.table_name)).toEqual([
+        'analyses',
         'attempts',
         'audit_head',
         'audit_log',

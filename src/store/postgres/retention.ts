@@ -1,3 +1,4 @@
+import { markRunsStalePg } from './analyses.js'
 import type { RetentionStore } from '../store.js'
 import type { PgConnection } from './connection.js'
 
@@ -19,6 +20,8 @@ export class PgRetention implements RetentionStore {
           )
           const ids = rows.map((r) => r.id)
           if (ids.length === 0) return null
+          // Before the delete, in its transaction: the rows of the tests that lose results are analysed again.
+          await markRunsStalePg(client, ids)
           const res = await client.query('DELETE FROM results WHERE run = ANY($1::integer[])', [ids])
           await client.query('DELETE FROM attempts WHERE run = ANY($1::integer[])', [ids])
           await client.query('DELETE FROM reports WHERE run = ANY($1::integer[])', [ids])
