@@ -17,8 +17,13 @@ export function hypergeometricUpperTail(k: number, population: number, successes
   if (k > hi) return 0
   const total = logChoose(population, draws)
   let sum = 0
+  // Past the mode the terms only fall, so the sum stops once they no longer count: thousands of failures cost a
+  // few dozen terms, not thousands.
+  const mode = Math.floor(((draws + 1) * (successes + 1)) / (population + 2))
   for (let x = k; x <= hi; x++) {
-    sum += Math.exp(logChoose(successes, x) + logChoose(population - successes, draws - x) - total)
+    const term = Math.exp(logChoose(successes, x) + logChoose(population - successes, draws - x) - total)
+    sum += term
+    if (x > mode && term < sum * 1e-15) break
   }
   return Math.min(1, sum)
 }

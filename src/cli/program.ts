@@ -615,6 +615,10 @@ Examples:
     .command('serve')
     .description('serve the REST API and the web dashboard')
     .option('--db <path|url>', 'SQLite file or postgres:// URL (default: FLAKEWATCH_DB or .flakewatch.db)')
+    .option(
+      '--read-db <url>',
+      "a streaming replica's postgres:// URL: API reads go there, writes to --db (default: FLAKEWATCH_READ_DB)",
+    )
     .option('--host <host>', 'address to listen on (default: server.host, 127.0.0.1)')
     .option('--port <port>', 'port to listen on; 0 picks a free one (default: server.port, 8080)')
     .option('--config <file>', 'config file')

@@ -1,6 +1,7 @@
 import { loadConfig, type ResolvedConfig } from '../config/load.js'
 import { projectConfig } from '../config/project-config.js'
 import { InputError } from '../errors.js'
+import type { Io } from './output.js'
 
 /** The flags that say which store a command works on. */
 export interface StoreFlags {
@@ -36,4 +37,18 @@ export function selectConfig(opts: StoreFlags, env: NodeJS.ProcessEnv): Selected
 export function projectStoreFlags<T extends StoreFlags>(opts: T, env: NodeJS.ProcessEnv): T {
   if (opts.project === undefined) return opts
   return { ...opts, db: selectConfig(opts, env).config.db, project: undefined }
+}
+
+/** Warnings already printed on a stream: a command that loads its config twice says each one once. */
+const printed = new WeakMap<Io['stderr'], Set<string>>()
+
+/** Prints the config's warnings (removed keys it still sets) on stderr, each once per process and stream. */
+export function printConfigWarnings(config: Pick<ResolvedConfig, 'warnings'>, io: Pick<Io, 'stderr'>): void {
+  let seen = printed.get(io.stderr)
+  if (!seen) printed.set(io.stderr, (seen = new Set()))
+  for (const w of config.warnings) {
+    if (seen.has(w)) continue
+    seen.add(w)
+    io.stderr.write(`warning: ${w}\n`)
+  }
 }

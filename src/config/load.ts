@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { dirname, isAbsolute, resolve } from 'node:path'
 import { ConfigError } from '../errors.js'
-import { ConfigSchema, type FlakewatchConfigInput } from './schema.js'
+import { ConfigSchema, REMOVED_CONFIG_KEYS, type FlakewatchConfigInput } from './schema.js'
 import { DEFAULTS } from './defaults.js'
 
 /** Config file names looked for in the working directory, in order. */
@@ -24,6 +24,8 @@ export interface ResolvedConfig {
   projects: typeof DEFAULTS.projects
   /** The file the config came from, if any. */
   file: string | null
+  /** What the user should change, without failing: each removed key the config still sets (see `REMOVED_CONFIG_KEYS`). */
+  warnings: string[]
 }
 
 export interface LoadConfigOptions {
@@ -43,7 +45,9 @@ export function resolveConfig(raw: unknown, source = 'config'): Omit<ResolvedCon
     throw new ConfigError(parsed.error.issues.map((i) => `${source}: ${i.path.join('.') || '(root)'}: ${i.message}`))
   }
   const c = parsed.data
+  const warnings = dropRemovedKeys(c, source)
   return {
+    warnings,
     db: c.db ?? DEFAULTS.db,
     suite: c.suite ?? DEFAULTS.suite,
     defaultBranch: c.defaultBranch ?? DEFAULTS.defaultBranch,
@@ -57,6 +61,25 @@ export function resolveConfig(raw: unknown, source = 'config'): Omit<ResolvedCon
     tickets: c.tickets ?? DEFAULTS.tickets,
     projects: c.projects ?? {},
   }
+}
+
+/**
+ * Deletes each removed key (see `REMOVED_CONFIG_KEYS`) from the parsed config, so nothing downstream sees it, and
+ * returns one warning per key it found, naming the key and what replaced it.
+ */
+function dropRemovedKeys(config: object, source: string): string[] {
+  const warnings: string[] = []
+  for (const { path, replacedBy } of REMOVED_CONFIG_KEYS) {
+    let parent: unknown = config
+    for (const step of path.slice(0, -1)) {
+      parent = parent !== null && typeof parent === 'object' ? (parent as Record<string, unknown>)[step] : undefined
+    }
+    const key = path[path.length - 1]!
+    if (parent === null || typeof parent !== 'object' || !Object.hasOwn(parent, key)) continue
+    delete (parent as Record<string, unknown>)[key]
+    warnings.push(`${source}: ${path.join('.')} is no longer used and is ignored: ${replacedBy}; remove it`)
+  }
+  return warnings
 }
 
 /**

@@ -2,6 +2,37 @@ import { z } from 'zod'
 import { NOTIFICATION_EVENTS } from '../store/notifications.js'
 
 const num = z.number()
+
+/**
+ * Keys a release removed, with what replaced them. A config that still sets one keeps loading (the key is ignored
+ * and named in a warning) instead of failing on the strict schema: a team's CI should not break on an upgrade
+ * for a setting that no longer does anything.
+ */
+export const REMOVED_CONFIG_KEYS = [
+  {
+    path: ['analysis', 'verdict', 'fixedMaxRuns'],
+    replacedBy:
+      'a fix is now earned by evidence, not by a run count: see analysis.verdict.fixedAlpha and ' +
+      'fixedRateConfidence (docs/analysis.md, "Fixed means fixed")',
+  },
+  {
+    path: ['analysis', 'verdict', 'fixedBaselineRuns'],
+    replacedBy:
+      "the old failure rate now comes from the test's whole history, bounded by " +
+      'analysis.verdict.fixedRateConfidence (docs/analysis.md, "Fixed means fixed")',
+  },
+  {
+    path: ['analysis', 'hints', 'timeOfDayBucketHours'],
+    replacedBy:
+      'time-of-day windows are now found at any start hour and width, with no buckets to set (docs/hints.md)',
+  },
+] as const satisfies readonly { path: readonly string[]; replacedBy: string }[]
+
+/** A removed key: any value is accepted and ignored; the JSON Schema marks it deprecated for editors. */
+function removedKey(section: string, key: string) {
+  const entry = REMOVED_CONFIG_KEYS.find((k) => k.path[1] === section && k.path[2] === key)!
+  return z.unknown().optional().meta({ deprecated: true, description: `Removed and ignored: ${entry.replacedBy}.` })
+}
 const unit = z.number().min(0).max(1)
 const posInt = z.number().int().min(1)
 
@@ -48,6 +79,8 @@ const AnalysisSchema = z
         fixedGapFactor: num.min(0),
         branchBreakageMinRuns: posInt,
         minFailureEpisodes: posInt,
+        fixedMaxRuns: removedKey('verdict', 'fixedMaxRuns'),
+        fixedBaselineRuns: removedKey('verdict', 'fixedBaselineRuns'),
       })
       .partial()
       .strict(),
@@ -56,7 +89,12 @@ const AnalysisSchema = z
       .partial()
       .strict(),
     hints: z
-      .object({ alpha: unit, minFailures: posInt, maxFailureModes: posInt })
+      .object({
+        alpha: unit,
+        minFailures: posInt,
+        maxFailureModes: posInt,
+        timeOfDayBucketHours: removedKey('hints', 'timeOfDayBucketHours'),
+      })
       .partial()
       .strict(),
   })

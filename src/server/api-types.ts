@@ -341,6 +341,62 @@ export interface TrendsResponse {
   days: TrendDay[]
 }
 
+/** What flaky tests cost, as every impact figure carries it (docs/impact.md defines each). */
+export interface ImpactCostJson {
+  time_lost_ms: number
+  failures: number
+  failed_attempts: number
+  passes_on_retry: number
+}
+
+export interface ImpactWeekJson extends ImpactCostJson {
+  /** The UTC Monday that begins the week, `YYYY-MM-DD`. */
+  week: string
+  runs: number
+  flaky_tests: number
+  broken_tests: number
+}
+
+export interface ImpactGroupCounts {
+  tests: number
+  /** Tests whose verdict is flaky now. */
+  flaky: number
+  broken: number
+}
+
+export interface ImpactOwnerJson extends ImpactCostJson, ImpactGroupCounts {
+  /** Null for the tests that no CODEOWNERS rule owns. */
+  owner: string | null
+}
+
+export interface ImpactSuiteJson extends ImpactCostJson, ImpactGroupCounts {
+  suite: string
+}
+
+export interface ImpactTestJson extends ImpactCostJson {
+  test_id: string
+  name: string
+  suite: string
+  owners: string[]
+  runs: number
+}
+
+/** `GET /impact`: CI time lost and failures caused by flaky tests, per week, owner, suite and test. */
+export interface ImpactResponse {
+  generated_at: string
+  definition: { time_lost: string; failures: string; flaky_tests: string; broken_tests: string }
+  totals: ImpactCostJson & ImpactGroupCounts & { runs: number }
+  weeks: ImpactWeekJson[]
+  /** Most CI time lost first, at most 100; `owners_total` counts them all. */
+  owners: ImpactOwnerJson[]
+  owners_total: number
+  suites: ImpactSuiteJson[]
+  suites_total: number
+  /** The most costly flaky tests, at most `limit`; `costly_tests` counts every flaky test that cost anything. */
+  tests: ImpactTestJson[]
+  costly_tests: number
+}
+
 export interface KioskBroken {
   test_id: string
   name: string
@@ -399,6 +455,24 @@ export interface HealthResponse {
    * looks run (`worker`: the analysis worker thread), how many finished, and when the last one did.
    */
   notifications?: { runs_in: 'worker' | 'in-process'; looks: number; last_look_at: string | null }
+  /** Present when reads go to a replica (`serve --read-db`): how far behind it is, or why it is not used. */
+  replica?: ReplicaHealth
+}
+
+/** A read replica as `/healthz` reports it. */
+export interface ReplicaHealth {
+  /** The replica's URL, without a password. */
+  location: string
+  /** False when it cannot be reached or is not a standby: reads then go to the primary. */
+  reachable: boolean
+  /** How far its replayed state trails the primary, in ms (null when unknown). */
+  lag_ms: number | null
+  /** WAL bytes the primary has written that the replica has not replayed yet (null when unknown). */
+  lag_bytes: number | null
+  /** The last WAL position it replayed, as PostgreSQL prints it. */
+  replayed_lsn: string | null
+  /** Why it is not used, when it is not. */
+  error?: string
 }
 
 /** `GET /api/v1/projects` (multi-project servers): the projects the presented token reaches. */
@@ -436,6 +510,11 @@ export interface UploadResponse {
   }[]
   duplicates: { file: string; run_id: string }[]
   failed: { file: string; error: string }[]
+  /**
+   * With a read replica (`serve --read-db`): the primary's WAL position after this upload committed. A read that
+   * presents it (`X-Flakewatch-Written`, or the cookie the answer sets) sees the upload.
+   */
+  written_lsn?: string
 }
 
 export type { Evidence }

@@ -15,6 +15,7 @@ import { answerClientError, SECURITY_HEADERS } from './security-headers.js'
 import { bundleRoutes } from './routes/bundle.js'
 import { healthRoutes } from './routes/health.js'
 import { heatmapRoutes } from './routes/heatmap.js'
+import { impactRoutes } from './routes/impact.js'
 import { kioskRoutes } from './routes/kiosk.js'
 import { mcpRoutes } from './routes/mcp.js'
 import { leaderboardRoutes } from './routes/leaderboard.js'
@@ -26,10 +27,13 @@ import { runRoutes } from './routes/runs.js'
 import { testRoutes } from './routes/tests.js'
 import { trendRoutes } from './routes/trends.js'
 import type { LookReport, LookRequest } from '../notify/look.js'
+import { startMaintenance } from './maintenance.js'
 import { startNotifier, type Notifier } from './notifier.js'
 import { AnalysisStoppedError, createSnapshotBuilder } from './snapshot-builder.js'
 import { createSnapshotCache, type SnapshotCacheOptions } from './snapshot-cache.js'
 import { UploadPool } from './upload-pool.js'
+import { installReadRouting } from './read-routing.js'
+import type { ReadReplica } from './read-replica.js'
 
 export interface AppDeps {
   store: Store
@@ -70,6 +74,11 @@ export interface AppDeps {
    */
   /** The project key on a multi-project server (links in MCP answers and tickets); null or absent otherwise. */
   project?: string | null
+  /**
+   * A streaming replica for reads (`serve --read-db`): API reads go there, writes and the analysis cache's own reads
+   * to `store`, the primary (docs/scaling.md#read-replicas). The app closes it.
+   */
+  replica?: ReadReplica
   notify?: {
     /** Where the webhooks' `urlEnv` and `secretEnv` are read. */
     env: Record<string, string | undefined>
@@ -131,6 +140,14 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
     worker: deps.uploadWorkers,
   })
   const notifier = startAppNotifier(deps, (request) => builder.look(request))
+  const maintenance = startMaintenance({
+    store,
+    now,
+    onReport: (o) => {
+      if (o.failed) app.log.warn({ days: o.failed, error: o.error }, 'store maintenance left days for the next try')
+    },
+  })
+  app.addHook('onClose', () => maintenance.stop())
   // A look in flight uses the builder's worker: it ends first.
   app.addHook('onClose', async () => {
     await notifier?.stop()
@@ -148,8 +165,9 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorate('flakewatchUploads', uploads.kind)
   app.decorate('flakewatchOverview', () => builder.overview(config))
   app.decorate('flakewatchBundles', bundleStreamKind(deps.db))
+  const routing = deps.replica ? installReadRouting(app, store, deps.replica) : null
   const ctx: ServerContext = {
-    store,
+    store: routing?.store ?? store,
     scanStore: deps.scanStore ?? store,
     db: deps.db,
     config,
@@ -160,12 +178,14 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
       builder,
       now: deps.now,
       ...deps.cache,
+      fresh: routing ? () => routing.choice()?.pinned === true : undefined,
       onError: (error) => {
         if (!(error instanceof AnalysisStoppedError)) app.log.error({ err: error }, 'background analysis failed')
       },
     }),
     quarantine: createQuarantineManager({
-      store,
+      // Its reads follow the request's choice too; its writes always reach the primary.
+      store: routing?.store ?? store,
       policy: config.quarantine,
       now,
       defaultOwner: config.quarantine.owner,
@@ -177,6 +197,7 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
     owners: ownerLookupFromConfig(config, process.cwd(), (m) => app.log.warn(m)),
     notifier: notifier ? () => notifier.status() : null,
     project: deps.project ?? deps.notify?.project ?? null,
+    replica: deps.replica ?? null,
   }
 
   app.decorateRequest('flakewatchActor', null)
@@ -209,6 +230,7 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
       leaderboardRoutes(api, ctx)
       heatmapRoutes(api, ctx)
       trendRoutes(api, ctx)
+      impactRoutes(api, ctx)
       kioskRoutes(api, ctx)
       runRoutes(api, ctx)
       testRoutes(api, ctx)

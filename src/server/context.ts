@@ -5,11 +5,13 @@ import type { Store } from '../store/store.js'
 import type { OwnerLookup } from '../owners/read-codeowners.js'
 import type { AuthTokens } from './auth.js'
 import type { NotifierStatus } from './notifier.js'
+import type { ReadReplica } from './read-replica.js'
 import type { SnapshotCache } from './snapshot-cache.js'
 import type { UploadPool } from './upload-pool.js'
 
 /** What every route module needs, built once by `createApp`. */
 export interface ServerContext {
+  /** The store routes read and write through: with a replica, its reads go where the request's choice says. */
   store: Store
   /** The store for long scans (the bundle): a second connection when the caller opened one. */
   scanStore: Store
@@ -33,4 +35,6 @@ export interface ServerContext {
   notifier: (() => NotifierStatus) | null
   /** The project key on a multi-project server; null on a single-project one. */
   project: string | null
+  /** The read replica, when reads go to one (`serve --read-db`). */
+  replica: ReadReplica | null
 }

@@ -27,6 +27,12 @@ export interface SnapshotCacheOptions {
   /** The clock for `ttlMs`, `probeMs` and `maxAgeMs` (not the analysis clock). Default `Date.now`. */
   clock?: () => number
   onError?: (error: unknown) => void
+  /**
+   * True while serving a read that must see a given write (a client reading its own upload through a replica):
+   * small values are then computed afresh for it, never taken from the cache, which another read may have filled
+   * from a replica that had not replayed the write yet.
+   */
+  fresh?: () => boolean
 }
 
 /**
@@ -185,6 +191,7 @@ export class SnapshotCache {
    * after `ttlMs`.
    */
   value<T>(key: string, compute: () => Promise<T>): Promise<T> {
+    if (this.opts.fresh?.()) return compute()
     const hit = this.values.get(key)
     if (hit && hit.writes === this.writes && this.clock() - hit.at < this.ttlMs) return hit.promise as Promise<T>
     const promise = compute()

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { analyzeTest, resolveAnalysisConfig } from '../../src/analysis/index.js'
 import { rateLowerBound } from '../../src/analysis/rate-bound.js'
-import type { ChangeHint } from '../../src/analysis/types.js'
+import type { AssociationHint, ChangeHint } from '../../src/analysis/types.js'
 import { HOUR, history, windowFlake } from './builders.js'
 
 const cfg = resolveAnalysisConfig()
@@ -88,5 +88,60 @@ describe('a fix is earned under the condition the test failed in', () => {
     const b = analyzeTest(h.build(), lookback, { now: at(720) })
     expect(b.verdict).toBe('healthy')
     expect(b.reason).toContain('clean runs between 10:00 and 14:00 UTC in a row')
+  })
+})
+
+describe('a rare condition', () => {
+  /**
+   * 110 runs two hours apart: every eleventh on ci-rare (9%), the rest on eight common runners, with a shard of
+   * eight, an os of two and a build number new on every run. It fails on 4 of the 10 runs of ci-rare, nowhere else.
+   */
+  function rareFlake() {
+    const h = history('unit::pay.test.ts::settles', 2 * HOUR)
+    for (let i = 0; i < 110; i++) {
+      const env = { shard: String(i % 8), os: i % 3 === 0 ? 'windows' : 'linux', build: String(4000 + i) }
+      if (i % 11 === 5) {
+        if (i % 22 === 5 && i < 90) h.fail({ runner: 'ci-rare', env })
+        else h.pass({ runner: 'ci-rare', env })
+      } else h.pass({ runner: `ci-${i % 8}`, env })
+    }
+    // A few clean runs to end on, none on ci-rare.
+    for (let i = 0; i < 5; i++) h.pass({ runner: 'ci-1', env: { shard: '0', os: 'linux', build: String(5000 + i) } })
+    return h
+  }
+
+  it('is found from 4 failures of 4, by an exact test that pays only for the values that could be significant', () => {
+    const h = rareFlake()
+    const a = analyzeTest(h.build(), cfg, { now: h.now })
+    expect(a.failures).toBe(4)
+    expect(a.verdict).toBe('flaky')
+    expect(a.recommendation.action).toBe('quarantine')
+    const hint = a.hints.find((x): x is AssociationHint => x.kind === 'facet_association')
+    // Hypergeometric: C(10, 4) / C(115, 4) ≈ 3.1e-5, times the runners that could reach it. A Bonferroni over
+    // every value seen (the 115 build numbers too) would have lost it: p ≈ 0.004 > 0.003.
+    expect(hint).toMatchObject({ facet: 'runner', value: 'ci-rare', failures: 4, executions: 10 })
+    expect(hint!.pValue).toBeLessThan(0.001)
+    expect(hint!.message).toMatch(
+      /^100% of failures \(4 of 4\) on runner ci-rare, which ran 9% of executions \(p = [\d.e-]+; \d+ values tested\)$/,
+    )
+    expect(a.evidence.some((e) => e.kind === 'runner_association' && e.detail === hint!.message)).toBe(true)
+  })
+
+  it('is not called fixed while the rare runner has hardly run it since', () => {
+    const h = rareFlake()
+    // 600 clean runs (more than the overall rate asks), 3 of them on ci-rare: 6 there since the last failure.
+    for (let i = 0; i < 600; i++) {
+      const rare = i % 200 === 100
+      h.pass({
+        runner: rare ? 'ci-rare' : `ci-${i % 8}`,
+        env: { shard: String(i % 8), os: 'linux', build: String(6000 + i) },
+      })
+    }
+    const lookback = { ...cfg, scoring: { ...cfg.scoring, lookbackDays: 365 } }
+    const a = analyzeTest(h.build(), lookback, { now: h.now })
+    expect(a.verdict).toBe('flaky')
+    const hint = a.hints.find((x): x is ChangeHint => x.kind === 'maybe_fixed')
+    expect(hint?.missing).toMatch(/^needs \d+ more clean runs, \d+ of them on runner ci-rare$/)
+    expect(hint?.requirements?.find((r) => r.where === 'on runner ci-rare')).toMatchObject({ failures: 4, clean: 6 })
   })
 })

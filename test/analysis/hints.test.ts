@@ -70,7 +70,7 @@ describe('failureAssociations', () => {
     expect(runner.failureShare).toBe(1)
     expect(runner.pValue).toBeLessThan(0.01)
     expect(runner.message).toMatch(
-      /^100% of failures \(\d+ of \d+\) on runner ci-7, which ran \d+% of executions \(p [=<] [\d.e-]+\)$/,
+      /^100% of failures \(\d+ of \d+\) on runner ci-7, which ran \d+% of executions \(p [=<] [\d.e-]+; \d+ values? tested\)$/,
     )
     const a = analyzeTest(h.build(), cfg, { now: h.now })
     expect(a.verdict).toBe('flaky')
@@ -101,7 +101,7 @@ describe('failureAssociations', () => {
     }
     const hint = failureAssociations(h.build().entries, cfg.hints).find((x) => x.facet === 'env.os')!
     expect(hint.message).toMatch(
-      /^100% of failures \(10 of 10\) with os=windows, which ran 33% of executions \(p [=<] [\d.e-]+\)$/,
+      /^100% of failures \(10 of 10\) with os=windows, which ran 33% of executions \(p [=<] [\d.e-]+; \d+ values? tested\)$/,
     )
 
     // Failures at 00:00, 02:00 and 04:00: the narrowest window that holds them all.

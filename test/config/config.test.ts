@@ -57,6 +57,46 @@ describe('config', () => {
     expect(resolved.successRate.defaultBranch).toBe('trunk')
   })
 
+  it('accepts removed keys with a warning naming each key and what replaced it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fw-cfg-'))
+    const file = join(dir, 'flakewatch.config.json')
+    writeFileSync(
+      file,
+      JSON.stringify({
+        analysis: {
+          verdict: { fixedMaxRuns: 40, fixedBaselineRuns: 100, fixedAlpha: 0.02 },
+          hints: { timeOfDayBucketHours: 6, alpha: 0.05 },
+        },
+      }),
+    )
+    const c = loadConfig({ cwd: dir, env: {} })
+    expect(c.warnings).toHaveLength(3)
+    expect(c.warnings[0]).toMatch(/flakewatch\.config\.json: analysis\.verdict\.fixedMaxRuns is no longer used.*fixedAlpha/)
+    expect(c.warnings[1]).toMatch(/analysis\.verdict\.fixedBaselineRuns is no longer used.*fixedRateConfidence/)
+    expect(c.warnings[2]).toMatch(/analysis\.hints\.timeOfDayBucketHours is no longer used.*any start hour and width/)
+    // The keys are gone before the analysis sees them; the keys beside them still apply.
+    expect(c.analysis.verdict).toEqual({ fixedAlpha: 0.02 })
+    expect(c.analysis.hints).toEqual({ alpha: 0.05 })
+    const resolved = resolveAnalysisConfig(analysisOptions(c))
+    expect(resolved.verdict.fixedAlpha).toBe(0.02)
+    expect(resolved.verdict).not.toHaveProperty('fixedMaxRuns')
+    expect(resolved.hints).not.toHaveProperty('timeOfDayBucketHours')
+    // No warning without them, and an unknown key is still refused.
+    expect(resolveConfig({ analysis: { verdict: { fixedAlpha: 0.02 } } }).warnings).toEqual([])
+    expect(() => resolveConfig({ analysis: { verdict: { fixedMaxRunz: 40 } } })).toThrow(/fixedMaxRunz/)
+  })
+
+  it('marks the removed keys deprecated in the JSON Schema', () => {
+    const schema = z.toJSONSchema(ConfigSchema, { io: 'input' }) as unknown as {
+      properties: { analysis: { properties: Record<string, { properties: Record<string, { deprecated?: boolean }> }> } }
+    }
+    const a = schema.properties.analysis.properties
+    expect(a.verdict!.properties.fixedMaxRuns!.deprecated).toBe(true)
+    expect(a.verdict!.properties.fixedBaselineRuns!.deprecated).toBe(true)
+    expect(a.hints!.properties.timeOfDayBucketHours!.deprecated).toBe(true)
+    expect(a.verdict!.properties.fixedAlpha!.deprecated).toBeUndefined()
+  })
+
   it('ships a JSON Schema generated from the zod schema', async () => {
     const generated = `${JSON.stringify(z.toJSONSchema(ConfigSchema, { io: 'input' }), null, 2)}\n`
     await expect(generated).toMatchFileSnapshot('../../schema/flakewatch.config.schema.json')

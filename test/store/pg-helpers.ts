@@ -34,6 +34,33 @@ export async function resolveTestPg(env = process.env): Promise<TestPg> {
   }
 }
 
+/**
+ * Where the read-replica tests find a streaming replica of the test server (`.ci/run` starts one with
+ * `.ci/pg-replica` and sets `FLAKEWATCH_TEST_PG_REPLICA`). As for the primary: skipped locally when unset or
+ * unreachable, a failure under CI. A server that is not a standby is not a replica, and is refused the same way.
+ */
+export async function resolveTestPgReplica(env = process.env): Promise<TestPg> {
+  const url = env.FLAKEWATCH_TEST_PG_REPLICA
+  const ci = env.CI === 'true' || env.CI === '1'
+  const refuse = (reason: string, cause?: unknown): TestPg => {
+    if (ci) throw new Error(`read-replica tests cannot run under CI: ${reason}`, { cause })
+    return { skip: reason }
+  }
+  if (!url) return refuse('FLAKEWATCH_TEST_PG_REPLICA is not set (e.g. postgres://postgres@127.0.0.1:5433/test)')
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 })
+  try {
+    await client.connect()
+    const { rows } = await client.query<{ standby: boolean }>('SELECT pg_is_in_recovery() AS standby')
+    if (!rows[0]!.standby)
+      return refuse(`${url.replace(/:[^:@/]*@/, '@')} is not a standby (pg_is_in_recovery() is false)`)
+    return { url }
+  } catch (error) {
+    return refuse(`the replica at ${url.replace(/:[^:@/]*@/, '@')} is unreachable: ${(error as Error).message}`, error)
+  } finally {
+    await client.end().catch(() => undefined)
+  }
+}
+
 /** Hands out fresh schema names on one server and drops them all at the end. */
 export function schemas(url: string) {
   const made: string[] = []

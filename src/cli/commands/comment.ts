@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import type { Result } from '../../model.js'
 import { loadConfig } from '../../config/load.js'
+import { printConfigWarnings } from '../project-option.js'
 import { InputError } from '../../errors.js'
 import type { ClassifiedFailure } from '../../comment/classify.js'
 import { triageFailures } from '../../pipeline/triage-failures.js'
@@ -99,6 +100,7 @@ async function classify(
   io: Io,
 ): Promise<ClassifiedFailure[]> {
   const config = loadConfig({ file: opts.config, env: io.env })
+  printConfigWarnings(config, io)
   const interesting = results.some((r) => r.status === 'failed' || r.status === 'error' || r.flakyOnRetry)
   let fromFile: { quarantines: QuarantineRecord[]; rules: QuarantineRule[] } = {
     quarantines: [],

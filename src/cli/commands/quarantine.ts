@@ -11,7 +11,7 @@ import type { QuarantineRecord, QuarantineRule, Store } from '../../store/store.
 import { openStore } from '../../store/open.js'
 import { ownerLookupFromConfig } from '../../owners/read-codeowners.js'
 import { emitJson, renderTable, type Io } from '../output.js'
-import { selectConfig, type StoreFlags } from '../project-option.js'
+import { printConfigWarnings, selectConfig, type StoreFlags } from '../project-option.js'
 
 export interface QuarantineCommandOptions extends StoreFlags {
   reason?: string
@@ -74,6 +74,7 @@ export async function withStore<T>(
   access: 'read' | 'existing' | 'write' = 'write',
 ): Promise<T> {
   const { config, project } = selectConfig(opts, io.env)
+  printConfigWarnings(config, io)
   const store = await openStore({
     db: opts.db ?? config.db,
     env: {},
@@ -349,5 +350,17 @@ export async function prune(opts: { db?: string; config?: string; days: string; 
   const days = Number(opts.days)
   if (!Number.isFinite(days) || days <= 0) throw new InputError(`--days must be a positive number, got "${opts.days}"`)
   // Pruning a store that does not exist would create an empty one and report nothing pruned.
-  return withStore(opts, io, (store) => store.prune(Date.now() - days * 86_400_000), 'existing')
+  return withStore(
+    opts,
+    io,
+    async (store) => {
+      const now = Date.now()
+      const pruned = await store.prune(now - days * 86_400_000)
+      // The upkeep `serve` does daily, for stores that only a scheduled prune looks after (docs/scaling.md).
+      const kept = await store.maintain(now)
+      if (kept.failed) io.stderr.write(`warning: ${kept.failed} day partition(s) not made this time: ${kept.error}\n`)
+      return pruned
+    },
+    'existing',
+  )
 }

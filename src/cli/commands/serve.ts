@@ -1,10 +1,13 @@
 import { existsSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import { loadConfig, type ResolvedConfig } from '../../config/load.js'
+import { printConfigWarnings } from '../project-option.js'
 import { InputError } from '../../errors.js'
 import { createApp } from '../../server/app.js'
 import { SERVER_CACHE_MB } from '../../server/memory-settings.js'
-import { DEFAULT_DB, openStore } from '../../store/open.js'
+import { DEFAULT_DB, isPostgresUrl, openStore } from '../../store/open.js'
+import type { ReadReplica } from '../../server/read-replica.js'
+import type { PostgresStore } from '../../store/postgres/postgres-store.js'
 import type { Store } from '../../store/store.js'
 import type { Io } from '../output.js'
 import { printLook } from './notify.js'
@@ -20,6 +23,8 @@ export interface ServeOptions {
   init?: boolean
   /** Log every request at `info` (default: at `debug`). */
   logRequests?: boolean
+  /** A streaming replica's postgres:// URL: API reads go there (default: `FLAKEWATCH_READ_DB`, else none). */
+  readDb?: string
 }
 
 export interface ServeHooks {
@@ -92,13 +97,22 @@ function refuseImplicitCreate(db: string, opts: ServeOptions, env: NodeJS.Proces
  */
 export async function serve(opts: ServeOptions, io: Io, hooks: ServeHooks = {}): Promise<ServeResult> {
   const config = loadConfig({ file: opts.config, env: io.env })
+  printConfigWarnings(config, io)
   const db = opts.db ?? config.db
   const host = opts.host ?? config.server.host
   const port = parsePort(opts.port ?? config.server.port)
   const artifactExpiryDays = parseDays(opts.artifactDays)
-  if (Object.keys(config.projects).length > 0) return serveProjects(config, { host, port }, opts, io, hooks)
+  const readDb = opts.readDb ?? (io.env.FLAKEWATCH_READ_DB || undefined)
+  if (Object.keys(config.projects).length > 0) {
+    if (readDb) throw new InputError('--read-db serves one store; a server with projects has one per project')
+    return serveProjects(config, { host, port }, opts, io, hooks)
+  }
+  if (readDb && !(isPostgresUrl(db) && isPostgresUrl(readDb))) {
+    throw new InputError('--read-db needs PostgreSQL: both --db and --read-db must be postgres:// URLs')
+  }
   refuseImplicitCreate(db, opts, io.env)
   const store = await openStore({ db, env: {}, cacheMb: SERVER_CACHE_MB.serving })
+  const replica = readDb ? await openReplica(store, readDb, io) : undefined
   // Long scans on this thread (the bundle download) get their own connection; analysis runs in a worker with its own.
   const scanStore = db === ':memory:' ? undefined : await openStore({ db, env: {}, cacheMb: SERVER_CACHE_MB.serving })
   const closeStores = async () => {
@@ -113,12 +127,14 @@ export async function serve(opts: ServeOptions, io: Io, hooks: ServeHooks = {}):
       scanStore,
       config,
       artifactExpiryDays,
+      replica,
       ...serverLogger(opts, io),
       notify: { env: io.env, onReport: printLook(io) },
     })
     await app.listen({ host, port })
   } catch (error) {
-    await app?.close()
+    if (app) await app.close()
+    else await replica?.close()
     await closeStores()
     throw new InputError(`cannot serve on ${host}:${port}: ${(error as Error).message}`)
   }
@@ -144,6 +160,31 @@ export async function serve(opts: ServeOptions, io: Io, hooks: ServeHooks = {}):
   await app.close()
   await closeStores()
   return { url, stoppedBy }
+}
+
+/**
+ * The replica beside the primary `store`. One look at it now, so that a wrong URL is said at start; a replica that
+ * cannot be reached does not stop the server (reads go to the primary until it answers).
+ */
+async function openReplica(store: Store, url: string, io: Io): Promise<ReadReplica> {
+  const [{ ReadReplica }, { openPostgresStore, resolvePostgresUrl }] = await Promise.all([
+    import('../../server/read-replica.js'),
+    import('../../store/postgres/postgres-store.js'),
+  ])
+  const location = resolvePostgresUrl(url).location
+  const replica = new ReadReplica({
+    primary: store as PostgresStore,
+    location,
+    // Its schema is the primary's, replayed: the open only checks it (a standby cannot migrate).
+    open: () => openPostgresStore(url, { readOnly: true, connectTimeoutMs: 3000 }),
+  })
+  const health = await replica.health()
+  io.stderr.write(
+    health.reachable
+      ? `flakewatch: reads from the replica ${location} (${health.lag_ms ?? '?'} ms behind)\n`
+      : `flakewatch: the replica ${location} is not used for now (${health.error}); reads go to the primary\n`,
+  )
+  return replica
 }
 
 /** Until SIGINT, SIGTERM or the hooks' abort signal. */

@@ -14,10 +14,13 @@ export function healthRoutes(app: FastifyInstance, ctx: ServerContext): void {
     }
     void reply.header('cache-control', 'no-store')
     const notifier = ctx.notifier?.()
+    // A replica that cannot be reached is reported, never a failed check: reads go to the primary meanwhile.
+    const replica = ctx.replica ? await ctx.replica.health() : undefined
     return {
       status: 'ok',
       store: ctx.store.kind,
       uploads: ctx.uploads.stats(),
+      ...(replica && { replica }),
       ...(notifier && {
         notifications: { runs_in: app.flakewatchAnalysis, looks: notifier.looks, last_look_at: notifier.lastLookAt },
       }),

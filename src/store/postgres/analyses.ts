@@ -34,6 +34,7 @@ export const POSTGRES_ANALYSES_SCHEMA = `
   );
   CREATE INDEX analyses_due ON analyses (valid_until);
   CREATE INDEX analyses_ahead ON analyses (valid_from);
+  CREATE INDEX analyses_first ON analyses (first_run_at);
   CREATE INDEX analyses_rank ON analyses (verdict, score DESC, flip_rate DESC);
   CREATE INDEX tests_file ON tests (suite, module);
   INSERT INTO analyses (test) SELECT id FROM tests;
@@ -60,6 +61,14 @@ const markFiles = (tests: string) => `
 export async function markRunsStalePg(db: PgQueryable, runKeys: readonly number[]): Promise<void> {
   if (runKeys.length === 0) return
   await db.query(markFiles('SELECT test FROM results WHERE run = ANY($1::integer[])'), [runKeys])
+}
+
+/**
+ * Marks stale the rows of every test whose first stored result is before `before`, and of their file-mates: what
+ * dropping the partitions of days before it takes results from. A row not analysed yet is stale already.
+ */
+export async function markStaleBeforePg(db: PgQueryable, before: number): Promise<void> {
+  await db.query(markFiles('SELECT test FROM analyses WHERE first_run_at < $1'), [before])
 }
 
 /** Marks stale the rows of these tests (by key) and of their file-mates, inside the caller's transaction. */

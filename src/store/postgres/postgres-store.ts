@@ -16,6 +16,8 @@ import { PostgresTestNameStore } from './test-names.js'
 import type { TestNameStore } from '../test-names.js'
 import type { TicketStore } from '../tickets.js'
 import { PgQuarantine } from './quarantine.js'
+import { PgPartitions } from './partitions.js'
+import { PgReplication } from './replication.js'
 import { PgRetention } from './retention.js'
 import { PgRules } from './rules.js'
 import { PgRuns } from './runs.js'
@@ -128,6 +130,7 @@ export class PostgresStore extends ComposedStore {
   private notificationStore: PostgresNotificationStore | null = null
   private ticketStore: PostgresTicketStore | null = null
   private nameStore: PostgresTestNameStore | null = null
+  private walPositions: PgReplication | null = null
 
   constructor(
     driver: PgDriver,
@@ -137,15 +140,16 @@ export class PostgresStore extends ComposedStore {
     readonly migrations: MigrationResultSet['results'] = [],
   ) {
     const conn = new PgConnection(driver, pool, location)
+    const partitions = new PgPartitions(conn)
     super({
-      ingest: new PgIngest(conn),
+      ingest: new PgIngest(conn, partitions),
       history: new PgHistory(conn),
       runs: new PgRuns(conn),
       quarantine: new PgQuarantine(conn),
       rules: new PgRules(conn),
       audit: new PgAudit(conn),
       heal: new PgHeal(conn),
-      retention: new PgRetention(conn),
+      retention: new PgRetention(conn, partitions),
       analyses: new PgAnalyses(conn),
     })
     this.conn = conn
@@ -179,6 +183,11 @@ export class PostgresStore extends ComposedStore {
         throw this.conn.wrap('test names', error)
       }
     }))
+  }
+
+  /** This server's WAL positions: where a primary writes, how far a standby has replayed (read replicas). */
+  replication(): PgReplication {
+    return (this.walPositions ??= new PgReplication(this.conn))
   }
 
   /** Runs a SQL statement and returns its rows; for tests, benchmarks and diagnostics only. */
