@@ -18,10 +18,9 @@ const WRAPPER = `
 const { spawn } = require('node:child_process')
 const { Socket } = require('node:net')
 const { constants } = require('node:os')
-const [argv, mode] = [JSON.parse(process.argv[1]), process.argv[2]]
-const saved = process.env.FLAKEWATCH_TIED_NODE_OPTIONS
-delete process.env.FLAKEWATCH_TIED_NODE_OPTIONS
-if (saved !== undefined) process.env.NODE_OPTIONS = saved
+const [argv, mode, nodeOptions] = process.argv.slice(1).map((a) => JSON.parse(a))
+if (nodeOptions === null) delete process.env.NODE_OPTIONS
+else process.env.NODE_OPTIONS = nodeOptions
 const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP']
 let finished = false
 const child = spawn(argv[0], argv.slice(1), { stdio: 'inherit' })
@@ -69,10 +68,10 @@ export function spawnTied(argv: string[], opts: { stdio: StdioOptions; env: Node
   const stdio = typeof opts.stdio === 'string' ? [opts.stdio, opts.stdio, opts.stdio] : [...opts.stdio]
   const group = !process.stdin.isTTY
   // The user's NODE_OPTIONS (a --require of their own) are the command's; the wrapper runs without them.
-  const env: NodeJS.ProcessEnv = { ...opts.env, NODE_OPTIONS: '', FLAKEWATCH_TIED_NODE_OPTIONS: opts.env.NODE_OPTIONS }
-  if (opts.env.NODE_OPTIONS === undefined) delete env.FLAKEWATCH_TIED_NODE_OPTIONS
+  const env: NodeJS.ProcessEnv = { ...opts.env, NODE_OPTIONS: '' }
+  const args = [argv, group ? 'group' : 'same', opts.env.NODE_OPTIONS ?? null].map((a) => JSON.stringify(a))
   // The fourth pipe is never written: it exists to be closed by the kernel when this process ends.
-  return spawn(process.execPath, ['-e', WRAPPER, JSON.stringify(argv), group ? 'group' : 'same'], {
+  return spawn(process.execPath, ['-e', WRAPPER, ...args], {
     stdio: [...stdio.slice(0, 3), 'pipe'],
     env,
     detached: group,

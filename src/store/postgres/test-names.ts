@@ -70,7 +70,7 @@ export class PostgresTestNameStore implements TestNameStore {
       const i = idOf(into)
       checkMergeable(from, into, f.suite, i.suite)
       const shared = await client.query<{ run_id: string }>(
-        `SELECT r.run_id FROM results a JOIN results b ON a.run = b.run JOIN runs r ON r.id = a.run
+        `SELECT r.run_id FROM results a JOIN results b ON a.run = b.run AND a.at = b.at JOIN runs r ON r.id = a.run
          WHERE a.test = $1 AND b.test = $2 LIMIT 1`,
         [f.id, i.id],
       )
