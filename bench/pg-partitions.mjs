@@ -43,6 +43,12 @@ const refs = Array.from({ length: TESTS }, (_, i) => {
   return { testId: `web::${module}::${name}`, suite: 'web', module, name, file: module }
 })
 
+/** A flaky test's attempts: a timeout, then a pass. */
+const RETRIED = [
+  ['failed', 80, 'Error: timeout'],
+  ['passed', 60, null],
+].map(([status, durationMs, message], retry) => ({ retry, status, durationMs, message, stack: null }))
+
 /** Report `k` of `runs`, started at `at`: ~1% failing with a pooled message, ~1% flaky on retry. */
 function report(k, at) {
   const results = refs.map((test, i) => {
@@ -57,12 +63,7 @@ function report(k, at) {
       errorType: fails ? 'AssertionError' : null,
       message: fails ? `Error: expected ${h % 30} to equal ${(h % 30) + 1}` : null,
       healingOccurred: false,
-      attempts: flaky
-        ? [
-            { retry: 0, status: 'failed', durationMs: 80, message: 'Error: timeout', stack: null },
-            { retry: 1, status: 'passed', durationMs: 60, message: null, stack: null },
-          ]
-        : [],
+      attempts: flaky ? RETRIED : [],
     }
   })
   const run = {
