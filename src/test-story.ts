@@ -32,7 +32,7 @@ export interface TestStory {
   verdictLabel: string
   /** What the runs did, final outcomes and retries together: "3 runs: 3 passed, 3 of them only on retry; 0 failed". */
   outcomes: string
-  /** The recommended action's word. */
+  /** The recommended action's word (`ACTION_LABEL`). */
   action: string
   /** How strongly: never above `low` when the action rests on a score its confidence does not support. */
   strength: Strength
@@ -49,11 +49,37 @@ export interface TestStory {
   failureModes: { title: string; note: string | null; unit: string }
 }
 
+/*
+ * The words people read, one per machine value, for every surface (the CLI's tables and `show`, the dashboard's
+ * chips and pages). JSON keeps the machine values (`insufficient_data`, `actively_flaky`, `stable`).
+ */
 export const VERDICT_LABEL: Record<TestAnalysisJson['verdict'], string> = {
   healthy: 'healthy',
   flaky: 'flaky',
   broken: 'broken',
   insufficient_data: 'too few runs',
+}
+
+/** The recommended action: `stable` is "nothing to do", which beside a class named stable read as a measure. */
+export const ACTION_LABEL: Record<TestAnalysisJson['recommendation']['action'], string> = {
+  stable: 'no action',
+  monitor: 'monitor',
+  investigate: 'investigate',
+  quarantine: 'quarantine',
+}
+
+export const PASS_RATE_CLASS_LABEL: Record<TestAnalysisJson['pass_rate_class'], string> = {
+  stable: 'stable',
+  intermittent: 'intermittent',
+  actively_flaky: 'actively flaky',
+  broken: 'broken',
+}
+
+export const FLIP_RATE_CLASS_LABEL: Record<TestAnalysisJson['flip_rate_class'], string> = {
+  stable: 'stable',
+  intermittent: 'intermittent',
+  flaky: 'flaky',
+  chronic: 'chronic',
 }
 
 /** Below this score confidence the score alone never makes a recommendation stronger than `low` (config default). */
@@ -123,7 +149,7 @@ export function testStory(a: StoryInput): TestStory {
     verdict: a.verdict,
     verdictLabel: VERDICT_LABEL[a.verdict],
     outcomes,
-    action: r.action,
+    action: ACTION_LABEL[r.action],
     strength,
     grounds,
     measuresNote,

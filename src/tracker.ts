@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { makeTestId, TEST_ID_SEPARATOR, type EnvFacets, type ResultStatus, type TestRef } from './model.js'
 import { DEFAULT_SUITE } from './pipeline/build-batch.js'
+import { IdentityReconciler } from './pipeline/reconcile-ids.js'
 import { toRunMeta } from './pipeline/run-context.js'
 import { openStore, type OpenStoreOptions } from './store/open.js'
 import type { Store } from './store/store.js'
@@ -52,7 +53,16 @@ export function parseTestId(testId: string): TestRef {
  * const runs = await tracker.getRuns('unit::cart::adds item')
  */
 export class TestTracker {
-  private constructor(readonly store: Store) {}
+  /**
+   * Matches a name to the test the store knows (as ingest does), so that a name under another reporter's
+   * convention records into, and reads, that test's history. What the store knows of a suite is read on its first
+   * use and kept up to date with the tests this tracker adds.
+   */
+  private readonly ids: IdentityReconciler
+
+  private constructor(readonly store: Store) {
+    this.ids = new IdentityReconciler(store)
+  }
 
   static async open(opts: OpenStoreOptions = {}): Promise<TestTracker> {
     return new TestTracker(await openStore(opts))
@@ -63,7 +73,10 @@ export class TestTracker {
   }
 
   async recordRun(testId: string, status: ResultStatus, opts: RecordRunOptions = {}): Promise<void> {
-    const test = parseTestId(testId)
+    const { refs, remember } = await this.ids.resolveTests([
+      { ref: parseTestId(testId), project: opts.environment?.project },
+    ])
+    const test = refs[0]!
     const at = (opts.at ?? new Date()).toISOString()
     const runId = opts.runId ?? `tracker-${randomUUID()}`
     await this.store.ingestReport({
@@ -92,11 +105,13 @@ export class TestTracker {
         },
       ],
     })
+    await remember()
   }
 
-  /** A test's runs, newest first. */
+  /** A test's runs, newest first; `testId` may be any name the test was recorded or reported under. */
   async getRuns(testId: string, limit = 100): Promise<TrackedRun[]> {
-    const history = await this.store.getTestHistory(parseTestId(testId).testId, { limit })
+    const { refs } = await this.ids.resolveTests([{ ref: parseTestId(testId) }])
+    const history = await this.store.getTestHistory(refs[0]!.testId, { limit })
     if (!history) return []
     return history.entries
       .map((e) => ({

@@ -2,6 +2,7 @@ import { isFailure, type Evidence, type HistoryEntry, type Verdict } from '../mo
 import { day, fixed2, plural, shortRev } from './format.js'
 import { earnedFix } from './earned-fix.js'
 import { hadFailure } from './had-failure.js'
+import { streakChance } from './streak-chance.js'
 import type { ResolvedAnalysisConfig } from './resolve-analysis-config.js'
 import type { ChangeHint } from './types.js'
 
@@ -21,9 +22,10 @@ const MAX_RUN_IDS = 10
 
 /**
  * One verdict per test, in this order:
- * 1. **broken**: the newest runs are a streak of at least `brokenMinConsecutive` failures that is too long for
- *    the failure rate of the `baselineRuns` runs before it (p_before^k < brokenAlpha, p_before smoothed upwards
- *    so that a flaky test's unlucky streak is not taken for a breakage), or the test has not passed at all.
+ * 1. **broken**: the newest runs are a streak of at least `brokenMinConsecutive` failures that is too improbable
+ *    for the test as it failed before ({@link streakChance} < brokenAlpha: its recent rate, and its rate under
+ *    the conditions and in the bursts its failures concentrated on, so that a flaky test's unlucky streak, a
+ *    time window or a new burst is not taken for a breakage), or the test has not passed at all.
  *    A regression is never called flaky, whatever its past.
  * 2. **healthy (fixed)**: the newest runs are a clean stretch (no failed attempt) that earns a fix
  *    ({@link earnedFix}): improbable at the test's old failure rate, taken conservatively, under every condition
@@ -58,12 +60,7 @@ export function decideVerdict(input: VerdictInput, cfg: ResolvedAnalysisConfig):
   while (trailingFails < n && isFailure(entries[n - 1 - trailingFails]!.status)) trailingFails++
   if (trailingFails >= v.brokenMinConsecutive) {
     const before = n - trailingFails
-    // The baseline is the recent past only: a test that became flaky lately must be judged by its new rate.
-    let failsInBaseline = 0
-    const baselineStart = Math.max(0, before - v.baselineRuns)
-    for (let i = baselineStart; i < before; i++) if (isFailure(entries[i]!.status)) failsInBaseline++
-    const pBefore = (failsInBaseline + 0.5) / (before - baselineStart + 1)
-    if (before === 0 || Math.pow(pBefore, trailingFails) < v.brokenAlpha) {
+    if (before === 0 || streakChance(entries, before, cfg) < v.brokenAlpha) {
       const start = entries[before]!
       const runIds = []
       for (let i = before; i < n && runIds.length < MAX_RUN_IDS; i++) runIds.push(entries[i]!.run.runId)

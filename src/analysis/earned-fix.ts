@@ -1,11 +1,10 @@
 import type { HistoryEntry } from '../model.js'
-import { failureAssociations } from './failure-associations.js'
+import { failureConditions } from './failure-conditions.js'
 import { plural } from './format.js'
 import { hadFailure } from './had-failure.js'
-import { numericFacetHints } from './numeric-facets.js'
 import { rateLowerBound } from './rate-bound.js'
 import type { ResolvedAnalysisConfig } from './resolve-analysis-config.js'
-import type { AssociationHint, FixRequirement, NumericFacetHint } from './types.js'
+import type { FixRequirement } from './types.js'
 
 /** Most failure conditions a fix must cover: the most significant ones, so that the evidence stays readable. */
 export const MAX_FIX_CONDITIONS = 3
@@ -33,11 +32,6 @@ export interface EarnedFix {
   missing: string
   /** A sentence with the bound and the evidence, for the verdict's reason and hint. */
   evidence: string
-}
-
-interface Condition {
-  where: string
-  applies: (e: HistoryEntry) => boolean
 }
 
 /**
@@ -72,7 +66,7 @@ export function earnedFix(entries: readonly HistoryEntry[], beforeFix: number, c
   const gapRuns = Math.ceil(v.fixedGapFactor * longestGap)
   const terms: FixTerm[] = [term(null, beforeFix, troubled, clean, cfg)]
   const before = entries.slice(0, beforeFix)
-  for (const c of conditions(before, troubled, cfg)) {
+  for (const c of failureConditions(before, troubled, cfg).slice(0, MAX_FIX_CONDITIONS)) {
     let runs = 0
     let failures = 0
     for (const e of before) {
@@ -149,50 +143,6 @@ function evidenceText(terms: readonly FixTerm[], cfg: ResolvedAnalysisConfig): s
     return `${rate}: ${stretch} in a row, in any of its ${t.failures + 1} clean stretches, happen by chance with probability ${chanceText(t.chance)}`
   })
   return `${texts.join('; ')} (a fix needs ≤ ${v.fixedAlpha})`
-}
-
-/** The conditions the failures before the stretch concentrated on, most significant first. */
-function conditions(before: readonly HistoryEntry[], troubled: number, cfg: ResolvedAnalysisConfig): Condition[] {
-  if (troubled < cfg.hints.minFailures) return []
-  const numeric = numericFacetHints(before, cfg.hints)
-  const thresholded = new Set(numeric.map((h) => h.facet))
-  const hints: (AssociationHint | NumericFacetHint)[] = [
-    ...numeric,
-    ...failureAssociations(before, cfg.hints).filter((a) => !thresholded.has(a.facet)),
-  ]
-  hints.sort((a, b) => a.pValue - b.pValue)
-  return hints.slice(0, MAX_FIX_CONDITIONS).map(condition)
-}
-
-function condition(h: AssociationHint | NumericFacetHint): Condition {
-  if (h.kind === 'numeric_facet') {
-    const key = h.facet.slice(4)
-    const ge = h.direction === '>='
-    return {
-      where: `with ${key} ${ge ? '≥' : '≤'} ${h.threshold}`,
-      applies: (e) => {
-        const raw = e.run.env[key]
-        if (raw === undefined) return false
-        const x = Number(raw)
-        return ge ? x >= h.threshold : x <= h.threshold
-      },
-    }
-  }
-  if (h.kind === 'time_of_day') {
-    const { fromHour, hours } = h
-    return {
-      where: h.value,
-      applies: (e) => (hourOfDay(e.run.at) - (fromHour ?? 0) + 24) % 24 < (hours ?? 24),
-    }
-  }
-  if (h.facet === 'runner') return { where: `on runner ${h.value}`, applies: (e) => e.run.runnerId === h.value }
-  const key = h.facet.slice(4)
-  return { where: `with ${key}=${h.value}`, applies: (e) => e.run.env[key] === h.value }
-}
-
-/** The UTC hour of an epoch-ms time, 0–23. */
-export function hourOfDay(at: number): number {
-  return Math.floor((((at % 86_400_000) + 86_400_000) % 86_400_000) / 3_600_000)
 }
 
 function pct(x: number): string {

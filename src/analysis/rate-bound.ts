@@ -20,3 +20,13 @@ export function rateLowerBound(k: number, n: number, confidence: number): number
   }
   return lo
 }
+
+/**
+ * The one-sided Clopper–Pearson upper confidence bound: a rate at most this high is what the data support with
+ * that confidence. The lower bound of the other outcome, turned round.
+ * @example rateUpperBound(1, 20, 0.9) // ≈ 0.181
+ */
+export function rateUpperBound(k: number, n: number, confidence: number): number {
+  if (n <= 0) return 1
+  return 1 - rateLowerBound(n - k, n, confidence)
+}

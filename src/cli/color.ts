@@ -1,4 +1,8 @@
 import type { VerdictKind } from '../model.js'
+import { VERDICT_LABEL } from '../test-story.js'
+
+/** A verdict from its machine value or its human word: tables show the word. */
+const VERDICT_OF_LABEL = new Map(Object.entries(VERDICT_LABEL).map(([kind, label]) => [label, kind]))
 
 /** The streams and environment colour is decided from (the command's `Io`). */
 export interface ColorTarget {
@@ -74,6 +78,6 @@ export function paintStrip(paint: Painter, strip: string): string {
 
 /** A verdict word in its colour (any other text is left as it is). */
 export function paintVerdict(paint: Painter, text: string): string {
-  const style = VERDICT_STYLE[text as VerdictKind]
+  const style = VERDICT_STYLE[(VERDICT_OF_LABEL.get(text) ?? text) as VerdictKind]
   return style ? paint(style, text) : text
 }

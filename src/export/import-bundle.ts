@@ -4,6 +4,7 @@ import { InputError } from '../errors.js'
 import type { EnvFacets, Result, RunMeta, RunStatus, TestRef } from '../model.js'
 import type { ReportBatch, Store } from '../store/store.js'
 import { bundleSchemaErrors } from './bundle-schema.js'
+import { resolveTests } from '../pipeline/reconcile-ids.js'
 import { resolveBundleExport } from './write-bundle.js'
 import {
   BUNDLE_SCHEMA_VERSION,
@@ -149,7 +150,13 @@ export function runMetaFromBundle(r: BundleRun, contextKeys: readonly string[]):
 }
 
 function testRefFromBundle(t: BundleTest): TestRef {
-  return { testId: t.test_id, suite: t.suite ?? '', module: t.module ?? '', name: t.name, file: null }
+  const ref: TestRef = { testId: t.test_id, suite: t.suite ?? '', module: t.module ?? '', name: t.name, file: null }
+  return t.module_is_label === true ? { ...ref, moduleIsLabel: true } : ref
+}
+
+/** A test's fields as a bundle names them, from the ref it is stored under. */
+function bundleRefOf(ref: TestRef): Pick<BundleTest, 'test_id' | 'suite' | 'module' | 'name'> {
+  return { test_id: ref.testId, suite: ref.suite, module: ref.module, name: ref.name }
 }
 
 function contextValues(source: Record<string, unknown>, keys: readonly string[]): Record<string, string | null> {
@@ -271,12 +278,20 @@ export async function importBundleBytes(
     if (summary.contextMismatches++ < MAX_EXAMPLES) summary.mismatchExamples.push(m)
   }
   const skipRuns = opts.skipRuns
-  for (const batch of bundleBatches(bundle, { file, contentHash, contextKeys, onMismatch, skipRuns })) {
+  // The bundle's tests under the ids this store knows them by (a bundle from another reporter or another
+  // flakewatch names them its own way), matched once for the whole bundle as at ingest.
+  const { refs, remember } = await resolveTests(
+    store,
+    bundle.tests.map((t) => ({ ref: testRefFromBundle(t) })),
+  )
+  const known = { ...bundle, tests: bundle.tests.map((t, i) => ({ ...t, ...bundleRefOf(refs[i]!) })) }
+  for (const batch of bundleBatches(known, { file, contentHash, contextKeys, onMismatch, skipRuns })) {
     for (const o of await store.ingestReport(batch, { replace: opts.replace })) {
       if (o.outcome === 'duplicate') summary.duplicateRuns.push(o.runId)
       else summary.runs++
       summary.results += o.results
     }
   }
+  await remember()
   return summary
 }

@@ -172,12 +172,17 @@ export async function* bundleChunks(
   buf += '],"tests":['
 
   const toTest = createBundleTest({ contextKeys: r.contextKeys, runIds, classify, owners: opts.owners })
+  // Tests whose module is only a label (jest-junit's defaults): said in the bundle, so that an import can match
+  // them to the same test named with its file (an extension field; GitLabViz ignores it).
+  const names = await store.testNames().listNames(r.suite === undefined ? {} : { suite: r.suite })
+  const labels = new Set(names.filter((n) => n.moduleIsLabel && n.nameId === n.testId).map((n) => n.testId))
   let first = true
   if (runs.length > 0) {
     // runs[] is already written: `runIds` keeps out any run stored since, so every reference resolves.
     for await (const history of store.scanHistory({ suite: r.suite, since, until: r.now })) {
       const test = toTest(history)
       if (test === null) continue
+      if (labels.has(test.test_id)) test.module_is_label = true
       buf += (first ? '' : ',') + JSON.stringify(test)
       first = false
       summary.tests++

@@ -5,7 +5,7 @@ import { splitFailure } from './failure-text.js'
 import { rspecFile } from './ci-path.js'
 import { stripAnsi } from './strip-ansi.js'
 import { applyRunProperty } from './run-properties.js'
-import { isTrustedDuration, parseTimestamp, secondsToMs } from './timestamps.js'
+import { isoTime, isTrustedDuration, parseTimestamp, secondsToMs } from './timestamps.js'
 import { ReportLimitError } from '../errors.js'
 import { resolveIngestLimits, type IngestLimits } from '../limits.js'
 import { CASE_CHUNK, collectReport } from './collect.js'
@@ -193,7 +193,7 @@ async function* junitCases(
   const noteStart = (ms: number) => {
     if (earliest !== null && ms >= earliest) return
     earliest = ms
-    meta.startedAt = new Date(ms).toISOString()
+    meta.startedAt = isoTime(ms)
   }
 
   const steps = xmlSteps(source, (ctx) => {
@@ -370,7 +370,7 @@ async function* junitCases(
   }
   if (cases.length > 0) yield cases
 
-  if (latestEnd !== null) meta.finishedAt = new Date(latestEnd).toISOString()
+  if (latestEnd !== null) meta.finishedAt = isoTime(latestEnd)
   meta.durationMs = rootTime ?? (earliest !== null && latestEnd !== null ? Math.round(latestEnd - earliest) : null)
 }
 

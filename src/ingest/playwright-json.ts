@@ -5,7 +5,7 @@ import { readJson } from './read-json.js'
 import { withPositions } from './execution-order.js'
 import { applyRunProperty } from './run-properties.js'
 import { stripAnsi } from './strip-ansi.js'
-import { parseTimestamp } from './timestamps.js'
+import { isoTime, parseTimestamp } from './timestamps.js'
 import type { ParsedCase, ParsedReport, ReportRunMeta, ReportSource } from './types.js'
 
 /**
@@ -157,7 +157,7 @@ export async function parsePlaywrightJson(source: ReportSource): Promise<ParsedR
   if (startedAt) meta.startedAt = startedAt
   if (typeof duration === 'number') {
     meta.durationMs = Math.round(duration)
-    if (startedAt) meta.finishedAt = new Date(Date.parse(startedAt) + Math.round(duration)).toISOString()
+    if (startedAt) meta.finishedAt = isoTime(Date.parse(startedAt) + Math.round(duration))
   }
   for (const [key, value] of Object.entries(report.config?.metadata ?? {})) {
     if (typeof value === 'string') applyRunProperty(meta, key, value)

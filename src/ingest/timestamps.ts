@@ -5,6 +5,9 @@ import type { ParsedCase, ParsedStream } from './types.js'
 /** Before this, a timestamp is a placeholder (gotestsum writes `0001-01-01T00:00:00Z`), not a real start time. */
 const EARLIEST = Date.UTC(1980, 0, 1)
 
+/** The last instant a JavaScript Date can hold (year 275760); an epoch number past it is not a date. */
+const LATEST_DATE_MS = 8.64e15
+
 /** ISO 8601 date-time without a zone designator: JUnit writers (Gradle, jest-junit, Surefire) mean UTC. */
 const ZONELESS_ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/
 
@@ -24,11 +27,19 @@ export function parseTimestamp(value: string | number | null | undefined): strin
     const text = value.trim()
     ms = Date.parse(ZONELESS_ISO.test(text) ? `${text}Z` : text)
   }
-  if (!Number.isFinite(ms) || ms < EARLIEST) {
-    dropped.getStore()?.note(String(value), Number.isFinite(ms) ? 'placeholder' : 'unparsable')
+  if (!Number.isFinite(ms) || ms < EARLIEST || ms > LATEST_DATE_MS) {
+    dropped.getStore()?.note(String(value), Number.isFinite(ms) && ms < EARLIEST ? 'placeholder' : 'unparsable')
     return null
   }
   return new Date(ms).toISOString()
+}
+
+/**
+ * An instant as ISO 8601, or null when it is past what a Date can hold (a start near that edge plus a duration).
+ * @example isoTime(Date.UTC(2026, 0, 1)) // '2026-01-01T00:00:00.000Z'
+ */
+export function isoTime(ms: number): string | null {
+  return Number.isFinite(ms) && Math.abs(ms) <= LATEST_DATE_MS ? new Date(ms).toISOString() : null
 }
 
 /** The timestamps one report's parser ignored, counted by why, each kind with its first value. */

@@ -16,7 +16,7 @@ import { describeCases, prepareRecording } from '../reporters/build-cases.js'
 import type { QuarantineReporterOptions, ResolvedReporterOptions } from '../reporters/options.js'
 import { reporterOptions } from '../reporters/options.js'
 import { playwrightReport, PLAYWRIGHT_SOURCE, type PlaywrightTestRecord } from '../reporters/playwright-cases.js'
-import { decideQuarantine, formatForgiven, loadQuarantines, resultsWithScopes } from '../reporters/quarantine.js'
+import { decideQuarantine, formatForgiven, loadQuarantines } from '../reporters/quarantine.js'
 import { errorMessage, processIo, say, writeRecording, type ReporterIo } from '../reporters/writer.js'
 
 export type { QuarantineReporterOptions as PlaywrightReporterOptions } from '../reporters/options.js'
@@ -135,12 +135,12 @@ export default class FlakewatchPlaywrightReporter implements Reporter {
     await writeRecording(recording, options.target, this.io, { name: 'playwright', version: this.config?.version })
     if (!options.quarantine || result.status === 'passed') return undefined
 
-    const loaded = await loadQuarantines(options.quarantine, options.db, this.io.env)
+    const loaded = await loadQuarantines(options.quarantine, options.db, this.io.env, recording.batch.runs)
     if ('error' in loaded) {
       say(this.io, `could not read quarantines, so none apply: ${loaded.error}`)
       return undefined
     }
-    const { results, runOf } = resultsWithScopes(recording.batch.runs)
+    const { results, runOf } = loaded
     const decision = decideQuarantine({
       status: result.status,
       incomplete,

@@ -1,31 +1,71 @@
 import type { Result } from '../model.js'
+import { idsAsIdentitySource, resolveTests, type IdentitySource } from '../pipeline/reconcile-ids.js'
 import { readQuarantineFile, type QuarantineSet } from '../quarantine/file.js'
 import { createForgiver, gate, type QuarantinedEntry, type RunScope } from '../quarantine/gate.js'
 import { openStore } from '../store/open.js'
 import type { QuarantineRecord, QuarantineRule, RunBatch } from '../store/store.js'
 import { errorMessage } from './writer.js'
 
+/** The quarantines in force for a run, and the run's results with the ids they know the tests by. */
+export interface LoadedQuarantines extends QuarantineSet {
+  /** Copies of the recorded results whose tests' ids are reconciled (see {@link withKnownIds}). */
+  results: Result[]
+  runOf: (r: Result) => RunScope
+}
+
 /**
  * The quarantines in force for a run: from the reviewable file when one is named, else from the store. Never
- * throws: when they cannot be read, nothing is forgiven.
- * @example await loadQuarantines({ file: null }, '.flakewatch.db', process.env)
+ * throws: when they cannot be read, nothing is forgiven. The run's results come back with the ids the source
+ * knows their tests by, so that a quarantine set on a test reported under another convention (jest-junit's
+ * defaults, a Playwright project prefix) still applies.
+ * @example await loadQuarantines({ file: null }, '.flakewatch.db', process.env, recording.batch.runs)
  */
 export async function loadQuarantines(
   source: { file: string | null },
   db: string,
   env: Record<string, string | undefined>,
-): Promise<QuarantineSet | { error: string }> {
+  runs: RunBatch[],
+): Promise<LoadedQuarantines | { error: string }> {
   try {
-    if (source.file) return readQuarantineFile(source.file)
+    if (source.file) {
+      const set = readQuarantineFile(source.file)
+      const ids = idsAsIdentitySource(set.records.map((r) => r.testId))
+      return { ...set, ...(await withKnownIds(ids, runs)) }
+    }
     const store = await openStore({ db, env })
     try {
-      return { records: await store.listQuarantines(), rules: await store.listQuarantineRules() }
+      const records = await store.listQuarantines()
+      const rules = await store.listQuarantineRules()
+      const known = records.length > 0 || rules.length > 0 ? await withKnownIds(store, runs) : resultsWithScopes(runs)
+      return { records, rules, ...known }
     } finally {
       await store.close().catch(() => undefined)
     }
   } catch (error) {
     return { error: errorMessage(error) }
   }
+}
+
+/**
+ * The runs' results, each a copy whose test has the id `source` knows it by (the recording itself is left as the
+ * reporter wrote it), with the run of each.
+ */
+export async function withKnownIds(
+  source: IdentitySource,
+  runs: RunBatch[],
+): Promise<{ results: Result[]; runOf: (r: Result) => RunScope }> {
+  const plain = resultsWithScopes(runs)
+  const project = (r: Result) => plain.runOf(r).env.project
+  const { refs } = await resolveTests(
+    source,
+    plain.results.map((r) => ({ ref: r.test, project: project(r) })),
+  )
+  const scopes = new Map<Result, RunScope>()
+  plain.results.forEach((r, i) => {
+    const ref = refs[i]!
+    scopes.set(ref.testId === r.test.testId ? r : { ...r, test: ref }, plain.runOf(r))
+  })
+  return { results: [...scopes.keys()], runOf: (r) => scopes.get(r) ?? { branch: null, env: {} } }
 }
 
 export interface QuarantineInput {
@@ -117,12 +157,12 @@ export async function enforceQuarantine(
   const none: QuarantineDecision = { pass: false, forgiven: [], note: null }
   if (!options.quarantine || input.status === 'passed') return none
   const say = (line: string) => void io.stderr.write(`flakewatch: ${line}\n`)
-  const loaded = await loadQuarantines(options.quarantine, options.db, io.env)
+  const loaded = await loadQuarantines(options.quarantine, options.db, io.env, input.runs)
   if ('error' in loaded) {
     say(`could not read quarantines, so none apply: ${loaded.error}`)
     return none
   }
-  const { results, runOf } = resultsWithScopes(input.runs)
+  const { results, runOf } = loaded
   const decision = decideQuarantine({ ...input, results, runOf, quarantines: loaded.records, rules: loaded.rules })
   if (decision.note) say(decision.note)
   if (decision.pass) {

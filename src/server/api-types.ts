@@ -341,6 +341,62 @@ export interface TrendsResponse {
   days: TrendDay[]
 }
 
+/** What flaky tests cost, as every impact figure carries it (docs/impact.md defines each). */
+export interface ImpactCostJson {
+  time_lost_ms: number
+  failures: number
+  failed_attempts: number
+  passes_on_retry: number
+}
+
+export interface ImpactWeekJson extends ImpactCostJson {
+  /** The UTC Monday that begins the week, `YYYY-MM-DD`. */
+  week: string
+  runs: number
+  flaky_tests: number
+  broken_tests: number
+}
+
+export interface ImpactGroupCounts {
+  tests: number
+  /** Tests whose verdict is flaky now. */
+  flaky: number
+  broken: number
+}
+
+export interface ImpactOwnerJson extends ImpactCostJson, ImpactGroupCounts {
+  /** Null for the tests that no CODEOWNERS rule owns. */
+  owner: string | null
+}
+
+export interface ImpactSuiteJson extends ImpactCostJson, ImpactGroupCounts {
+  suite: string
+}
+
+export interface ImpactTestJson extends ImpactCostJson {
+  test_id: string
+  name: string
+  suite: string
+  owners: string[]
+  runs: number
+}
+
+/** `GET /impact`: CI time lost and failures caused by flaky tests, per week, owner, suite and test. */
+export interface ImpactResponse {
+  generated_at: string
+  definition: { time_lost: string; failures: string; flaky_tests: string; broken_tests: string }
+  totals: ImpactCostJson & ImpactGroupCounts & { runs: number }
+  weeks: ImpactWeekJson[]
+  /** Most CI time lost first, at most 100; `owners_total` counts them all. */
+  owners: ImpactOwnerJson[]
+  owners_total: number
+  suites: ImpactSuiteJson[]
+  suites_total: number
+  /** The most costly flaky tests, at most `limit`; `costly_tests` counts every flaky test that cost anything. */
+  tests: ImpactTestJson[]
+  costly_tests: number
+}
+
 export interface KioskBroken {
   test_id: string
   name: string

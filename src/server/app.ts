@@ -15,6 +15,7 @@ import { answerClientError, SECURITY_HEADERS } from './security-headers.js'
 import { bundleRoutes } from './routes/bundle.js'
 import { healthRoutes } from './routes/health.js'
 import { heatmapRoutes } from './routes/heatmap.js'
+import { impactRoutes } from './routes/impact.js'
 import { kioskRoutes } from './routes/kiosk.js'
 import { mcpRoutes } from './routes/mcp.js'
 import { leaderboardRoutes } from './routes/leaderboard.js'
@@ -26,6 +27,7 @@ import { runRoutes } from './routes/runs.js'
 import { testRoutes } from './routes/tests.js'
 import { trendRoutes } from './routes/trends.js'
 import type { LookReport, LookRequest } from '../notify/look.js'
+import { startMaintenance } from './maintenance.js'
 import { startNotifier, type Notifier } from './notifier.js'
 import { AnalysisStoppedError, createSnapshotBuilder } from './snapshot-builder.js'
 import { createSnapshotCache, type SnapshotCacheOptions } from './snapshot-cache.js'
@@ -138,6 +140,14 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
     worker: deps.uploadWorkers,
   })
   const notifier = startAppNotifier(deps, (request) => builder.look(request))
+  const maintenance = startMaintenance({
+    store,
+    now,
+    onReport: (o) => {
+      if (o.failed) app.log.warn({ days: o.failed, error: o.error }, 'store maintenance left days for the next try')
+    },
+  })
+  app.addHook('onClose', () => maintenance.stop())
   // A look in flight uses the builder's worker: it ends first.
   app.addHook('onClose', async () => {
     await notifier?.stop()
@@ -220,6 +230,7 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
       leaderboardRoutes(api, ctx)
       heatmapRoutes(api, ctx)
       trendRoutes(api, ctx)
+      impactRoutes(api, ctx)
       kioskRoutes(api, ctx)
       runRoutes(api, ctx)
       testRoutes(api, ctx)

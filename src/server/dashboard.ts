@@ -6,7 +6,17 @@ import type { FastifyInstance } from 'fastify'
 import { HttpError } from './http-error.js'
 
 /** The dashboard's client-side routes: each serves index.html and the app draws the page. */
-export const SPA_ROUTES = ['/', '/heatmap', '/trends', '/quarantine', '/kiosk', '/overview', '/settings', '/tests/*']
+export const SPA_ROUTES = [
+  '/',
+  '/heatmap',
+  '/trends',
+  '/impact',
+  '/quarantine',
+  '/kiosk',
+  '/overview',
+  '/settings',
+  '/tests/*',
+]
 
 /**
  * Where the built dashboard is: `dist/web` beside the compiled server, or the repository's `dist/web` when the

@@ -9,6 +9,7 @@ import {
   type ResolvedAnalysisConfig,
   type TestAnalysisJson,
 } from '../analysis/index.js'
+import { periodSignals } from '../analysis/period-signals.js'
 import {
   isFailure,
   type HistoryEntry,
@@ -176,52 +177,6 @@ interface DayCount {
   runs: number
 }
 
-/**
- * The trend signals, one test at a time. A test counts as **flaky** on a UTC day when, in that day's countable
- * results (not skipped, not in an infrastructure-failure run), it passed only on retry, or it both passed and
- * failed on one revision: the two proofs the verdict also treats as proven flakiness. It counts as **broken** on a
- * day without any pass whose results end a streak of at least `verdict.brokenMinConsecutive` failures in a row.
- */
-function countDays(entries: HistoryEntry[], excluded: Set<string>, brokenMin: number): number[] {
-  const share: number[] = []
-  let day = -1
-  let passed = false
-  let retry = false
-  let mixed = false
-  let streak = 0
-  let revisions: Map<string, number> | null = null
-  const close = () => {
-    if (day < 0) return
-    const flaky = retry || mixed
-    share.push(day, flaky ? 1 : 0, !flaky && !passed && streak >= brokenMin ? 1 : 0)
-  }
-  for (const e of entries) {
-    if (e.status === 'skipped' || excluded.has(e.run.runId)) continue
-    const d = Math.floor(e.run.at / DAY_MS)
-    if (d !== day) {
-      close()
-      day = d
-      passed = retry = mixed = false
-      revisions = null
-    }
-    const failed = isFailure(e.status)
-    if (failed) streak++
-    else {
-      streak = 0
-      passed = true
-      if (e.flakyOnRetry) retry = true
-    }
-    if (e.run.revision !== null && !mixed) {
-      revisions ??= new Map()
-      const bits = (revisions.get(e.run.revision) ?? 0) | (failed ? 2 : 1)
-      revisions.set(e.run.revision, bits)
-      if (bits === 3) mixed = true
-    }
-  }
-  close()
-  return share
-}
-
 /** Adds (`sign` 1) or takes out (`sign` -1) one test's share of the trends. */
 function addDays(days: Map<number, DayCount>, share: number[], sign: 1 | -1): void {
   for (let i = 0; i < share.length; i += 3) {
@@ -365,7 +320,7 @@ function snapshotTestOf(
     streak,
     streakSince,
     lastFailure: lastFailure > -Infinity ? lastFailure : null,
-    days: countDays(entries, excludedRuns, cfg.verdict.brokenMinConsecutive),
+    days: periodSignals(entries, excludedRuns, cfg.verdict.brokenMinConsecutive, (at) => Math.floor(at / DAY_MS)),
   }
 }
 

@@ -14,6 +14,7 @@ import type {
   HistoryFilter,
   HistoryStore,
   IngestOptions,
+  MaintenanceOutcome,
   QuarantineRecord,
   QuarantineRule,
   QuarantineStore,
@@ -199,5 +200,9 @@ export abstract class ComposedStore implements Store {
 
   prune(before: number, opts?: { batchSize?: number }): Promise<{ runs: number; results: number }> {
     return this.parts.retention.prune(before, opts)
+  }
+
+  maintain(now: number): Promise<MaintenanceOutcome> {
+    return this.parts.retention.maintain(now)
   }
 }

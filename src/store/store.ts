@@ -332,6 +332,24 @@ export interface RetentionStore {
    * concurrent writers are not blocked for long. Quarantines, audit lines, fingerprints and heals are kept.
    */
   prune(before: number, opts?: { batchSize?: number }): Promise<{ runs: number; results: number }>
+  /**
+   * Upkeep that keeps retention cheap, run by `serve` daily and after `prune`: on PostgreSQL, the time partitions
+   * of the days ahead are made and rows waiting in the default partition move into days of their own
+   * (docs/scaling.md). SQLite has nothing to do.
+   */
+  maintain(now: number): Promise<MaintenanceOutcome>
+}
+
+/** What one maintenance did. */
+export interface MaintenanceOutcome {
+  /** Days given partitions of their own. */
+  days: number
+  /** Rows moved out of the default partition into them. */
+  moved: number
+  /** Days that could not be made this time (another transaction held a lock, or the role may not create tables). */
+  failed: number
+  /** The first failure's reason. */
+  error: string | null
 }
 
 /**

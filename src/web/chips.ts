@@ -1,14 +1,7 @@
 import type { LeaderboardRow } from '../server/api-types.js'
-import { VERDICT_LABEL } from '../test-story.js'
+import { PASS_RATE_CLASS_LABEL, VERDICT_LABEL } from '../test-story.js'
 import { h } from './dom.js'
 import './chips.css'
-
-const CLASS_LABEL: Record<LeaderboardRow['pass_rate_class'], string> = {
-  stable: 'stable',
-  intermittent: 'intermittent',
-  actively_flaky: 'actively flaky',
-  broken: 'broken',
-}
 
 const EVIDENCE_LABEL: Record<string, string> = {
   same_revision_pass_and_fail: 'pass + fail, same revision',
@@ -22,7 +15,7 @@ const EVIDENCE_LABEL: Record<string, string> = {
 
 /** GitLabViz's pass-rate class. */
 export const classChip = (c: LeaderboardRow['pass_rate_class']) =>
-  h('span', { class: `chip class-${c}` }, CLASS_LABEL[c])
+  h('span', { class: `chip class-${c}` }, PASS_RATE_CLASS_LABEL[c])
 
 /** flakewatch's verdict. */
 export const verdictChip = (v: LeaderboardRow['verdict']) => h('span', { class: `chip verdict-${v}` }, VERDICT_LABEL[v])

@@ -112,7 +112,7 @@ function table(d: LeaderboardResponse): Node[] {
       { class: 'panel table-wrap' },
       h(
         'table',
-        { class: 'data leaderboard' },
+        { class: 'data leaderboard stack' },
         h('thead', null, header()),
         h(
           'tbody',

@@ -2,6 +2,7 @@ import { h } from './dom.js'
 import { loadFacets } from './filters.js'
 import { ago } from './format.js'
 import { heatmapPage } from './heatmap.js'
+import { impactPage } from './impact.js'
 import { kioskPage } from './kiosk.js'
 import { leaderboardPage } from './leaderboard.js'
 import { navigate } from './nav.js'
@@ -27,6 +28,7 @@ const NAV = [
   { path: '/', label: 'Leaderboard' },
   { path: '/heatmap', label: 'Heatmap' },
   { path: '/trends', label: 'Trends' },
+  { path: '/impact', label: 'Impact' },
   { path: '/quarantine', label: 'Quarantine' },
   { path: '/kiosk', label: 'Kiosk' },
   { path: '/settings', label: 'Settings' },
@@ -44,6 +46,8 @@ function route(pathname: string): Route {
       return { page: heatmapPage, title: 'Heatmap', nav: '/heatmap', chrome: true }
     case '/trends':
       return { page: trendsPage, title: 'Trends', nav: '/trends', chrome: true }
+    case '/impact':
+      return { page: impactPage, title: 'Impact', nav: '/impact', chrome: true }
     case '/quarantine':
       return { page: quarantinePage, title: 'Quarantine', nav: '/quarantine', chrome: true }
     case '/kiosk':

@@ -26,7 +26,7 @@ export function loadProjects(): Promise<ProjectsState> {
 }
 
 /** Pages that exist in every project; any other (a test's page) switches to the leaderboard. */
-const SHARED_PAGES = new Set(['/', '/heatmap', '/trends', '/quarantine', '/overview'])
+const SHARED_PAGES = new Set(['/', '/heatmap', '/trends', '/impact', '/quarantine', '/overview'])
 
 /**
  * The project switcher: a select when the token reaches several projects, the project's key when it reaches one,

@@ -5,7 +5,7 @@ import type {
   TestAnalysisJson,
   TestDetailResponse,
 } from '../server/api-types.js'
-import { testStory, type TestStory } from '../test-story.js'
+import { FLIP_RATE_CLASS_LABEL, PASS_RATE_CLASS_LABEL, testStory, type TestStory } from '../test-story.js'
 import { get } from './api.js'
 import { classChip, evidenceTag, quarantineBadge, statusChip, verdictChip } from './chips.js'
 import { extLink, h, replace, type Child } from './dom.js'
@@ -165,7 +165,7 @@ function verdictPanel(a: TestAnalysisJson, story: TestStory): Node {
     h(
       'p',
       { class: 'muted measures' },
-      `pass rate ${pct(a.pass_rate)} (class ${a.pass_rate_class.replace('_', ' ')}) · flip-rate class ${a.flip_rate_class}`,
+      `pass rate ${pct(a.pass_rate)} (pass-rate class ${PASS_RATE_CLASS_LABEL[a.pass_rate_class]}) · flip-rate class ${FLIP_RATE_CLASS_LABEL[a.flip_rate_class]}`,
       story.measuresNote ? ` — ${story.measuresNote}` : '',
     ),
     a.evidence.length

@@ -194,6 +194,9 @@ export interface ReplayCounts {
   releasedAt: number | null
   /** Why it was released, each time. */
   reasons: string[]
+  /** Verdict changes between consecutive runs of the replay, and the verdicts it went through (`flaky>broken>…`). */
+  verdictChanges: number
+  verdicts: string[]
 }
 
 /**
@@ -209,14 +212,20 @@ export function replayCi(opts: CiSuiteOptions, step = 1): { tests: CiTest[]; cou
     released: 0,
     releasedAt: null,
     reasons: [],
+    verdictChanges: 0,
+    verdicts: [],
   }))
   const index = new Map(suite.tests.map((t, i) => [t.history.test.testId, i]))
   let records: QuarantineRecord[] = []
   for (let k = cfg.scoring.minRunsForScoring; k <= suite.runs.length; k += step) {
     const now = suite.runs[k - 1]!.at + 60_000
-    const tests = suite.tests.map((t) =>
-      policyTest(analyzeTest({ test: t.history.test, entries: t.history.entries.slice(0, k) }, cfg, { now })),
-    )
+    const tests = suite.tests.map((t, i) => {
+      const a = analyzeTest({ test: t.history.test, entries: t.history.entries.slice(0, k) }, cfg, { now })
+      const c = counts[i]!
+      if (c.verdicts.length > 0 && c.verdicts.at(-1) !== a.verdict) c.verdictChanges++
+      if (c.verdicts.at(-1) !== a.verdict) c.verdicts.push(a.verdict)
+      return policyTest(a)
+    })
     const d = decideQuarantine(tests, records, policy, now)
     const out = new Set([...d.release, ...d.expire].map((r) => r.testId))
     records = records.filter((r) => !out.has(r.testId))

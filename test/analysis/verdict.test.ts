@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { analyzeTest, infraRunIds, resolveAnalysisConfig } from '../../src/analysis/index.js'
-import { DAY, history } from './builders.js'
+import { DAY, HOUR, history } from './builders.js'
 
 const cfg = resolveAnalysisConfig()
 
@@ -77,6 +77,58 @@ describe('verdict: broken is never called flaky', () => {
     const h = history().seq('.F.FF..F.F.FF.F..F.FFF')
     const a = analyzeTest(h.build(), cfg, { now: h.now })
     expect(a.verdict).toBe('flaky')
+  })
+})
+
+describe('verdict: a streak inside a time window or a burst is not a breakage', () => {
+  /** Hourly runs for 12 days: inside 10:00–14:00 it fails about two runs in three, outside never. */
+  function windowTest() {
+    const h = history('unit::report.test.ts::renders', HOUR)
+    const patterns = ['FFF.', '.F.F', 'F.FF']
+    for (let i = 0; i < 12 * 24; i++) {
+      const hour = i % 24
+      const inWindow = hour >= 10 && hour < 14
+      if (inWindow && patterns[Math.floor(i / 24) % 3]![hour - 10] === 'F') h.fail()
+      else h.pass()
+    }
+    return h
+  }
+
+  it('keeps a time-window flake flaky through four failures in a row inside its window', () => {
+    // Day 13, 10:00–13:00: four failures in a row, after a clean night. The 20 runs before were clean, so the
+    // recent rate alone (0.024^4) called it broken; inside the window the test fails 2 of 3 times.
+    const h = windowTest().seq('.'.repeat(10) + 'FFFF')
+    const a = analyzeTest(h.build(), cfg, { now: h.now })
+    expect(a.verdict).toBe('flaky')
+    expect(a.hints).toContainEqual(expect.objectContaining({ kind: 'time_of_day', fromHour: 10, hours: 4 }))
+  })
+
+  it('calls it broken once the streak goes on outside the window', () => {
+    const h = windowTest().seq('.'.repeat(10) + 'FFFFFF')
+    const a = analyzeTest(h.build(), cfg, { now: h.now })
+    expect(a.verdict).toBe('broken')
+    expect(a.reason).toMatch(/^failed the last 6 runs in a row/)
+  })
+
+  /** Three earlier bursts with passes inside, 40 clean runs apart (2 hours apart). */
+  const bursts = ('.'.repeat(40) + 'FF.F.FFF.F').repeat(3) + '.'.repeat(40)
+
+  it('keeps a bursty flake flaky when a new burst starts with a streak', () => {
+    const h = history('unit::sync.test.ts::merges', 2 * HOUR).seq(bursts + 'FFFF')
+    const a = analyzeTest(h.build(), cfg, { now: h.now })
+    expect(a.verdict).toBe('flaky')
+    expect(a.hints).toContainEqual(expect.objectContaining({ kind: 'burst' }))
+  })
+
+  it('still calls a streak broken that is long for the failure rate inside the bursts (21 of 30 runs: 40 in a row)', () => {
+    const h = history('unit::sync.test.ts::merges', 2 * HOUR).seq(bursts + 'F'.repeat(40))
+    const a = analyzeTest(h.build(), cfg, { now: h.now })
+    expect(a.verdict).toBe('broken')
+  })
+
+  it('calls a test broken again after one earlier breakage and its fix: one streak is not a burst pattern', () => {
+    const h = history().seq('.'.repeat(40) + 'F'.repeat(8) + '.'.repeat(60) + 'FFF')
+    expect(analyzeTest(h.build(), cfg, { now: h.now }).verdict).toBe('broken')
   })
 })
 

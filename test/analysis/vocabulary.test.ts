@@ -1,11 +1,13 @@
 // One vocabulary (issue 14): the verdict, the flip-rate class and the pass-rate class each have one name, and the
-// same value for the same test in the CLI table, JSON, `show`, the dashboard's rows, the CSV and the bundle.
+// same value for the same test in JSON, the dashboard's rows, the CSV and the bundle; the CLI table and `show` print
+// that value's word (test-story.ts), as the dashboard does.
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import type { Io } from '../../src/cli/output.js'
 import { analyze, printAnalyze, printShow, show } from '../../src/cli/commands/analyze.js'
 import { analysesToCsv } from '../../src/export/analysis-csv.js'
 import { leaderboardRowBase } from '../../src/server/to-json.js'
+import { FLIP_RATE_CLASS_LABEL, PASS_RATE_CLASS_LABEL, VERDICT_LABEL } from '../../src/test-story.js'
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js'
 import { collector, exportBundle, tempDir } from '../export/helpers.js'
 import { batch, result, runMeta } from '../helpers/builders.js'
@@ -75,9 +77,10 @@ describe('one vocabulary', () => {
       expect(shown.analysis.verdict).toBe(a.verdict)
       const text = fakeIo()
       printShow(shown, { db }, text.io)
-      expect(text.out()).toContain(`verdict: ${a.verdict}`)
-      expect(text.out()).toContain(`flip-rate class ${a.flipRateClass}`)
-      expect(text.out()).toContain(`pass-rate class ${a.passRateClass}`)
+      // People read each value's word (test-story.ts), the same on every surface.
+      expect(text.out()).toContain(`verdict: ${VERDICT_LABEL[a.verdict]}`)
+      expect(text.out()).toContain(`flip-rate class ${FLIP_RATE_CLASS_LABEL[a.flipRateClass]}`)
+      expect(text.out()).toContain(`pass-rate class ${PASS_RATE_CLASS_LABEL[a.passRateClass]}`)
       expect(text.out()).not.toContain('GitLabViz class')
       const b = bundle.tests.find((t) => t.name === a.test.name)!
       expect(b.overall.verdict).toBe(a.verdict)

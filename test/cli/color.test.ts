@@ -89,7 +89,7 @@ describe('verdicts in colour on the CLI', () => {
     expect(wobbly).toContain('\u001b[33mflaky\u001b[39m')
     expect(falls).toContain('\u001b[31mbroken\u001b[39m')
     // eslint-disable-next-line no-control-regex
-    expect(steady).toMatch(/\u001b\[(32|90)m(healthy|insufficient_data)\u001b\[39m/)
+    expect(steady).toMatch(/\u001b\[(32|90)m(healthy|too few runs)\u001b\[39m/)
     // The header and the rule carry none.
     expect(lines[0]).not.toMatch(ANSI)
   })

@@ -50,6 +50,7 @@ const REQUESTS: { route: string; method: string; url: string; body?: unknown; ty
   { route: 'GET /api/v1/leaderboard', method: 'GET', url: '/api/v1/leaderboard' },
   { route: 'GET /api/v1/heatmap', method: 'GET', url: '/api/v1/heatmap' },
   { route: 'GET /api/v1/trends', method: 'GET', url: '/api/v1/trends' },
+  { route: 'GET /api/v1/impact', method: 'GET', url: '/api/v1/impact' },
   { route: 'GET /api/v1/tests', method: 'GET', url: '/api/v1/tests' },
   { route: 'GET /api/v1/tests/:testId', method: 'GET', url: `/api/v1/tests/${enc(id('flaky'))}` },
   { route: 'GET /api/v1/tests/:testId/history', method: 'GET', url: `/api/v1/tests/${enc(id('flaky'))}/history` },

@@ -96,12 +96,20 @@ if (pg.skip !== undefined) {
       const store = await openPostgresStore(url)
       await store.close()
       const schema = new URL(url).searchParams.get('schema')
-      const tables = await sql<{ table_name: string }>(
+      // Partitions apart: those are checked below.
+      const tables = await sql<{ table_name: string; partition: boolean }>(
         url,
-        'SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name',
+        `SELECT c.relname AS table_name, c.relispartition AS partition FROM pg_class c
+         JOIN pg_namespace n ON n.oid = c.relnamespace
+         WHERE n.nspname = $1 AND c.relkind IN ('r', 'p') ORDER BY c.relname`,
         [schema],
       )
-      expect(tables.map((t) => t.table_name)).toEqual([
+      const partitions = tables.filter((t) => t.partition).map((t) => t.table_name)
+      expect(partitions).toContain('results_default')
+      expect(partitions).toContain('attempts_default')
+      // Today's and the next seven days' partitions, made by the migration.
+      expect(partitions.filter((p) => /^results_p\d{8}$/.test(p)).length).toBeGreaterThanOrEqual(8)
+      expect(tables.filter((t) => !t.partition).map((t) => t.table_name)).toEqual([
         'attempts',
         'audit_head',
         'audit_log',

@@ -1,12 +1,11 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { TestAnalysisJson } from '../../src/analysis/to-analysis-json.js'
 import { recommendationLine, testStory } from '../../src/test-story.js'
-import { runCli, spawnServe, testdir, type ServeProcess } from '../helpers/run-cli.js'
+import { runCli, testdir } from '../helpers/run-cli.js'
 import { cleanup } from '../reporters/helpers.js'
-import { ensureWebBuilt, launchChromium } from '../web/helpers.js'
+import { servedDashboard } from './served-dashboard.js'
 
 /**
  * The case of issue 30: a test that passed every run, but only on retry. Its final outcomes say "pass rate 100%,
@@ -94,21 +93,10 @@ describe('one story per test', () => {
   })
 
   describe('the test page', () => {
-    let serve: ServeProcess
-    let browser: Browser
-    beforeAll(async () => {
-      ensureWebBuilt()
-      serve = await spawnServe([], { cwd: dir })
-      browser = await launchChromium()
-    }, 120_000)
-    afterAll(async () => {
-      await browser?.close()
-      await serve?.close()
-    })
+    const dashboard = servedDashboard(() => dir)
 
     it('shows the same words: one verdict chip, the outcomes, the recommendation, failed attempts as such', async () => {
-      const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
-      await page.goto(`${serve.url}/tests/${encodeURIComponent(ID)}`)
+      const page = await dashboard.open(`/tests/${encodeURIComponent(ID)}`)
       await page.locator('.test-page h1').waitFor()
       const verdict = page.locator('section.panel', { has: page.locator('h2:text-is("Verdict")') })
       expect(await verdict.locator('.chip').allTextContents()).toEqual(['flaky'])

@@ -57,7 +57,15 @@ describe('dashboard', () => {
     // A single-project server: no project switcher, no organisation overview.
     await page.waitForLoadState('networkidle')
     expect(await page.locator('.project-switch').textContent()).toBe('')
-    expect(await page.locator('nav.nav a').allTextContents()).not.toContain('Overview')
+    expect(await page.locator('nav.nav a').allTextContents()).toEqual([
+      'Leaderboard',
+      'Heatmap',
+      'Trends',
+      'Impact',
+      'Quarantine',
+      'Kiosk',
+      'Settings',
+    ])
     await screenshot(page, 'leaderboard')
     expect(errors).toEqual([])
   })
@@ -175,6 +183,36 @@ describe('dashboard', () => {
       ['release', 'api', 'fixed the race'],
       ['quarantine', 'api', 'fails on CI every other run'],
     ])
+    expect(errors).toEqual([])
+  })
+
+  it('shows the impact page: CI time lost per week, the most costly tests, by owner and by suite', async () => {
+    const { page, errors, dialogs } = await open('/impact')
+    await page.locator('svg.impact-chart').first().waitFor()
+    // Two suites of the seeded history, each with a flaky test that lost 110 ms and another that lost 40 ms.
+    expect(await page.locator('.card.time .value').textContent()).toBe('300 ms')
+    expect(await page.locator('svg.impact-chart').count()).toBe(2)
+    expect(await page.locator('svg.impact-chart rect.bar.time').count()).toBe(3)
+    const tests = page.locator('table.impact-tests tbody tr')
+    expect(await tests.first().locator('.test-name').textContent()).toBe('flaky')
+    expect(await tests.first().locator('td[data-label="CI time lost"]').textContent()).toBe('110 ms')
+    // A name carrying HTML is text here too.
+    expect(await page.locator('table.impact-tests .test-name', { hasText: '<script>' }).first().textContent()).toBe(
+      XSS_NAME,
+    )
+    expect(await page.locator('table.impact-suites tbody td[data-label="Suite"]').allTextContents()).toEqual([
+      'e2e',
+      'unit',
+    ])
+    expect(await page.locator('table.impact-owners tbody td[data-label="Owner"]').allTextContents()).toEqual([
+      'no owner',
+    ])
+    expect(await page.locator('main img').count()).toBe(0)
+    await screenshot(page, 'impact')
+    // The suite filter narrows it.
+    await page.selectOption('select[name=suite]', 'unit')
+    await expect.poll(() => page.locator('.card.time .value').textContent()).toBe('150 ms')
+    expect(dialogs).toEqual([])
     expect(errors).toEqual([])
   })
 

@@ -41,11 +41,15 @@ async function ready(page: Page, path: string): Promise<void> {
   const route = path.split('?')[0]
   if (route === '/') await page.locator('table.leaderboard tbody tr').first().waitFor()
   else if (route === '/heatmap') await page.locator('canvas.heat-canvas[data-painted="true"]').waitFor()
+  else if (route === '/impact') await page.locator('svg.impact-chart').first().waitFor()
   else if (route?.startsWith('/tests/')) await page.locator('main h1').first().waitFor()
   else await page.locator('main > *').first().waitFor()
 }
 
-const PAGES = () => ['/', '/heatmap', '/trends', '/quarantine', testPath, '/no/such/page']
+/** Every link of the navigation, in order: a page added to the dashboard is added here. */
+const NAV_LABELS = ['Leaderboard', 'Heatmap', 'Trends', 'Impact', 'Quarantine', 'Kiosk', 'Settings']
+
+const PAGES = () => ['/', '/heatmap', '/trends', '/impact', '/quarantine', testPath, '/no/such/page']
 
 /** Relative luminance of a CSS rgb() colour, 0 (black) to 1 (white). */
 async function luminance(page: Page, selector: string, property: 'backgroundColor' | 'color'): Promise<number> {
@@ -87,7 +91,8 @@ describe('at 390 px wide (a phone)', () => {
       expect(await menu.getAttribute('aria-expanded')).toBe('false')
       await menu.click()
       expect(await menu.getAttribute('aria-expanded')).toBe('true')
-      for (const label of ['Leaderboard', 'Heatmap', 'Trends', 'Quarantine', 'Kiosk', 'Settings']) {
+      expect(await nav.getByRole('link').allTextContents(), path).toEqual(NAV_LABELS)
+      for (const label of NAV_LABELS) {
         const box = (await nav.getByRole('link', { name: label }).boundingBox())!
         expect(box, `${path} ${label}`).not.toBeNull()
         expect(box.x, `${path} ${label}`).toBeGreaterThanOrEqual(0)
@@ -141,7 +146,7 @@ describe('at 1280 px wide (a laptop)', () => {
       expect(await page.evaluate(() => document.documentElement.scrollWidth), path).toBeLessThanOrEqual(laptop.width)
       if (path === '/kiosk') continue
       expect(await page.locator('button.menu-toggle').isVisible()).toBe(false)
-      for (const label of ['Leaderboard', 'Heatmap', 'Trends', 'Quarantine', 'Kiosk', 'Settings']) {
+      for (const label of NAV_LABELS) {
         const box = (await page.locator('.nav').getByRole('link', { name: label }).boundingBox())!
         expect(box.y + box.height, `${path} ${label}`).toBeLessThanOrEqual(52)
       }
@@ -159,7 +164,7 @@ describe('unknown addresses', () => {
     const res = await page.goto(`${server.url}/no/such/page`)
     expect(res?.status()).toBe(404)
     await expect.poll(() => page.locator('main').textContent()).toMatch(/No such page/)
-    expect(await page.locator('.nav a').count()).toBe(6)
+    expect(await page.locator('.nav a').allTextContents()).toEqual(NAV_LABELS)
     expect(await page.locator('main a[href="/"]').count()).toBe(1)
   })
 })

@@ -27,7 +27,14 @@ import {
 import { withStore } from './quarantine.js'
 import type { StoreFlags } from '../project-option.js'
 import { compareText } from '../../compare-text.js'
-import { recommendationLine, testStory } from '../../test-story.js'
+import {
+  ACTION_LABEL,
+  FLIP_RATE_CLASS_LABEL,
+  PASS_RATE_CLASS_LABEL,
+  recommendationLine,
+  testStory,
+  VERDICT_LABEL,
+} from '../../test-story.js'
 import { createPainter, paintStrip, paintVerdict } from '../color.js'
 
 export interface AnalyzeCommandOptions extends StoreFlags {
@@ -173,9 +180,9 @@ function leaderboardRow(a: TestAnalysis): string[] {
     num(a.ewmaFlipRate),
     num(a.score),
     num(a.confidence),
-    a.flipRateClass,
-    a.recommendation.action,
-    a.verdict,
+    FLIP_RATE_CLASS_LABEL[a.flipRateClass],
+    ACTION_LABEL[a.recommendation.action],
+    VERDICT_LABEL[a.verdict],
     evidenceText(a),
   ]
 }
@@ -344,10 +351,10 @@ export async function analyzeAndPrint(opts: AnalyzeCommandOptions, io: Io): Prom
   }
 }
 
-/** "12 tests: 3 flaky, 9 healthy", in the order the verdicts first appear. */
-function verdictCounts(list: readonly { verdict: string }[]): string {
+/** "12 tests: 3 flaky, 9 healthy", in the order the verdicts first appear, in their human words. */
+function verdictCounts(list: readonly { verdict: TestAnalysis['verdict'] }[]): string {
   const counts: Record<string, number> = {}
-  for (const a of list) counts[a.verdict] = (counts[a.verdict] ?? 0) + 1
+  for (const a of list) counts[VERDICT_LABEL[a.verdict]] = (counts[VERDICT_LABEL[a.verdict]] ?? 0) + 1
   return `${list.length} tests: ${Object.entries(counts)
     .map(([k, v]) => `${v} ${k}`)
     .join(', ')}`
@@ -422,8 +429,9 @@ export function printShow(r: ShowResult, opts: AnalyzeCommandOptions, io: Io): v
   lines.push(`history (oldest → newest): ${historyStrip(r.history)}`)
   lines.push(story.outcomes)
   lines.push(
-    `measures: pass rate ${pct(a.passRate)} (pass-rate class ${a.passRateClass}), flip ${num(a.flipRate)}, ` +
-      `ewma ${num(a.ewmaFlipRate)} (flip-rate class ${a.flipRateClass}); ${story.scoreNote}`,
+    `measures: pass rate ${pct(a.passRate)} (pass-rate class ${PASS_RATE_CLASS_LABEL[a.passRateClass]}), ` +
+      `flip ${num(a.flipRate)}, ewma ${num(a.ewmaFlipRate)} ` +
+      `(flip-rate class ${FLIP_RATE_CLASS_LABEL[a.flipRateClass]}); ${story.scoreNote}`,
   )
   if (story.measuresNote) lines.push(`  (${story.measuresNote})`)
   if (a.timeLostMs > 0) lines.push(`CI time lost to failed attempts: ${(a.timeLostMs / 1000).toFixed(1)} s`)
@@ -458,7 +466,7 @@ export function printShow(r: ShowResult, opts: AnalyzeCommandOptions, io: Io): v
       String(c.passes),
       String(c.failures),
       pct(c.passRate),
-      c.passRateClass,
+      PASS_RATE_CLASS_LABEL[c.passRateClass],
     ])
     lines.push(
       md
@@ -481,7 +489,7 @@ export function printShow(r: ShowResult, opts: AnalyzeCommandOptions, io: Io): v
   // Coloured after the text is clean: the verdict word and the history strip, on their own lines' heads.
   emit(io, lines.join('\n'), opts.output, (clean) =>
     clean
-      .replace(/^verdict: (\w+)/m, (_, v: string) => `verdict: ${paintVerdict(paint, v)}`)
+      .replace(/^verdict: ([a-z ]+?)(?= — )/m, (_, v: string) => `verdict: ${paintVerdict(paint, v)}`)
       .replace(
         /^(history \(oldest → newest\): )(\S*)/m,
         (_, head: string, strip: string) => head + paintStrip(paint, strip),

@@ -4,6 +4,7 @@ import { streamReport } from '../../ingest/parse-report.js'
 import type { ParsedStream } from '../../ingest/types.js'
 import { isFailure, type Result } from '../../model.js'
 import { buildReportStream } from '../../pipeline/build-batch.js'
+import { IdentityReconciler, idsAsIdentitySource } from '../../pipeline/reconcile-ids.js'
 import { expandInputs, openReportFile } from '../../pipeline/ingest-files.js'
 import type { QuarantineSet } from '../../quarantine/file.js'
 import {
@@ -144,6 +145,20 @@ interface LoadedQuarantines extends QuarantineSet {
   /** Suites the source knows, for the suite hints (null when it cannot say). */
   knownSuites: Set<string> | null
   knownFrom: string
+  /** The ids the source knows the job's tests by, loaded for every suite of the job (null: nothing to match). */
+  ids: IdentityReconciler | null
+}
+
+/**
+ * Gives the job's results the ids their tests are known by where the quarantines come from, so that a test named
+ * under another reporter's convention (jest-junit's defaults, a Playwright project prefix) meets its quarantine.
+ * In place: the gate's scopes and the JUnit copy's notes are keyed by the result objects.
+ */
+async function reconcileJob(ids: IdentityReconciler | null, job: Pick<JobResults, 'results' | 'scopes'>) {
+  if (!ids) return
+  const named = job.results.map((r) => ({ ref: r.test, project: job.scopes.get(r)?.env.project }))
+  const { refs } = await ids.resolveTests(named)
+  job.results.forEach((r, i) => (r.test = refs[i]!))
 }
 
 const suiteOf = (testId: string) => testId.split('::', 1)[0]!
@@ -157,19 +172,20 @@ async function loadQuarantines(
     // A first job, before anyone exported quarantines, must not fail for want of the file: nothing is quarantined.
     if (!existsSync(opts.quarantineFile)) {
       io.stderr.write(`warning: ${opts.quarantineFile} does not exist: no test is quarantined\n`)
-      return { records: [], rules: [], knownSuites: null, knownFrom: opts.quarantineFile }
+      return { records: [], rules: [], knownSuites: null, knownFrom: opts.quarantineFile, ids: null }
     }
     const { readQuarantineFile } = await import('../../quarantine/file.js')
     const set = readQuarantineFile(opts.quarantineFile)
     const known = new Set(set.records.map((r) => suiteOf(r.testId)))
-    return { ...set, knownSuites: known, knownFrom: `the quarantine file ${opts.quarantineFile}` }
+    const ids = new IdentityReconciler(idsAsIdentitySource(set.records.map((r) => r.testId)))
+    return { ...set, knownSuites: known, knownFrom: `the quarantine file ${opts.quarantineFile}`, ids }
   }
   const { openStore, resolveDbLocation, isPostgresUrl } = await import('../../store/open.js')
   const location = resolveDbLocation({ db: opts.db, env: io.env })
   // The gate only reads quarantines: it never creates a database, and a job without one has none quarantined.
   if (!isPostgresUrl(location) && location !== ':memory:' && !existsSync(location)) {
     io.stderr.write(`warning: no flakewatch database at ${location}: no test is quarantined\n`)
-    return { records: [], rules: [], knownSuites: null, knownFrom: location }
+    return { records: [], rules: [], knownSuites: null, knownFrom: location, ids: null }
   }
   const store = await openStore({ db: location, env: io.env, readOnly: true })
   try {
@@ -183,7 +199,13 @@ async function loadQuarantines(
       knownSuites = new Set((await store.listRuns({ limit: 200 })).map((r) => r.suite))
       for (const r of records) knownSuites.add(suiteOf(r.testId))
     }
-    return { records, rules, knownSuites, knownFrom: 'the store' }
+    // Read now, while the store is open: the gated JUnit copy may resolve the job's tests again later.
+    let ids: IdentityReconciler | null = null
+    if (records.length > 0 || rules.length > 0) {
+      ids = new IdentityReconciler(store)
+      await ids.load(reportSuites)
+    }
+    return { records, rules, knownSuites, knownFrom: 'the store', ids }
   } finally {
     await store.close()
   }
@@ -208,6 +230,7 @@ export async function runGate(inputs: string[], opts: GateCommandOptions, io: Io
   }
   const { scopes } = job
   const loaded = await loadQuarantines(opts, io, job.suites)
+  await reconcileJob(loaded.ids, job)
   const quarantines = new Map(loaded.records.map((r) => [r.testId, r]))
   const gateOpts = { failOnFlaky: opts.failOnFlaky, rules: loaded.rules, runOf: (r: Result) => scopes.get(r)! }
   const result = gate(job.results, quarantines, { ...gateOpts, totals: job.totals })
@@ -223,7 +246,12 @@ export async function runGate(inputs: string[], opts: GateCommandOptions, io: Io
   if (opts.junitOut) {
     const forgiverFor = (of: ReadonlyMap<Result, RunScope>) =>
       createForgiver(quarantines, { ...gateOpts, runOf: (r: Result) => of.get(r)! })
-    await writeJunitOut(opts.junitOut, job, forgiverFor, () => readJobResults(inputs, opts, io, { all: true }))
+    const readAll = async () => {
+      const whole = await readJobResults(inputs, opts, io, { all: true })
+      await reconcileJob(loaded.ids, whole)
+      return whole
+    }
+    await writeJunitOut(opts.junitOut, job, forgiverFor, readAll)
   }
   if (opts.ingest) {
     const { ingest, printIngest } = await import('./ingest.js')

@@ -350,5 +350,17 @@ export async function prune(opts: { db?: string; config?: string; days: string; 
   const days = Number(opts.days)
   if (!Number.isFinite(days) || days <= 0) throw new InputError(`--days must be a positive number, got "${opts.days}"`)
   // Pruning a store that does not exist would create an empty one and report nothing pruned.
-  return withStore(opts, io, (store) => store.prune(Date.now() - days * 86_400_000), 'existing')
+  return withStore(
+    opts,
+    io,
+    async (store) => {
+      const now = Date.now()
+      const pruned = await store.prune(now - days * 86_400_000)
+      // The upkeep `serve` does daily, for stores that only a scheduled prune looks after (docs/scaling.md).
+      const kept = await store.maintain(now)
+      if (kept.failed) io.stderr.write(`warning: ${kept.failed} day partition(s) not made this time: ${kept.error}\n`)
+      return pruned
+    },
+    'existing',
+  )
 }

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process'
 import { constants } from 'node:os'
 import { stat } from 'node:fs/promises'
 import { glob } from 'tinyglobby'
@@ -6,6 +5,7 @@ import { InputError } from '../../errors.js'
 import type { Io } from '../output.js'
 import { printGate, runGate, type GateCommandOptions } from './gate.js'
 import { projectStoreFlags } from '../project-option.js'
+import { spawnTied } from '../tied-child.js'
 
 /** Where test runners usually write reports, used when no --report is given. */
 export const DEFAULT_REPORT_GLOBS = [
@@ -47,10 +47,11 @@ interface CommandEnd {
 
 function runCommand(argv: string[], io: Io, quietStdout: boolean): Promise<CommandEnd> {
   return new Promise((resolve) => {
-    const [cmd, ...args] = argv
+    const cmd = argv[0]
     // With --json our stdout carries only the verdict, so the command's own output goes to stderr.
     const stdio = quietStdout ? (['inherit', 2, 'inherit'] as const) : ('inherit' as const)
-    const child = spawn(cmd!, args, { stdio: stdio as never, env: io.env, shell: false })
+    // Tied: if flakewatch is killed outright (SIGKILL, OOM), the tests do not run on unwatched.
+    const child = spawnTied(argv, { stdio: stdio as never, env: io.env })
     let received: NodeJS.Signals | null = null
     const forward = (signal: NodeJS.Signals) => {
       received = signal

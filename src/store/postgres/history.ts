@@ -210,7 +210,8 @@ export class PgHistory implements HistoryStore {
   async testsInRuns(runIds: string[]): Promise<string[]> {
     try {
       const { rows } = await this.conn.db.query<{ test_id: string }>(
-        `SELECT DISTINCT t.test_id FROM runs r JOIN results s ON s.run = r.id JOIN tests t ON t.id = s.test
+        // `at` as well as the run: each run's rows are looked up in its own partition only.
+        `SELECT DISTINCT t.test_id FROM runs r JOIN results s ON s.run = r.id AND s.at = r.at JOIN tests t ON t.id = s.test
          WHERE r.run_id = ANY($1::text[])`,
         [[...new Set(runIds)]],
       )
@@ -260,7 +261,7 @@ export class PgHistory implements HistoryStore {
       stack: number | null
     }>(
       `SELECT a.retry, a.status, a.duration_ms, a.message, a.stack FROM attempts a
-       JOIN tests t ON t.id = a.test JOIN runs r ON r.id = a.run
+       JOIN tests t ON t.id = a.test JOIN runs r ON r.id = a.run AND a.at = r.at
        WHERE t.test_id = $1 AND r.run_id = $2 ORDER BY a.retry`,
       [testId, runId],
     )
@@ -281,7 +282,7 @@ export class PgHistory implements HistoryStore {
     // A single passing attempt is implied by its result row.
     const res = await this.conn.db.query<{ status: number; duration_ms: number | null; message: number | null }>(
       `SELECT s.status, s.duration_ms, s.message FROM results s
-       JOIN tests t ON t.id = s.test JOIN runs r ON r.id = s.run
+       JOIN tests t ON t.id = s.test JOIN runs r ON r.id = s.run AND s.at = r.at
        WHERE t.test_id = $1 AND r.run_id = $2`,
       [testId, runId],
     )

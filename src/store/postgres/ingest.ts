@@ -8,6 +8,7 @@ import { streamOfBatch } from '../store.js'
 import type { OnCommit, PgConnection } from './connection.js'
 import { copyChunks } from './copy-text.js'
 import type { PgClient } from './driver.js'
+import type { PgPartitions } from './partitions.js'
 import { attemptCopyRows, attemptCount, resultCopyRows, type PreparedRun, type RunCounts } from './prepare-batch.js'
 import { PgReportWriter } from './report-writer.js'
 import { RUN_COLUMNS } from './sql.js'
@@ -39,7 +40,9 @@ export interface ActiveRun {
 /** In table order: what COPY and INSERT write. */
 const RESULT_INSERT_COLUMNS =
   'at, duration_ms, failed_ms, test, run, attempts, failed_attempts, message, status, flaky, healing, error_type, position'
+/** Staged attempts carry no `at`: they take their result's. */
 const ATTEMPT_COLUMNS = 'run, test, retry, status, duration_ms, message, stack'
+const ATTEMPT_INSERT_COLUMNS = `at, ${ATTEMPT_COLUMNS}`
 const STAGE_RESULTS = `CREATE TEMP TABLE fw_stage_results (at bigint, duration_ms double precision,
   failed_ms double precision, test integer, run integer, attempts integer, failed_attempts integer, message integer,
   status smallint, flaky boolean, healing boolean, error_type text, position integer) ON COMMIT DELETE ROWS`
@@ -57,9 +60,14 @@ export class PgIngest implements ResultStore {
   /** Pool clients that already have the session's staging tables. */
   private readonly staged = new WeakSet<PgClient>()
 
-  constructor(private readonly conn: PgConnection) {}
+  constructor(
+    private readonly conn: PgConnection,
+    private readonly partitions: PgPartitions,
+  ) {}
 
   async ingestReport(batch: ReportBatch, opts: IngestOptions = {}): Promise<RunOutcome[]> {
+    // Before the transaction, in transactions of its own: partition DDL must not hold a report's locks.
+    await this.partitions.ensureAhead(Date.now())
     for (let attempt = 1; ; attempt++) {
       try {
         // A batch is known whole: its runs are claimed in run-id order first, the global lock order, and a
@@ -85,6 +93,7 @@ export class PgIngest implements ResultStore {
    * follows the chunk. Runs are claimed as the stream names them. Not retried: the stream is read once.
    */
   async ingestStream(stream: ReportStream, opts: IngestOptions = {}): Promise<RunOutcome[]> {
+    await this.partitions.ensureAhead(Date.now())
     try {
       return await this.streamTx(stream, opts, [])
     } catch (error) {
@@ -323,14 +332,14 @@ export class PgIngest implements ResultStore {
     const resultRows = function* (runs: ActiveRun[]) {
       for (const a of runs) yield* resultCopyRows(a.prepared, a.at, a.key, testKeys, messageIds)
     }
-    const attemptRows = function* (runs: ActiveRun[]) {
-      for (const a of runs) yield* attemptCopyRows(a.prepared, a.key, testKeys, messageIds)
+    const attemptRows = function* (runs: ActiveRun[], withAt: boolean) {
+      for (const a of runs) yield* attemptCopyRows(a.prepared, withAt ? a.at : null, a.key, testKeys, messageIds)
     }
     const hasAttempts = (runs: ActiveRun[]) => runs.some((a) => a.prepared.attempts.length > 0)
 
     if (fresh.length) {
       await this.copy(client, `results (${RESULT_INSERT_COLUMNS})`, resultRows(fresh))
-      if (hasAttempts(fresh)) await this.copy(client, `attempts (${ATTEMPT_COLUMNS})`, attemptRows(fresh))
+      if (hasAttempts(fresh)) await this.copy(client, `attempts (${ATTEMPT_INSERT_COLUMNS})`, attemptRows(fresh, true))
       for (const a of fresh) {
         counts.set(a.key, { results: a.prepared.results.length, attempts: attemptCount(a.prepared) })
       }
@@ -340,31 +349,32 @@ export class PgIngest implements ResultStore {
     await this.ensureStaging(client, onCommit)
     await this.copy(client, 'fw_stage_results', resultRows(merging))
     const attempts = hasAttempts(merging)
-    if (attempts) await this.copy(client, 'fw_stage_attempts', attemptRows(merging))
+    if (attempts) await this.copy(client, 'fw_stage_attempts', attemptRows(merging, false))
     const replacing = merging.filter((a) => a.replacing).map((a) => a.key)
     if (replacing.length) {
       await client.query(
         `DELETE FROM results r USING fw_stage_results s
-         WHERE s.run = ANY($1::integer[]) AND r.run = s.run AND r.test = s.test`,
+         WHERE s.run = ANY($1::integer[]) AND r.run = s.run AND r.test = s.test AND r.at = s.at`,
         [replacing],
       )
       await client.query(
         `DELETE FROM attempts a USING fw_stage_results s
-         WHERE s.run = ANY($1::integer[]) AND a.run = s.run AND a.test = s.test`,
+         WHERE s.run = ANY($1::integer[]) AND a.run = s.run AND a.test = s.test AND a.at = s.at`,
         [replacing],
       )
     }
-    // Sorted, so that two merges into the same run wait for each other in one order and never deadlock.
+    // Sorted, so that two merges into the same run wait for each other in one order and never deadlock. The key
+    // (run, test, at) is unique per partition, and a run's rows share its `at`, so one partition holds them all.
     const { rows } = await client.query<{ run: number; test: number; attempts: number }>(
       `WITH ins AS (
          INSERT INTO results (${RESULT_INSERT_COLUMNS})
          SELECT ${RESULT_INSERT_COLUMNS} FROM fw_stage_results ORDER BY run, test
-         ON CONFLICT DO NOTHING RETURNING run, test, attempts
+         ON CONFLICT DO NOTHING RETURNING run, test, attempts, at
        )${
          attempts
            ? `, att AS (
-         INSERT INTO attempts (${ATTEMPT_COLUMNS})
-         SELECT a.run, a.test, a.retry, a.status, a.duration_ms, a.message, a.stack
+         INSERT INTO attempts (${ATTEMPT_INSERT_COLUMNS})
+         SELECT ins.at, a.run, a.test, a.retry, a.status, a.duration_ms, a.message, a.stack
          FROM fw_stage_attempts a JOIN ins USING (run, test)
          ON CONFLICT DO NOTHING
        )`

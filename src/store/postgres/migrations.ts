@@ -8,6 +8,16 @@ import {
 } from '../legacy-audit.js'
 import { appendPostgresAudit, POSTGRES_AUDIT_SCHEMA } from './audit-log.js'
 import type { PgClient, PgQueryable } from './driver.js'
+import {
+  DAY_MS,
+  dayPartitionsDdl,
+  daysAhead,
+  PARTITIONED_INDEXES,
+  partitionable,
+} from './partitions.js'
+
+/** Days a pre-partition store's history may bring as partitions of their own; older days stay in the default. */
+const MIGRATED_DAYS = 1000
 
 /** A forward-only schema step, in step with the SQLite one of the same id. */
 export interface PostgresMigration {
@@ -18,11 +28,12 @@ export interface PostgresMigration {
 /**
  * The same schema as SQLite's, with these PostgreSQL choices:
  * - integer keys throughout; `at` (the run's start, epoch ms) is copied into results so that the scan needs no join;
- * - results are keyed `(run, test)`, which is also how they arrive (a run at a time), how prune deletes them and
- *   how run summaries read them;
+ * - results are keyed `(run, test)`, which is also how they arrive (a run at a time) and how run summaries read
+ *   them; since 0017 results and attempts are partitioned by day of `at` (see partitions.ts), and their keys
+ *   carry `at`, which every row of a run shares;
  * - a heap has no order, so the scan index `(test, at, run)` INCLUDEs every column the scan reads: the analysis
- *   scan is an index-only scan in test order. `runs.at` never changes (a trigger refuses it), since results carry
- *   a copy;
+ *   scan is an index-only scan in test order. `runs.at` never changes (a trigger refuses it) but in the one move
+ *   a writer makes with the run's rows (0008), since results carry a copy;
  * - columns are ordered widest first so that rows carry no alignment padding;
  * - ISO timestamps stay text, so that what was given is what is read back, as in SQLite.
  */
@@ -396,6 +407,48 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
         );
         CREATE INDEX test_names_suite ON test_names (suite);
         CREATE INDEX test_names_test ON test_names (test_id);
+      `)
+    },
+  },
+  {
+    // Time partitions (issue 32, docs/scaling.md): results and attempts become partitioned by day of `at`, so
+    // that prune drops whole days. Attempts gain the run's `at` (their partition key). Rows are copied into the new
+    // tables with the keys and the scan index built afterwards, in one pass each. Every day the history has (up to
+    // MIGRATED_DAYS, newest first) and the days ahead get partitions; older days go to the default partition.
+    id: '0017-partitions',
+    async up(client) {
+      await client.query(`
+        ALTER TABLE results RENAME TO results_0016;
+        ALTER INDEX results_pkey RENAME TO results_0016_pkey;
+        ALTER INDEX results_scan RENAME TO results_0016_scan;
+        ALTER TABLE attempts RENAME TO attempts_0016;
+        ALTER INDEX attempts_pkey RENAME TO attempts_0016_pkey;
+        -- The same columns (attempts gain the run's time, first, as the widest), with the keys and the scan
+        -- index made once the rows are in. Every result of a run shares the run's at, so a key with it is still
+        -- one row per test per run.
+        CREATE TABLE results (LIKE results_0016) PARTITION BY RANGE (at);
+        CREATE TABLE attempts (at bigint NOT NULL, LIKE attempts_0016) PARTITION BY RANGE (at);
+        CREATE TABLE results_default PARTITION OF results DEFAULT;
+        CREATE TABLE attempts_default PARTITION OF attempts DEFAULT;
+      `)
+      // runs is the small table, and a run's results share its `at`.
+      const { rows } = await client.query<{ day: number }>(
+        `SELECT DISTINCT floor(at / ${DAY_MS}::numeric)::bigint AS day FROM runs ORDER BY day DESC LIMIT $1`,
+        [MIGRATED_DAYS],
+      )
+      const days = new Set([...rows.map((r) => r.day), ...daysAhead(Date.now())].filter(partitionable))
+      if (days.size) await client.query([...days].map(dayPartitionsDdl).join('\n'))
+      await client.query(`
+        INSERT INTO results (at, duration_ms, failed_ms, test, run, attempts, failed_attempts, message, status, flaky,
+          healing, error_type, position)
+        SELECT at, duration_ms, failed_ms, test, run, attempts, failed_attempts, message, status, flaky, healing,
+          error_type, position FROM results_0016;
+        -- An attempt whose run is gone (none should be) is kept, in the default partition.
+        INSERT INTO attempts (at, duration_ms, run, test, retry, message, stack, status)
+        SELECT coalesce(r.at, -1), a.duration_ms, a.run, a.test, a.retry, a.message, a.stack, a.status
+        FROM attempts_0016 a LEFT JOIN runs r ON r.id = a.run;
+        ${PARTITIONED_INDEXES}
+        DROP TABLE results_0016, attempts_0016;
       `)
     },
   },

@@ -15,6 +15,7 @@ import { PostgresTestNameStore } from './test-names.js'
 import type { TestNameStore } from '../test-names.js'
 import type { TicketStore } from '../tickets.js'
 import { PgQuarantine } from './quarantine.js'
+import { PgPartitions } from './partitions.js'
 import { PgReplication } from './replication.js'
 import { PgRetention } from './retention.js'
 import { PgRules } from './rules.js'
@@ -138,15 +139,16 @@ export class PostgresStore extends ComposedStore {
     readonly migrations: MigrationResultSet['results'] = [],
   ) {
     const conn = new PgConnection(driver, pool, location)
+    const partitions = new PgPartitions(conn)
     super({
-      ingest: new PgIngest(conn),
+      ingest: new PgIngest(conn, partitions),
       history: new PgHistory(conn),
       runs: new PgRuns(conn),
       quarantine: new PgQuarantine(conn),
       rules: new PgRules(conn),
       audit: new PgAudit(conn),
       heal: new PgHeal(conn),
-      retention: new PgRetention(conn),
+      retention: new PgRetention(conn, partitions),
     })
     this.conn = conn
   }

@@ -167,15 +167,16 @@ export function* resultCopyRows(
   }
 }
 
-/** COPY rows for `attempts`, in `ATTEMPT_COLUMNS` order. */
+/** COPY rows for `attempts`, in `ATTEMPT_INSERT_COLUMNS` order, or `ATTEMPT_COLUMNS` when `at` is null (staging). */
 export function* attemptCopyRows(
   run: PreparedRun,
+  at: number | null,
   runKey: number,
   testKeys: ArrayLike<number>,
   messageIds: ArrayLike<number>,
 ): Generator<string> {
   for (const a of run.attempts) {
-    yield copyRow([
+    const row = copyRow([
       runKey,
       testKeys[run.test[a.result]!]!,
       a.retry,
@@ -184,5 +185,6 @@ export function* attemptCopyRows(
       a.message < 0 ? null : messageIds[a.message]!,
       a.stack < 0 ? null : messageIds[a.stack]!,
     ])
+    yield at === null ? row : `${at}\t${row}`
   }
 }

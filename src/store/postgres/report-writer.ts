@@ -168,8 +168,9 @@ export class PgReportWriter {
     const folded = foldAttempts([earlier, r])
     // The test's place in the run is where it first ran.
     checkAttempts(this.stream.file, r.test.testId, folded.attempts.length, this.maxAttempts)
-    await client.query('DELETE FROM results WHERE run = $1 AND test = $2', [state.key, test])
-    await client.query('DELETE FROM attempts WHERE run = $1 AND test = $2', [state.key, test])
+    // With `at`, each statement reaches only the run's partition.
+    await client.query('DELETE FROM results WHERE run = $1 AND test = $2 AND at = $3', [state.key, test, state.at])
+    await client.query('DELETE FROM attempts WHERE run = $1 AND test = $2 AND at = $3', [state.key, test, state.at])
     const result: Result = { ...folded, test: r.test, position: earlier.position }
     const sum = attemptSummary(result)
     const [message] = await this.messageIds([result.message])
@@ -195,9 +196,9 @@ export class PgReportWriter {
     for (const a of attemptsToStore(result)) {
       const [m, st] = await this.messageIds([a.message, a.stack])
       await client.query(
-        `INSERT INTO attempts (run, test, retry, status, duration_ms, message, stack)
-         VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING`,
-        [state.key, test, a.retry, statusCode(a.status), a.durationMs, m, st],
+        `INSERT INTO attempts (at, run, test, retry, status, duration_ms, message, stack)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING`,
+        [state.at, state.key, test, a.retry, statusCode(a.status), a.durationMs, m, st],
       )
     }
     state.attempts += sum.attempts - earlier.attempts.length
@@ -229,8 +230,8 @@ export class PgReportWriter {
       position: number | null
     }>(
       `SELECT r.status, r.flaky, r.duration_ms, r.error_type, m.text AS message, r.healing, r.position FROM results r
-       LEFT JOIN messages m ON m.id = r.message WHERE r.run = $1 AND r.test = $2`,
-      [state.key, test],
+       LEFT JOIN messages m ON m.id = r.message WHERE r.run = $1 AND r.test = $2 AND r.at = $3`,
+      [state.key, test, state.at],
     )
     const row = rows[0]
     if (!row) throw new InternalError(`result ${state.key}/${test} written by this report cannot be found`)
@@ -243,8 +244,8 @@ export class PgReportWriter {
     }>(
       `SELECT a.retry, a.status, a.duration_ms, m.text AS message, s.text AS stack FROM attempts a
        LEFT JOIN messages m ON m.id = a.message LEFT JOIN messages s ON s.id = a.stack
-       WHERE a.run = $1 AND a.test = $2 ORDER BY a.retry`,
-      [state.key, test],
+       WHERE a.run = $1 AND a.test = $2 AND a.at = $3 ORDER BY a.retry`,
+      [state.key, test, state.at],
     )
     const status = statusFromCode(row.status)
     const durationMs = row.duration_ms === null ? null : Number(row.duration_ms)
@@ -291,9 +292,13 @@ export class PgReportWriter {
       const at = isoToMs(run.startedAt, this.now)
       if (at !== state.at) {
         // The one move the runs.at guard allows: this run, by this transaction (set_config is transaction-local).
+        // Its rows move with it, across partitions when the day changes (an UPDATE of the partition key moves
+        // the row), in this same transaction.
         await client.query(`SELECT set_config('flakewatch.moving_run', $1, true)`, [String(state.key)])
         await client.query('UPDATE runs SET at = $1 WHERE id = $2', [at, state.key])
-        await client.query('UPDATE results SET at = $1 WHERE run = $2', [at, state.key])
+        await client.query('UPDATE results SET at = $1 WHERE run = $2 AND at = $3', [at, state.key, state.at])
+        await client.query('UPDATE attempts SET at = $1 WHERE run = $2 AND at = $3', [at, state.key, state.at])
+        state.at = at
       }
     }
     // Counted where the rows are: a merged run holds rows from several reports. The run row is locked since the
@@ -305,7 +310,7 @@ export class PgReportWriter {
       `UPDATE runs r SET (total, passed, failed, skipped, flaky) = (
          SELECT count(*), count(*) FILTER (WHERE status = 0), count(*) FILTER (WHERE status IN (1, 2)),
                 count(*) FILTER (WHERE status = 3), count(*) FILTER (WHERE flaky)
-         FROM results WHERE run = r.id),
+         FROM results WHERE run = r.id AND at = r.at),
          written_at = greatest(floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint,
            (SELECT coalesce(max(written_at), 0) + 1 FROM runs))
        WHERE r.id = $1`,

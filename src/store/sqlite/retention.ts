@@ -1,4 +1,4 @@
-import type { RetentionStore } from '../store.js'
+import type { MaintenanceOutcome, RetentionStore } from '../store.js'
 import type { SqliteConnection } from './connection.js'
 
 /** Retention in a SQLite store: old runs deleted in batches. */
@@ -7,6 +7,11 @@ export class SqliteRetention implements RetentionStore {
 
   prune(before: number, opts: { batchSize?: number } = {}): Promise<{ runs: number; results: number }> {
     return this.conn.serial(() => this.pruneNow(before, opts))
+  }
+
+  /** One table per concern, with nothing partitioned: nothing to keep up. */
+  maintain(): Promise<MaintenanceOutcome> {
+    return Promise.resolve({ days: 0, moved: 0, failed: 0, error: null })
   }
 
   private async pruneNow(before: number, opts: { batchSize?: number }): Promise<{ runs: number; results: number }> {

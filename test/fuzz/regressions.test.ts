@@ -1,0 +1,35 @@
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { parseReport } from '../../src/ingest/index.js'
+import { countingSource, expectBoundedWork, expectWithinLimits, outcome, ROOT } from './support.js'
+
+/**
+ * Every input a fuzzer once failed on (test/fixtures/fuzz/regressions, described in its README): read through the
+ * same checks as the fuzzers, and, where the fix chose an outcome, that outcome.
+ */
+
+const DIR = join(ROOT, 'test', 'fixtures', 'fuzz', 'regressions')
+const files = readdirSync(DIR).filter((f) => f !== 'README.md')
+
+/** What each fix decided, beyond "no undocumented error". */
+const EXPECTED: Record<string, 'read' | 'refused'> = {
+  'pytest-created-past-date-range.json': 'read',
+}
+
+describe('fuzz regressions', () => {
+  it('every kept input is described in the README', () => {
+    const readme = readFileSync(join(DIR, 'README.md'), 'utf8')
+    for (const f of files) expect(readme).toContain(`\`${f}\``)
+  })
+
+  it.each(files)('%s: read within the limits or refused with the file named', async (file) => {
+    const bytes = readFileSync(join(DIR, file))
+    const source = countingSource(file, bytes)
+    const result = await outcome(file, () => parseReport(source))
+    const report = 'report' in result ? result.report : undefined
+    expectBoundedWork(source, bytes.length, report)
+    if (report) expectWithinLimits(report)
+    if (EXPECTED[file]) expect(report ? 'read' : 'refused').toBe(EXPECTED[file])
+  })
+})
