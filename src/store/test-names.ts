@@ -1,5 +1,6 @@
 import { InputError } from '../errors.js'
 import type { AuditLogInput } from './audit-chain.js'
+import type { CarryOutcome } from './merge-carry.js'
 
 /**
  * The names a test was seen under (issue 27, item 5): each name a report gave that ingest matched to a test the
@@ -44,7 +45,7 @@ export interface TestNameStore {
   /**
    * Merges test `from` into test `into` (same suite), with its audit line, in one transaction: `from`'s results and
    * attempts become `into`'s, `from`'s id becomes a name of `into` (and so do the names that were `from`'s), and
-   * `from` is no longer a test. Refused (an `InputError`) when the two have results in the same run: they ran as
+   * `from` is no longer a test. Its quarantine, ticket and heal fingerprints go with it (see `merge-carry.ts`). Refused (an `InputError`) when the two have results in the same run: they ran as
    * two tests there.
    */
   mergeTests(from: string, into: string, audit: NameAudit): Promise<MergeOutcome>
@@ -63,7 +64,7 @@ export interface NameAudit {
   at: string
 }
 
-export interface MergeOutcome {
+export interface MergeOutcome extends CarryOutcome {
   /** Results moved from `from` to `into`. */
   results: number
 }
@@ -84,8 +85,8 @@ export function sharedRunError(from: string, into: string, runId: string): Input
 }
 
 /** The audit line of a merge (`subject`: the id merged away). */
-export function mergeAudit(from: string, into: string, a: NameAudit, results: number): AuditLogInput {
-  return { kind: 'test', subject: from, action: 'merge', ...a, source: 'manual', data: { into, results } }
+export function mergeAudit(from: string, into: string, a: NameAudit, outcome: MergeOutcome): AuditLogInput {
+  return { kind: 'test', subject: from, action: 'merge', ...a, source: 'manual', data: { into, ...outcome } }
 }
 
 /** The audit line of a split (`subject`: the name kept apart). */

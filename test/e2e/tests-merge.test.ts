@@ -42,13 +42,30 @@ describe('flakewatch tests merge and split (issue 27, item 5)', { timeout: 120_0
     expect(unknown.exitCode).not.toBe(0)
     expect(unknown.stderr).toContain('no test "unit::x::y"')
 
+    // The old test was quarantined under its old name: the quarantine goes with it.
+    const add = ['quarantine', 'add', from, '--reason', 'flaky', '--owner', 'team-cart', '--db', db]
+    expect((await runCli(add, { cwd: dir })).exitCode).toBe(0)
     const merged = await runCli(
       ['tests', 'merge', from, into, '--db', db, '--reason', 'class renamed', '--actor', 'ana', '--json'],
       { cwd: dir },
     )
     expect(merged.exitCode, merged.stderr).toBe(0)
-    expect(JSON.parse(merged.stdout)).toEqual({ from, into, results: 1 })
+    expect(JSON.parse(merged.stdout)).toEqual({
+      from,
+      into,
+      results: 1,
+      quarantine: 'moved',
+      ticket: null,
+      fingerprints: 0,
+    })
     expect(await ids()).toEqual([into])
+    const listed = await runCli(['quarantine', 'list', '--db', db, '--json'], { cwd: dir })
+    expect(
+      (JSON.parse(listed.stdout) as { quarantined: { test_id: string; owner: string }[] }).quarantined.map((q) => [
+        q.test_id,
+        q.owner,
+      ]),
+    ).toEqual([[into, 'team-cart']])
 
     // The old name, reported again, is the merged test; show lists it and shows the test by it.
     await ingest('old-again.xml')

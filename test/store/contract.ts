@@ -631,7 +631,12 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       await store.ingestReport(batch(runMeta('r1', '2026-01-01T00:00:00Z'), [old, result('c', 'passed')]))
       await store.ingestReport(batch(runMeta('r2', '2026-01-02T00:00:00Z'), [result('b', 'passed')]))
       const [a, b, c] = ['a', 'b', 'c'].map((n) => makeTestId('unit', 'mod', n)) as [string, string, string]
-      expect(await store.testNames().mergeTests(a, b, audit)).toEqual({ results: 1 })
+      expect(await store.testNames().mergeTests(a, b, audit)).toEqual({
+        results: 1,
+        quarantine: null,
+        ticket: null,
+        fingerprints: 0,
+      })
       expect(await store.getTest(a)).toBeNull()
       const merged = await store.getTestHistory(b)
       expect(merged!.entries.map((e) => [e.run.runId, e.status])).toEqual([
@@ -642,6 +647,7 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       expect(await store.testNames().listNames({ testId: b })).toMatchObject([{ nameId: a, source: 'merge' }])
       expect(await store.listAuditLog({ kind: 'test' })).toMatchObject([
         { subject: a, action: 'merge', actor: 'ana', reason: 'jest-junit renamed it', data: { into: b, results: 1 } },
+        // (its data also says what was carried: nothing here)
       ])
       // c and b both ran in r1 now: two tests.
       await expect(store.testNames().mergeTests(c, b, audit)).rejects.toThrow(/both have a result in run "r1"/)
@@ -653,6 +659,127 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       expect(await store.testNames().splitName(a, audit)).toBe(false)
       expect(await store.testNames().listNames({ nameId: a })).toMatchObject([{ testId: a, source: 'split' }])
       expect((await store.listAuditLog({ kind: 'test' })).map((e) => e.action)).toEqual(['split', 'merge'])
+    })
+
+    it('a merge carries the quarantine (audited), the ticket and the heal fingerprints to the test merged into', async () => {
+      const audit = { actor: 'ana', reason: 'one test', at: '2026-02-01T00:00:00.000Z' }
+      const id = (n: string) => makeTestId('unit', 'mod', n)
+      for (const [run, n] of [
+        ['r1', 'a'],
+        ['r2', 'b'],
+        ['r3', 'c'],
+        ['r4', 'd'],
+      ] as const) {
+        await store.ingestReport(batch(runMeta(run, `2026-01-0${run[1]}T00:00:00Z`), [result(n, 'failed')]))
+      }
+      const q = (testId: string, reason: string): QuarantineRecord => ({
+        testId,
+        reason,
+        owner: 'team-auth',
+        issueUrl: null,
+        createdAt: '2026-01-05T00:00:00.000Z',
+        createdBy: 'bob',
+        expiresAt: null,
+        source: 'manual',
+      })
+      const qAudit = {
+        action: 'quarantine' as const,
+        actor: 'bob',
+        at: '2026-01-05T00:00:00.000Z',
+        reason: 'flaky',
+        source: 'manual' as const,
+      }
+      await store.putQuarantine(q(id('a'), 'flaky under jest-junit'), qAudit)
+      const want = (testId: string) => ({
+        testId,
+        tracker: 'github',
+        marker: `fw-${testId}`,
+        wanted: { state: 'open' as const, reason: 'became flaky' },
+        at: '2026-01-05T00:00:00.000Z',
+        now: 1000,
+      })
+      const state = (testId: string) => ({
+        testId,
+        verdict: 'flaky' as const,
+        quarantined: true,
+        expiryWarnedFor: null,
+        updatedAt: '2026-01-05T00:00:00.000Z',
+      })
+      await store.tickets().recordChanges([state(id('a'))], [want(id('a'))])
+      const fp = (testId: string, locator: string, data: unknown, updatedAt: string) => ({
+        testId,
+        locator,
+        data,
+        updatedAt,
+      })
+      await store.putFingerprint(fp(id('a'), '#login', { tag: 'button', v: 'a' }, '2026-01-03T00:00:00.000Z'))
+      await store.putFingerprint(fp(id('a'), '#new', { tag: 'a', v: 'a' }, '2026-01-03T00:00:00.000Z'))
+      await store.putFingerprint(fp(id('a'), '#old', { tag: 'i', v: 'a' }, '2026-01-01T00:00:00.000Z'))
+      await store.putFingerprint(fp(id('b'), '#login', { tag: 'button', v: 'b' }, '2026-01-02T00:00:00.000Z'))
+      await store.putFingerprint(fp(id('b'), '#old', { tag: 'i', v: 'b' }, '2026-01-02T00:00:00.000Z'))
+
+      // b has none of its own: a's quarantine, ticket and ticket state become b's.
+      expect(await store.testNames().mergeTests(id('a'), id('b'), audit)).toEqual({
+        results: 1,
+        quarantine: 'moved',
+        ticket: 'moved',
+        fingerprints: 2,
+      })
+      expect(await store.getQuarantine(id('a'))).toBeNull()
+      expect(await store.getQuarantine(id('b'))).toMatchObject({
+        reason: 'flaky under jest-junit',
+        owner: 'team-auth',
+        createdBy: 'bob',
+      })
+      const trail = await store.listAudit({ testId: id('b') })
+      expect(trail).toMatchObject([
+        { action: 'quarantine', actor: 'ana', reason: `moved from "${id('a')}" by tests merge: one test` },
+      ])
+      expect(await store.listAudit({ testId: id('a') })).toMatchObject([
+        { action: 'release', actor: 'ana', reason: `merged into "${id('b')}": one test`, record: null },
+        { action: 'quarantine', actor: 'bob' },
+      ])
+      expect(await store.tickets().get(id('a'))).toBeNull()
+      expect(await store.tickets().get(id('b'))).toMatchObject({ marker: `fw-${id('a')}`, wanted: 'open' })
+      expect((await store.tickets().listStates()).map((t) => t.testId)).toEqual([id('b')])
+      // Fingerprints: a locator both had keeps the newer one; the others move.
+      expect((await store.getFingerprint(id('b'), '#login'))!.data).toEqual({ tag: 'button', v: 'a' })
+      expect((await store.getFingerprint(id('b'), '#new'))!.data).toEqual({ tag: 'a', v: 'a' })
+      expect((await store.getFingerprint(id('b'), '#old'))!.data).toEqual({ tag: 'i', v: 'b' })
+      expect(await store.getFingerprint(id('a'), '#login')).toBeNull()
+      expect((await store.listAuditLog({ kind: 'test' }))[0]).toMatchObject({
+        action: 'merge',
+        data: { into: id('b'), results: 1, quarantine: 'moved', ticket: 'moved', fingerprints: 2 },
+      })
+
+      // d has its own quarantine and ticket: c's quarantine ends (audited) and c's ticket is to be closed.
+      await store.putQuarantine(q(id('c'), 'c flaky'), qAudit)
+      await store.putQuarantine(q(id('d'), 'd flaky'), qAudit)
+      await store.tickets().recordChanges([], [want(id('c')), want(id('d'))])
+      // c's ticket is open in the tracker.
+      expect((await store.tickets().claimDue('sync', 1000, 60_000, 10)).map((t) => t.testId)).toContain(id('c'))
+      const opened = {
+        ok: true as const,
+        key: '7',
+        url: 'https://example.com/7',
+        actual: 'open' as const,
+        sentComment: null,
+      }
+      for (const t of ['c', 'd'])
+        expect(await store.tickets().recordSync(id(t), 'sync', { ...opened, at: audit.at })).toBe(true)
+      const outcome = await store.testNames().mergeTests(id('c'), id('d'), audit)
+      expect(outcome).toEqual({ results: 1, quarantine: 'released', ticket: 'closing', fingerprints: 0 })
+      expect(await store.getQuarantine(id('c'))).toBeNull()
+      expect(await store.getQuarantine(id('d'))).toMatchObject({ reason: 'd flaky' })
+      expect((await store.listAudit({ testId: id('c') }))[0]).toMatchObject({
+        action: 'release',
+        reason: `merged into "${id('d')}", which keeps its own quarantine: one test`,
+      })
+      expect(await store.tickets().get(id('c'))).toMatchObject({ wanted: 'closed', reason: `merged into ${id('d')}` })
+      expect(await store.tickets().get(id('d'))).toMatchObject({ wanted: 'open' })
+      // The duplicate is due now, for the next sync to close.
+      const due = await store.tickets().claimDue('sync', Date.now(), 60_000, 10)
+      expect(due.map((t) => t.testId)).toContain(id('c'))
     })
   })
 }

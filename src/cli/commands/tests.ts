@@ -21,8 +21,19 @@ function audit(opts: TestsCommandOptions, io: Io) {
 export async function testsMerge(from: string, into: string, opts: TestsCommandOptions, io: Io): Promise<void> {
   const a = audit(opts, io)
   const outcome = await withStore(opts, io, (store) => store.testNames().mergeTests(from, into, a), 'existing')
-  if (opts.json) return emitJson(io, { from, into, results: outcome.results })
-  io.stdout.write(`merged ${from} into ${into}: ${outcome.results} result(s) moved; ${from} is now a name of it\n`)
+  const { results, quarantine, ticket, fingerprints } = outcome
+  if (opts.json) return emitJson(io, { from, into, results, quarantine, ticket, fingerprints })
+  const carried = [
+    quarantine === 'moved' && 'its quarantine moved',
+    quarantine === 'released' && `its quarantine ended (${into} keeps its own)`,
+    ticket === 'moved' && 'its ticket moved',
+    ticket === 'closing' && `its ticket will be closed as a duplicate of ${into}'s`,
+    fingerprints > 0 && `${fingerprints} heal fingerprint(s) moved`,
+  ].filter(Boolean)
+  io.stdout.write(
+    `merged ${from} into ${into}: ${results} result(s) moved${carried.map((c) => `; ${c}`).join('')}; ` +
+      `${from} is now a name of it\n`,
+  )
 }
 
 /**

@@ -1,4 +1,5 @@
 import { NotFoundError } from '../../errors.js'
+import { carryTestState, type CarryAnswer, type CarryOutcome, type CarryStep } from '../merge-carry.js'
 import { appendPostgresAudit } from './audit-log.js'
 import type { PgClient, PgQueryable } from './driver.js'
 import {
@@ -91,8 +92,9 @@ export class PostgresTestNameStore implements TestNameStore {
          ON CONFLICT (name_id) DO UPDATE SET test_id = excluded.test_id, source = 'merge', at = excluded.at`,
         [from, f.suite, into, audit.at],
       )
-      await appendPostgresAudit(client, mergeAudit(from, into, audit, moved))
-      return { results: moved }
+      const outcome = { results: moved, ...(await carry(client, carryTestState(from, into, audit, Date.now()))) }
+      await appendPostgresAudit(client, mergeAudit(from, into, audit, outcome))
+      return outcome
     })
   }
 
@@ -111,4 +113,20 @@ export class PostgresTestNameStore implements TestNameStore {
       return true
     })
   }
+}
+
+/** Runs a merge's carry steps on PostgreSQL, inside the caller's transaction. */
+async function carry(client: PgClient, steps: Generator<CarryStep, CarryOutcome, CarryAnswer>): Promise<CarryOutcome> {
+  let next = steps.next()
+  while (!next.done) {
+    const step = next.value
+    let answer: CarryAnswer = { rows: [], changes: 0 }
+    if ('audit' in step) await appendPostgresAudit(client, step.audit)
+    else {
+      const r = await client.query<Record<string, unknown>>(step.sql, step.params)
+      answer = { rows: r.rows, changes: r.rowCount ?? 0 }
+    }
+    next = steps.next(answer)
+  }
+  return next.value
 }

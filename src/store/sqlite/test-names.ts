@@ -1,4 +1,5 @@
 import { NotFoundError } from '../../errors.js'
+import { carryTestState, type CarryAnswer, type CarryOutcome, type CarryStep } from '../merge-carry.js'
 import { appendSqliteAudit } from './audit-log.js'
 import {
   MAX_TEST_NAMES_PAGE,
@@ -82,8 +83,9 @@ export class SqliteTestNameStore implements TestNameStore {
             `INSERT INTO test_names (name_id, suite, test_id, module_is_label, source, at) VALUES (?, ?, ?, 0, 'merge', ?)
              ON CONFLICT (name_id) DO UPDATE SET test_id = excluded.test_id, source = 'merge', at = excluded.at`,
           ).run(from, f.suite, into, audit.at)
-          appendSqliteAudit(db, mergeAudit(from, into, audit, moved))
-          return { results: moved }
+          const outcome = { results: moved, ...carry(db, carryTestState(from, into, audit, Date.now())) }
+          appendSqliteAudit(db, mergeAudit(from, into, audit, outcome))
+          return outcome
         })
         .immediate()
       return Promise.resolve(outcome)
@@ -109,4 +111,24 @@ export class SqliteTestNameStore implements TestNameStore {
       return Promise.resolve(done)
     })
   }
+}
+
+/** Runs a merge's carry steps on SQLite, inside the caller's transaction. */
+function carry(db: SqliteDb, steps: Generator<CarryStep, CarryOutcome, CarryAnswer>): CarryOutcome {
+  let next = steps.next()
+  while (!next.done) {
+    const step = next.value
+    let answer: CarryAnswer = { rows: [], changes: 0 }
+    if ('audit' in step) appendSqliteAudit(db, step.audit)
+    else {
+      // `$n` is a named parameter to SQLite (better-sqlite3 has no numbered ones): bound by the name `n`.
+      const stmt = db.prepare(step.sql)
+      const params = Object.fromEntries(step.params.map((v, i) => [String(i + 1), v]))
+      answer = /^\s*SELECT/i.test(step.sql)
+        ? { rows: stmt.all(params) as Record<string, unknown>[], changes: 0 }
+        : { rows: [], changes: stmt.run(params).changes }
+    }
+    next = steps.next(answer)
+  }
+  return next.value
 }
