@@ -1,3 +1,4 @@
+import { markRunsStalePg, markStaleBeforePg } from './analyses.js'
 import type { MaintenanceOutcome, RetentionStore } from '../store.js'
 import type { PgConnection } from './connection.js'
 import { listPartitions, PARTITIONED, type PgPartitions } from './partitions.js'
@@ -77,6 +78,8 @@ export class PgRetention implements RetentionStore {
             n += rows[0]!.runs
             total += rows[0]!.total
           }
+          // In this transaction: every test with a result in these days has its first result before their end.
+          await markStaleBeforePg(client, chunk[chunk.length - 1]!.hi)
           await client.query(`DROP TABLE ${chunk.flatMap((r) => r.names).join(', ')}`)
           return { runs: n, results: total }
         }),
@@ -114,6 +117,8 @@ export class PgRetention implements RetentionStore {
         if (ids.length === 0) return null
         // The runs' times as well as their keys: only their partitions are searched.
         const ats = [...new Set(rows.map((r) => r.at))]
+        // Before the delete, in its transaction: the rows of the tests that lose results are analysed again.
+        await markRunsStalePg(client, ids)
         const res = await client.query(
           'DELETE FROM results WHERE run = ANY($1::integer[]) AND at = ANY($2::bigint[])',
           [ids, ats],
