@@ -1,4 +1,4 @@
-import type { Attempt, Run, TestHistory, TestRef } from '../model.js'
+import type { Attempt, Run, RunTiming, TestHistory, TestRef } from '../model.js'
 import type { AuditHead, AuditKind, AuditLogInput, ChainedAuditEntry } from './audit-chain.js'
 import type { NotificationStore } from './notifications.js'
 import type { TicketStore } from './tickets.js'
@@ -98,6 +98,10 @@ export abstract class ComposedStore implements Store {
 
   getRun(runId: string): Promise<Run | null> {
     return this.parts.runs.getRun(runId)
+  }
+
+  getRunTimings(runId: string): Promise<RunTiming[]> {
+    return this.parts.runs.getRunTimings(runId)
   }
 
   runSummaries(filter?: RunFilter): Promise<RunSummary[]> {

@@ -8,13 +8,7 @@ import {
 } from '../legacy-audit.js'
 import { appendPostgresAudit, POSTGRES_AUDIT_SCHEMA } from './audit-log.js'
 import type { PgClient, PgQueryable } from './driver.js'
-import {
-  DAY_MS,
-  dayPartitionsDdl,
-  daysAhead,
-  PARTITIONED_INDEXES,
-  partitionable,
-} from './partitions.js'
+import { DAY_MS, dayPartitionsDdl, daysAhead, PARTITIONED_INDEXES, partitionable } from './partitions.js'
 
 /** Days a pre-partition store's history may bring as partitions of their own; older days stay in the default. */
 const MIGRATED_DAYS = 1000
@@ -449,6 +443,22 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
         FROM attempts_0016 a LEFT JOIN runs r ON r.id = a.run;
         ${PARTITIONED_INDEXES}
         DROP TABLE results_0016, attempts_0016;
+      `)
+    },
+  },
+  {
+    // Suite or package timings of a run (issue 29: `go test -json` package events), apart from the run row: a
+    // `go test ./...` run has one per package. Keyed by the run's integer id; prune deletes them with the run.
+    id: '0018-run-timings',
+    async up(client) {
+      await client.query(`
+        CREATE TABLE run_timings (
+          run integer NOT NULL,
+          name text NOT NULL,
+          duration_ms double precision NOT NULL,
+          status text NOT NULL CHECK (status IN ('passed', 'failed', 'skipped')),
+          PRIMARY KEY (run, name)
+        );
       `)
     },
   },

@@ -73,6 +73,7 @@ export class PgRetention implements RetentionStore {
             )
             if (rows.length === 0) continue
             await client.query('DELETE FROM reports WHERE run = ANY($1::integer[])', [rows.map((x) => x.id)])
+            await client.query('DELETE FROM run_timings WHERE run = ANY($1::integer[])', [rows.map((x) => x.id)])
             n += rows.length
             for (const x of rows) total += x.total
           }
@@ -119,6 +120,7 @@ export class PgRetention implements RetentionStore {
         )
         await client.query('DELETE FROM attempts WHERE run = ANY($1::integer[]) AND at = ANY($2::bigint[])', [ids, ats])
         await client.query('DELETE FROM reports WHERE run = ANY($1::integer[])', [ids])
+        await client.query('DELETE FROM run_timings WHERE run = ANY($1::integer[])', [ids])
         await client.query('DELETE FROM runs WHERE id = ANY($1::integer[])', [ids])
         return { runs: ids.length, results: res.rowCount ?? 0 }
       })
