@@ -1,3 +1,4 @@
+import { compareText } from '../compare-text.js'
 import type { TestHistory, TestRef } from '../model.js'
 import { pValueText } from './format.js'
 import { hadFailure } from './had-failure.js'
@@ -52,7 +53,9 @@ export function orderDependency(
     tested++
     if (failures < cfg.minFailures || failures / total <= before / n) continue
     const p = hypergeometricUpperTail(failures, n, before, total)
-    if (best === null || p < best.p) best = { c, before, failures, p }
+    // Ties go to the first test id, so that the hint does not depend on the order tests were read in.
+    if (best === null || p < best.p || (p === best.p && compareText(c.test.testId, best.c.test.testId) < 0))
+      best = { c, before, failures, p }
   }
   if (best === null) return null
   const pValue = Math.min(1, best.p * tested)

@@ -1,7 +1,9 @@
+import type { AnalysisConfigOptions } from '../analysis/resolve-analysis-config.js'
 import { appendAll } from '../extent.js'
 import type { Format } from '../ingest/formats.js'
 import { sourceFromBuffer, sourceFromFile } from '../ingest/source.js'
 import { emptySummary, ingestSource, type IngestSummary } from '../pipeline/ingest-files.js'
+import { refreshAfterWrite } from '../pipeline/persisted-analyses.js'
 import type { RunContext } from '../pipeline/run-context.js'
 import type { Store } from '../store/store.js'
 
@@ -16,6 +18,8 @@ export interface UploadJob {
   replace: boolean
   /** The uploading checkout's repository root, for test paths (see `relativeToRoot`). */
   root: string | null
+  /** The server's analysis configuration: each report's tests are re-analysed with it just after its commit. */
+  analysis?: AnalysisConfigOptions
 }
 
 /** Stores each file of an upload as `flakewatch ingest` would: one transaction per report, failures listed. */
@@ -39,6 +43,15 @@ export async function ingestUpload(store: Store, job: UploadJob): Promise<Ingest
     appendAll(summary.ingested, one.ingested)
     appendAll(summary.duplicates, one.duplicates)
     appendAll(summary.failed, one.failed)
+  }
+  // Just after the commits, before the answer: the uploader's next read finds its tests' analyses current.
+  if (job.analysis !== undefined) {
+    const warning = await refreshAfterWrite(
+      store,
+      job.analysis,
+      summary.ingested.map((i) => i.run_id),
+    )
+    if (warning !== null) for (const i of summary.ingested) (i.warnings ??= []).push(warning)
   }
   return summary
 }

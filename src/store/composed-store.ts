@@ -1,5 +1,6 @@
 import type { Attempt, Run, RunTiming, TestHistory, TestRef } from '../model.js'
 import type { AuditHead, AuditKind, AuditLogInput, ChainedAuditEntry } from './audit-chain.js'
+import type { AnalysisStore } from './analyses.js'
 import type { NotificationStore } from './notifications.js'
 import type { TicketStore } from './tickets.js'
 import type { TestNameStore } from './test-names.js'
@@ -45,6 +46,7 @@ export interface StoreParts {
   audit: AuditStore
   heal: HealStore
   retention: RetentionStore
+  analyses: AnalysisStore
 }
 
 /**
@@ -61,6 +63,10 @@ export abstract class ComposedStore implements Store {
   abstract tickets(): TicketStore
   abstract testNames(): TestNameStore
   abstract close(): Promise<void>
+
+  analyses(): AnalysisStore {
+    return this.parts.analyses
+  }
 
   // Results
 

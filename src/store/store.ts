@@ -1,4 +1,5 @@
 import type { AuditHead, AuditKind, AuditLogInput, ChainedAuditEntry } from './audit-chain.js'
+import type { AnalysisStore } from './analyses.js'
 import type { NotificationStore } from './notifications.js'
 import type { TicketStore } from './tickets.js'
 import type { TestNameStore } from './test-names.js'
@@ -374,6 +375,9 @@ export interface Store
 
   /** The names tests were seen under, matched at ingest or by hand (see `test-names.ts`). */
   testNames(): TestNameStore
+
+  /** Each test's analysis, persisted and kept up to date by writers and a sweep (see `analyses.ts`). */
+  analyses(): AnalysisStore
 
   close(): Promise<void>
 }

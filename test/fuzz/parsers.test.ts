@@ -9,6 +9,7 @@ import {
   mutations,
   outcome,
   realSeeds,
+  FUZZ_TIMEOUT,
 } from './support.js'
 
 /**
@@ -27,43 +28,51 @@ describe.each(FORMATS)('%s', (format) => {
     expect(list.length).toBeGreaterThan(0)
   })
 
-  it('a mutated real report is read within the limits or refused with the file named', async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        fc.nat({ max: list.length - 1 }),
-        mutations(),
-        fc.boolean(),
-        fc.integer({ min: 1, max: 8192 }),
-        async (i, mutation, forced, chunk) => {
-          const seed = list[i]!
-          const bytes = mutation.apply(seed.bytes)
-          const name = `${seed.path} [${mutation.label}]`
-          const source = countingSource(name, bytes, chunk)
-          const result = await outcome(name, () => parseReport(source, forced ? { format } : {}))
-          const report = 'report' in result ? result.report : undefined
-          expectBoundedWork(source, bytes.length, report)
-          if (report) expectWithinLimits(report)
-        },
-      ),
-      fuzzParams(40),
-    )
-  })
+  it(
+    'a mutated real report is read within the limits or refused with the file named',
+    { timeout: FUZZ_TIMEOUT },
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.nat({ max: list.length - 1 }),
+          mutations(),
+          fc.boolean(),
+          fc.integer({ min: 1, max: 8192 }),
+          async (i, mutation, forced, chunk) => {
+            const seed = list[i]!
+            const bytes = mutation.apply(seed.bytes)
+            const name = `${seed.path} [${mutation.label}]`
+            const source = countingSource(name, bytes, chunk)
+            const result = await outcome(name, () => parseReport(source, forced ? { format } : {}))
+            const report = 'report' in result ? result.report : undefined
+            expectBoundedWork(source, bytes.length, report)
+            if (report) expectWithinLimits(report)
+          },
+        ),
+        fuzzParams(40),
+      )
+    },
+  )
 
-  it('a real report reads the same in any chunking and behind a byte-order mark', async () => {
-    const reference = await Promise.all(list.map((s) => parseReport(countingSource(s.path, s.bytes))))
-    await fc.assert(
-      fc.asyncProperty(
-        fc.nat({ max: list.length - 1 }),
-        fc.integer({ min: 1, max: 4096 }),
-        fc.boolean(),
-        async (i, chunk, bom) => {
-          const seed = list[i]!
-          const bytes = bom ? Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), seed.bytes]) : seed.bytes
-          const again = await parseReport(countingSource(seed.path, bytes, chunk))
-          expect(again).toEqual(reference[i])
-        },
-      ),
-      fuzzParams(10),
-    )
-  })
+  it(
+    'a real report reads the same in any chunking and behind a byte-order mark',
+    { timeout: FUZZ_TIMEOUT },
+    async () => {
+      const reference = await Promise.all(list.map((s) => parseReport(countingSource(s.path, s.bytes))))
+      await fc.assert(
+        fc.asyncProperty(
+          fc.nat({ max: list.length - 1 }),
+          fc.integer({ min: 1, max: 4096 }),
+          fc.boolean(),
+          async (i, chunk, bom) => {
+            const seed = list[i]!
+            const bytes = bom ? Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), seed.bytes]) : seed.bytes
+            const again = await parseReport(countingSource(seed.path, bytes, chunk))
+            expect(again).toEqual(reference[i])
+          },
+        ),
+        fuzzParams(10),
+      )
+    },
+  )
 })

@@ -16,6 +16,9 @@ export function fuzzRuns(base: number): number {
   return Number.isInteger(raised) && raised > 0 ? raised : base
 }
 
+/** A test's timeout: a deep run (`FLAKEWATCH_FUZZ_RUNS`) may take an hour; the default run a small fraction. */
+export const FUZZ_TIMEOUT = process.env.FLAKEWATCH_FUZZ_RUNS ? 3_600_000 : 120_000
+
 /**
  * The fast-check settings every fuzz property shares. `FLAKEWATCH_FUZZ_SEED` replays one reported failure
  * (with the `path` fast-check printed, via `FLAKEWATCH_FUZZ_PATH`).
@@ -62,7 +65,7 @@ export function realSeeds(): Map<Format, Seed[]> {
       }
     }
   }
-  for (const dir of ['test/fixtures/public', 'test/fixtures/reports', 'test/fixtures/fuzz/seeds']) {
+  for (const dir of ['test/fixtures/public', 'test/fixtures/reports', 'test/fixtures/fuzz/seeds', 'examples/reports']) {
     walk(join(ROOT, dir))
   }
   return byFormat
@@ -248,4 +251,18 @@ export function mutations(): fc.Arbitrary<{ label: string; apply: Mutation }> {
     label: list.map((x) => x.label).join(' + '),
     apply: (b: Buffer) => list.reduce((acc, x) => x.apply(acc), b),
   }))
+}
+
+/**
+ * The property most fuzzers here share: one of `originals`, mutated, handed to `check` with a label naming the
+ * mutation (for the failure message) and the original's index.
+ * @example await fc.assert(mutatedProperty(configs, (bytes) => load(bytes)), fuzzParams(300))
+ */
+export function mutatedProperty(
+  originals: readonly Buffer[],
+  check: (bytes: Buffer, label: string, index: number) => Promise<void> | void,
+): fc.IAsyncProperty<[number, { label: string; apply: Mutation }]> {
+  return fc.asyncProperty(fc.nat({ max: originals.length - 1 }), mutations(), async (i, mutation) => {
+    await check(mutation.apply(originals[i]!), mutation.label, i)
+  })
 }

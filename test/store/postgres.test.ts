@@ -110,6 +110,7 @@ if (pg.skip !== undefined) {
       // Today's and the next seven days' partitions, made by the migration.
       expect(partitions.filter((p) => /^results_p\d{8}$/.test(p)).length).toBeGreaterThanOrEqual(8)
       expect(tables.filter((t) => !t.partition).map((t) => t.table_name)).toEqual([
+        'analyses',
         'attempts',
         'audit_head',
         'audit_log',
@@ -122,6 +123,7 @@ if (pg.skip !== undefined) {
         'quarantine_rules',
         'reports',
         'results',
+        'run_timings',
         'runs',
         'schema_meta',
         'test_names',

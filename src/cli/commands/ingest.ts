@@ -6,7 +6,9 @@ import { ingestFiles, type IngestSummary } from '../../pipeline/ingest-files.js'
 import { envRunContext, mergeContexts, parseEnvPairs, type RunContext } from '../../pipeline/run-context.js'
 import type { RunStatus } from '../../model.js'
 import { openStore } from '../../store/open.js'
-import { loadConfig } from '../../config/load.js'
+import { analysisOptions, loadConfig } from '../../config/load.js'
+import { resolveAnalysisConfig } from '../../analysis/resolve-analysis-config.js'
+import { refreshAfterWrite, refreshAnalyses } from '../../pipeline/persisted-analyses.js'
 import { projectStoreFlags, type StoreFlags } from '../project-option.js'
 import { resolveRepoRoot } from '../../ingest/repo-root.js'
 import { emitJson, isInteractive, renderTable, type Io } from '../output.js'
@@ -80,6 +82,9 @@ export function runContextFromFlags(flags: RunFlags, env: NodeJS.ProcessEnv): Ru
   })
 }
 
+/** Rows beyond its own that one `flakewatch ingest` re-analyses before it exits (see `refreshAnalyses`). */
+const WRITER_SWEEP_ROWS = 5000
+
 export async function ingest(inputs: string[], opts: IngestCommandOptions, io: Io): Promise<IngestSummary> {
   const context = runContextFromFlags(opts, io.env)
   const limits = ingestLimits(opts.maxAttempts, io.env)
@@ -88,8 +93,9 @@ export async function ingest(inputs: string[], opts: IngestCommandOptions, io: I
     isInteractive(io) && !opts.json
       ? new SingleBar({ stream: io.stderr, format: 'ingesting [{bar}] {value}/{total} {file}' })
       : null
+  const analysis = analysisOptions(loadConfig({ file: opts.config, env: io.env }))
   try {
-    return await ingestFiles({
+    const summary = await ingestFiles({
       store,
       inputs,
       format: opts.format,
@@ -103,6 +109,17 @@ export async function ingest(inputs: string[], opts: IngestCommandOptions, io: I
         bar.update(done, { file })
       },
     })
+    // Once per command, not per report: each test of its reports is analysed once, at the clock they end at.
+    const warning = await refreshAfterWrite(
+      store,
+      analysis,
+      summary.ingested.map((i) => i.run_id),
+    )
+    if (warning !== null) io.stderr.write(`warning: ${warning}\n`)
+    // The rows that the clock this command moved left behind, a bounded share of them, so that a store fed by
+    // CI alone (no server sweeping) stays read from its persisted analyses. What is left waits for the next.
+    await refreshAnalyses(store, resolveAnalysisConfig(analysis), { maxRows: WRITER_SWEEP_ROWS }).catch(() => undefined)
+    return summary
   } finally {
     bar?.stop()
     await store.close()

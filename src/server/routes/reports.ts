@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import multipart from '@fastify/multipart'
 import { z } from 'zod'
+import { analysisOptions } from '../../config/load.js'
 import { FlakewatchError, InputError } from '../../errors.js'
 import { mergeContexts, parseEnvPairs, type RunContext } from '../../pipeline/run-context.js'
 import type { UploadResponse } from '../api-types.js'
@@ -217,6 +218,7 @@ export async function reportRoutes(scope: FastifyInstance, ctx: ServerContext): 
       format: format as Format | undefined,
       replace: meta.replace,
       root: meta.root ?? null,
+      analysis: analysisOptions(ctx.config),
     }
     const summary: UploadResponse = await ctx.uploads.run(request.flakewatchUploadSlot!, job)
     // Before the answer: the uploader's next read sees its report. Only the tests it touched are re-analysed.

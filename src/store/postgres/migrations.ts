@@ -6,6 +6,7 @@ import {
   type LegacyQuarantineAuditRow,
   type LegacyRuleAuditRow,
 } from '../legacy-audit.js'
+import { POSTGRES_ANALYSES_SCHEMA } from './analyses.js'
 import { appendPostgresAudit, POSTGRES_AUDIT_SCHEMA } from './audit-log.js'
 import type { PgClient, PgQueryable } from './driver.js'
 import { DAY_MS, dayPartitionsDdl, daysAhead, PARTITIONED_INDEXES, partitionable } from './partitions.js'
@@ -402,6 +403,14 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
         CREATE INDEX test_names_suite ON test_names (suite);
         CREATE INDEX test_names_test ON test_names (test_id);
       `)
+    },
+  },
+  {
+    // Persisted analyses (issue 32, docs/scaling.md): one row per test, every existing test's row stale until the
+    // first refresh analyses it.
+    id: '0016-analyses',
+    async up(client) {
+      await client.query(POSTGRES_ANALYSES_SCHEMA)
     },
   },
   {

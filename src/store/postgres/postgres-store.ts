@@ -2,6 +2,7 @@ import { StoreError } from '../../errors.js'
 import { ComposedStore } from '../composed-store.js'
 import type { NotificationStore } from '../notifications.js'
 import type { MigrationResultSet } from '../sqlite/migrations.js'
+import { PgAnalyses } from './analyses.js'
 import { PgAudit } from './audit.js'
 import { PgConnection } from './connection.js'
 import { loadPg, type PgClient, type PgDriver, type PgPool } from './driver.js'
@@ -149,6 +150,7 @@ export class PostgresStore extends ComposedStore {
       audit: new PgAudit(conn),
       heal: new PgHeal(conn),
       retention: new PgRetention(conn, partitions),
+      analyses: new PgAnalyses(conn),
     })
     this.conn = conn
   }

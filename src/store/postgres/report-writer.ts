@@ -6,6 +6,7 @@ import { attemptLimit, checkAttempts, Seen, SeenTests, type RunState } from '../
 import { attemptsToStore, attemptSummary, storedPosition } from '../rows.js'
 import { unpackRunBatch, type AnyRunBatch } from '../packed-results.js'
 import type { IngestOptions, ReportStream, RunOutcome } from '../store.js'
+import { markRunsStalePg } from './analyses.js'
 import type { ActiveRun, PgIngest } from './ingest.js'
 import { prepareBatch, type PreparedRun } from './prepare-batch.js'
 
@@ -277,6 +278,10 @@ export class PgReportWriter {
     for (const state of this.runs.values()) if (!listed.has(state.runId)) finals.push(state.claimedWith)
     const outcomes: RunOutcome[] = []
     for (const run of finals) outcomes.push(await this.finishRun(run))
+    // In this transaction, in one statement (one lock order): a reader never sees these results beside an analysis
+    // that predates them.
+    const written = [...this.runs.values()].filter((state) => !state.duplicate).map((state) => state.key)
+    await markRunsStalePg(this.parts.client, written)
     return outcomes
   }
 

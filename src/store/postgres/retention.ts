@@ -1,3 +1,4 @@
+import { markRunsStalePg, markStaleBeforePg } from './analyses.js'
 import type { MaintenanceOutcome, RetentionStore } from '../store.js'
 import type { PgConnection } from './connection.js'
 import { listPartitions, PARTITIONED, type PgPartitions } from './partitions.js'
@@ -65,18 +66,21 @@ export class PgRetention implements RetentionStore {
           await client.query(`LOCK TABLE ${PARTITIONED.map((t) => `ONLY ${t}`).join(', ')} IN ACCESS EXCLUSIVE MODE`)
           let n = 0
           let total = 0
-          for (const r of chunk) {
-            // Every row of these runs is in the partitions dropped below: a run's rows are in its `at`'s day.
-            const { rows } = await client.query<{ id: number; total: number }>(
-              'DELETE FROM runs WHERE at >= $1 AND at < $2 RETURNING id, total',
+          // Every row of these runs is in the partitions dropped below: a run's rows are in its `at`'s day. Days
+          // that follow each other are one range of the runs index.
+          for (const r of spans(chunk)) {
+            const { rows } = await client.query<{ runs: number; total: number }>(
+              `WITH gone AS (DELETE FROM runs WHERE at >= $1 AND at < $2 RETURNING id, total),
+                 reports_gone AS (DELETE FROM reports WHERE run IN (SELECT id FROM gone)),
+                 timings_gone AS (DELETE FROM run_timings WHERE run IN (SELECT id FROM gone))
+               SELECT count(*)::integer AS runs, coalesce(sum(total), 0)::bigint AS total FROM gone`,
               [r.lo, r.hi],
             )
-            if (rows.length === 0) continue
-            await client.query('DELETE FROM reports WHERE run = ANY($1::integer[])', [rows.map((x) => x.id)])
-            await client.query('DELETE FROM run_timings WHERE run = ANY($1::integer[])', [rows.map((x) => x.id)])
-            n += rows.length
-            for (const x of rows) total += x.total
+            n += rows[0]!.runs
+            total += rows[0]!.total
           }
+          // In this transaction: every test with a result in these days has its first result before their end.
+          await markStaleBeforePg(client, chunk[chunk.length - 1]!.hi)
           await client.query(`DROP TABLE ${chunk.flatMap((r) => r.names).join(', ')}`)
           return { runs: n, results: total }
         }),
@@ -114,6 +118,8 @@ export class PgRetention implements RetentionStore {
         if (ids.length === 0) return null
         // The runs' times as well as their keys: only their partitions are searched.
         const ats = [...new Set(rows.map((r) => r.at))]
+        // Before the delete, in its transaction: the rows of the tests that lose results are analysed again.
+        await markRunsStalePg(client, ids)
         const res = await client.query(
           'DELETE FROM results WHERE run = ANY($1::integer[]) AND at = ANY($2::bigint[])',
           [ids, ats],
@@ -130,4 +136,15 @@ export class PgRetention implements RetentionStore {
     }
     return { runs, results }
   }
+}
+
+/** Ranges that touch merged into one, in order. */
+function spans(ranges: { lo: number; hi: number }[]): { lo: number; hi: number }[] {
+  const out: { lo: number; hi: number }[] = []
+  for (const r of ranges) {
+    const last = out.at(-1)
+    if (last && last.hi === r.lo) last.hi = r.hi
+    else out.push({ lo: r.lo, hi: r.hi })
+  }
+  return out
 }

@@ -1,3 +1,4 @@
+import { markTestsStalePg } from './analyses.js'
 import { NotFoundError } from '../../errors.js'
 import { carryTestState, type CarryAnswer, type CarryOutcome, type CarryStep } from '../merge-carry.js'
 import { appendPostgresAudit } from './audit-log.js'
@@ -85,6 +86,11 @@ export class PostgresTestNameStore implements TestNameStore {
          WHERE id IN (SELECT DISTINCT run FROM results WHERE test = $1)`,
         [i.id],
       )
+      await markTestsStalePg(
+        client,
+        [f.id, i.id].sort((a, b) => a - b),
+      )
+      await client.query('DELETE FROM analyses WHERE test = $1', [f.id])
       await client.query('DELETE FROM tests WHERE id = $1', [f.id])
       await client.query('UPDATE test_names SET test_id = $1 WHERE test_id = $2', [into, from])
       await client.query(

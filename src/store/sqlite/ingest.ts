@@ -3,6 +3,7 @@ import { clip, messageKey } from '../codes.js'
 import { packedRef, type PackedRunBatch } from '../packed-results.js'
 import type { IngestOptions, ReportBatch, ReportStream, ResultStore, RunOutcome } from '../store.js'
 import { streamOfBatch } from '../store.js'
+import { markRunsStaleSqlite } from './analyses.js'
 import type { SqliteConnection } from './connection.js'
 import { SqliteReportWriter } from './report-writer.js'
 
@@ -222,6 +223,7 @@ export class SqliteIngest implements ResultStore {
       messageId: (text: string | null | undefined) => this.messageId(text),
       messageText: (id: number | null) => this.conn.messageById(id),
       runParams: (run: RunMeta, uploadedAt: string) => this.runParams(run, uploadedAt),
+      markRunsStale: (runKeys: number[]) => markRunsStaleSqlite(this.conn.db, runKeys),
     }
   }
 }

@@ -5,6 +5,7 @@ import {
   type LegacyQuarantineAuditRow,
   type LegacyRuleAuditRow,
 } from '../legacy-audit.js'
+import { SQLITE_ANALYSES_SCHEMA } from './analyses.js'
 import { appendSqliteAudit, SQLITE_AUDIT_SCHEMA } from './audit-log.js'
 import type { SqliteDb } from './driver.js'
 
@@ -351,6 +352,14 @@ export const SQLITE_MIGRATIONS: SqliteMigration[] = [
         CREATE INDEX test_names_suite ON test_names (suite);
         CREATE INDEX test_names_test ON test_names (test_id);
       `)
+    },
+  },
+  {
+    // Persisted analyses (issue 32, docs/scaling.md): one row per test, every existing test's row stale until the
+    // first refresh analyses it.
+    id: '0016-analyses',
+    up(db) {
+      db.exec(SQLITE_ANALYSES_SCHEMA)
     },
   },
   {

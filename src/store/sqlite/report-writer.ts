@@ -281,7 +281,11 @@ export class SqliteReportWriter {
     // A run that chunks named but the final list forgot still gets its provenance and counts.
     const listed = new Set(finals.map((r) => r.runId))
     for (const state of this.runs.values()) if (!listed.has(state.runId)) finals.push(state.claimedWith)
-    return finals.map((run) => this.finishRun(run))
+    const outcomes = finals.map((run) => this.finishRun(run))
+    // In this transaction: a reader never sees these results beside an analysis that predates them.
+    const written = [...this.runs.values()].filter((state) => !state.duplicate).map((state) => state.key)
+    this.parts.markRunsStale(written)
+    return outcomes
   }
 
   private finishRun(run: RunMeta): RunOutcome {

@@ -1,3 +1,4 @@
+import { markRunsStaleSqlite } from './analyses.js'
 import type { MaintenanceOutcome, RetentionStore } from '../store.js'
 import type { SqliteConnection } from './connection.js'
 
@@ -31,6 +32,8 @@ export class SqliteRetention implements RetentionStore {
       if (ids.length === 0) break
       this.conn.db
         .transaction(() => {
+          // Before the delete, in its transaction: the rows of the tests that lose results are analysed again.
+          markRunsStaleSqlite(this.conn.db, ids)
           for (const id of ids) {
             results += delResults.run(id).changes
             for (const s of stmts) s.run(id)

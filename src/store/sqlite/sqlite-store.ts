@@ -3,6 +3,7 @@ import { dirname, resolve } from 'node:path'
 import { StoreError } from '../../errors.js'
 import { ComposedStore } from '../composed-store.js'
 import type { NotificationStore } from '../notifications.js'
+import { SqliteAnalyses } from './analyses.js'
 import { SqliteAudit } from './audit.js'
 import { SqliteConnection } from './connection.js'
 import { loadSqlite, type SqliteConstructor, type SqliteDb, type SqliteStatement } from './driver.js'
@@ -147,6 +148,7 @@ export class SqliteStore extends ComposedStore {
       audit: new SqliteAudit(conn),
       heal: new SqliteHeal(conn),
       retention: new SqliteRetention(conn),
+      analyses: new SqliteAnalyses(conn),
     })
     this.conn = conn
   }

@@ -1,3 +1,4 @@
+import { markTestsStaleSqlite } from './analyses.js'
 import { NotFoundError } from '../../errors.js'
 import { carryTestState, type CarryAnswer, type CarryOutcome, type CarryStep } from '../merge-carry.js'
 import { appendSqliteAudit } from './audit-log.js'
@@ -77,6 +78,8 @@ export class SqliteTestNameStore implements TestNameStore {
             `UPDATE runs SET written_at = max(?, (SELECT coalesce(max(written_at), 0) + 1 FROM runs))
              WHERE id IN (SELECT DISTINCT run FROM results WHERE test = ?)`,
           ).run(Date.now(), i.id)
+          markTestsStaleSqlite(db, [f.id, i.id])
+          db.prepare('DELETE FROM analyses WHERE test = ?').run(f.id)
           db.prepare('DELETE FROM tests WHERE id = ?').run(f.id)
           db.prepare('UPDATE test_names SET test_id = ? WHERE test_id = ?').run(into, from)
           db.prepare(

@@ -1,0 +1,263 @@
+import { createHash } from 'node:crypto'
+import { withOrderHints } from '../analysis/analyze-histories.js'
+import { analyzeTest, type AnalysisContext } from '../analysis/analyze-test.js'
+import { asOfTime } from '../analysis/as-of.js'
+import { infraRunIds } from '../analysis/infra-run-ids.js'
+import { createOrderIndex } from '../analysis/order-dependency.js'
+import {
+  resolveAnalysisConfig,
+  type AnalysisConfigOptions,
+  type ResolvedAnalysisConfig,
+} from '../analysis/resolve-analysis-config.js'
+import { toAnalysisJson } from '../analysis/to-analysis-json.js'
+import type { TestAnalysis } from '../analysis/types.js'
+import { analysisWindows, validityAt, VALID_EVER_FROM, VALID_EVER_UNTIL, type Validity } from '../analysis/validity.js'
+import { compareText } from '../compare-text.js'
+import type { TestHistory } from '../model.js'
+import { ANALYSIS_BATCH, type AnalysisClaim, type AnalysisRead, type PersistedAnalysis } from '../store/analyses.js'
+import type { Store } from '../store/store.js'
+import { VERSION } from '../version.js'
+
+/** Rows one refresh claims and analyses at a time: a few hundred tests, with their file-mates. */
+export const REFRESH_CHUNK = 500
+
+/**
+ * Names the analysis a row was made with: the configuration and flakewatch's version. A row is used only by a
+ * reader with the same fingerprint, so a changed threshold or a new release never serves an old verdict.
+ * @example analysisFingerprint(resolveAnalysisConfig()) // '3f1c…'
+ */
+export function analysisFingerprint(cfg: ResolvedAnalysisConfig): string {
+  return createHash('sha256')
+    .update(`${VERSION}\n${JSON.stringify(cfg)}`)
+    .digest('hex')
+    .slice(0, 32)
+}
+
+/** The clock `analyze` uses without `--as-of`: the newest stored run (of `suite`) plus 1 ms. */
+export async function storeClock(store: Store, suite?: string): Promise<number> {
+  return asOfTime(await store.runSummaries({ suite, limit: 1 }), undefined, Date.now())
+}
+
+/** A test's analysis, with order hints, and the clocks over which it stays exact. */
+export interface GroupAnalysis {
+  analysis: TestAnalysis
+  validity: Validity
+}
+
+/**
+ * Analyses whole files at one clock: every history of the files given (file-mates included, so that order hints
+ * are the full scan's), each with its validity (see `validityAt`). Pure.
+ * @example analyzeFiles(histories, cfg, { now, excludedRuns }).get(testId)?.analysis.verdict
+ */
+export function analyzeFiles(
+  histories: readonly TestHistory[],
+  cfg: ResolvedAnalysisConfig,
+  ctx: AnalysisContext,
+): Map<string, GroupAnalysis> {
+  const sorted = [...histories].sort((a, b) => compareText(a.test.testId, b.test.testId))
+  const order = createOrderIndex(cfg.hints, { ...ctx, lookbackDays: cfg.scoring.lookbackDays })
+  const analyses: TestAnalysis[] = []
+  const files = new Map<string, TestHistory[]>()
+  for (const h of sorted) {
+    order.add(h)
+    analyses.push(analyzeTest(h, cfg, ctx))
+    const key = `${h.test.suite}\u0000${h.test.module}`
+    const file = files.get(key)
+    if (file === undefined) files.set(key, [h])
+    else file.push(h)
+  }
+  withOrderHints(analyses, order.hints())
+  const windows = analysisWindows(cfg)
+  const out = new Map<string, GroupAnalysis>()
+  sorted.forEach((h, i) => {
+    const mates = files.get(`${h.test.suite}\u0000${h.test.module}`)!
+    out.set(h.test.testId, { analysis: analyses[i]!, validity: validityAt(ctx.now, h, mates, windows) })
+  })
+  return out
+}
+
+/**
+ * Reads the histories of these tests' files and analyses them at `clock`, with the infrastructure-failure guard
+ * of the runs they name: the cost follows those files' results, not the store's.
+ */
+async function analyzeTestsFiles(
+  store: Store,
+  cfg: ResolvedAnalysisConfig,
+  clock: number,
+  testIds: string[],
+): Promise<Map<string, GroupAnalysis>> {
+  const analyses = store.analyses()
+  const mates = await analyses.fileMates(testIds)
+  const histories: TestHistory[] = []
+  for await (const h of store.scanHistory({ testIds: mates })) histories.push(h)
+  const runIds = new Set<string>()
+  for (const h of histories) for (const e of h.entries) runIds.add(e.run.runId)
+  const excludedRuns = infraRunIds(await analyses.runCounts([...runIds]), cfg)
+  return analyzeFiles(histories, cfg, { now: clock, excludedRuns })
+}
+
+export interface RefreshOptions {
+  /** Only the rows of these runs' files (a writer's own, just after its commit). Default: every row due. */
+  runIds?: string[]
+  /** Most rows refreshed by this call (default: no bound). */
+  maxRows?: number
+  /** Rows claimed at a time (default {@link REFRESH_CHUNK}). */
+  chunk?: number
+  /** Also refresh rows made with another configuration (after a configuration change). */
+  otherConfig?: boolean
+  /** The clock to analyse at (default: the store's, as `analyze` uses without `--as-of`). */
+  clock?: number
+}
+
+/**
+ * Re-analyses the rows that need it: claims a chunk (a lease), reads their files' histories by index, analyses
+ * them outside any transaction and writes each row only if no write of results touched it meanwhile. Resumable:
+ * it only ever asks for rows that need work, so a refresh that dies leaves them for the next.
+ * @example await refreshAnalyses(store, cfg, { runIds: ['r1'] })
+ */
+export async function refreshAnalyses(
+  store: Store,
+  cfg: ResolvedAnalysisConfig,
+  opts: RefreshOptions = {},
+): Promise<{ claimed: number; written: number }> {
+  const config = analysisFingerprint(cfg)
+  const maxRows = opts.maxRows ?? Infinity
+  const chunk = opts.chunk ?? REFRESH_CHUNK
+  let claimed = 0
+  let written = 0
+  let otherConfig = opts.otherConfig === true
+  // A writer's runs a batch at a time (a command may store thousands of reports); the sweep's in one pass.
+  const batches: (string[] | undefined)[] = []
+  if (opts.runIds === undefined) batches.push(undefined)
+  else
+    for (let i = 0; i < opts.runIds.length; i += ANALYSIS_BATCH) batches.push(opts.runIds.slice(i, i + ANALYSIS_BATCH))
+  for (const runIds of batches) {
+    while (claimed < maxRows) {
+      const clock = opts.clock ?? (await storeClock(store))
+      const limit = Math.min(chunk, maxRows - claimed)
+      let claims = await store.analyses().claimAnalyses({ clock, limit, runIds })
+      if (claims.length === 0 && otherConfig && runIds === undefined) {
+        claims = await store.analyses().claimOtherConfig(config, limit)
+        if (claims.length === 0) otherConfig = false
+      }
+      if (claims.length === 0) break
+      claimed += claims.length
+      written += await refreshClaims(store, cfg, config, clock, claims)
+    }
+  }
+  return { claimed, written }
+}
+
+async function refreshClaims(
+  store: Store,
+  cfg: ResolvedAnalysisConfig,
+  config: string,
+  clock: number,
+  claims: AnalysisClaim[],
+): Promise<number> {
+  const group = await analyzeTestsFiles(
+    store,
+    cfg,
+    clock,
+    claims.map((c) => c.testId),
+  )
+  const rows: PersistedAnalysis[] = claims.map((c) => {
+    const found = group.get(c.testId)
+    // No results any more (pruned): the row says so for good, until a write of results marks it again.
+    if (found === undefined) {
+      return { ...c, analysis: null, config, asOf: clock, validFrom: VALID_EVER_FROM, validUntil: VALID_EVER_UNTIL }
+    }
+    const a = found.analysis
+    return {
+      ...c,
+      analysis: {
+        json: JSON.stringify(toAnalysisJson(a)),
+        summary: {
+          verdict: a.verdict,
+          score: a.score,
+          flipRate: a.flipRate,
+          flipRateClass: a.flipRateClass,
+          runs: a.runs,
+          failures: a.failures,
+          passRate: a.passRate,
+          lastStatus: a.lastStatus,
+          lastFailureAt: a.lastFailureAt,
+          firstRunAt: a.firstRunAt,
+          lastRunAt: a.lastRunAt,
+        },
+      },
+      config,
+      asOf: clock,
+      validFrom: found.validity.from,
+      validUntil: found.validity.until,
+    }
+  })
+  return store.analyses().writeAnalyses(rows)
+}
+
+/**
+ * A writer's part, just after its commit: re-analyses the rows its runs marked stale. A failure here loses nothing
+ * (the rows stay stale, and the sweep or the next reader analyses them), so it is returned as a warning instead of
+ * failing the write that committed.
+ * @example const warning = await refreshAfterWrite(store, analysisOptions(config), ['r1'])
+ */
+export async function refreshAfterWrite(
+  store: Store,
+  analysis: AnalysisConfigOptions,
+  runIds: string[],
+): Promise<string | null> {
+  if (runIds.length === 0) return null
+  try {
+    await refreshAnalyses(store, resolveAnalysisConfig(analysis), { runIds })
+    return null
+  } catch (error) {
+    return `the stored analyses of this report's tests were not refreshed (the sweep will): ${(error as Error).message}`
+  }
+}
+
+/** Share of a selection's tests that may lack an exact row before a full scan is cheaper than reading by index. */
+const MOST_MISSING_SHARE = 0.2
+
+/** Tests analysed afresh at a time by `forEachPersistedAnalysis`, with their file-mates. */
+const MISSING_CHUNK = 500
+
+export interface PersistedAnalysisHandlers {
+  /** A row exact at the clock: its JSON, as `analyze --json` prints it (without owners). */
+  exact(row: AnalysisRead & { json: string }): void
+  /** A test without an exact row, analysed afresh from its file's histories (order hints included). */
+  analysed(analysis: TestAnalysis): void
+}
+
+/**
+ * Every test's analysis at `clock` (of `suite`, if given), from the persisted rows that are exact there and, for
+ * the others, from their files' histories read by index. Returns false without calling anything when too many
+ * tests lack an exact row (or the clock is not a whole millisecond): the caller scans instead.
+ * @example if (!(await forEachPersistedAnalysis(store, cfg, { clock }, handlers))) await forEachAnalysis(…)
+ */
+export async function forEachPersistedAnalysis(
+  store: Store,
+  cfg: ResolvedAnalysisConfig,
+  opts: { clock: number; suite?: string },
+  handlers: PersistedAnalysisHandlers,
+): Promise<boolean> {
+  if (!Number.isSafeInteger(opts.clock)) return false
+  const analyses = store.analyses()
+  const read = { clock: opts.clock, config: analysisFingerprint(cfg), suite: opts.suite }
+  const { tests, exact } = await analyses.countExact(read)
+  if (tests === 0 || tests - exact > tests * MOST_MISSING_SHARE) return false
+  let missing: string[] = []
+  const flush = async () => {
+    if (missing.length === 0) return
+    const wanted = new Set(missing)
+    missing = []
+    const group = await analyzeTestsFiles(store, cfg, opts.clock, [...wanted])
+    for (const [testId, g] of group) if (wanted.has(testId)) handlers.analysed(g.analysis)
+  }
+  for await (const row of analyses.readAnalyses(read)) {
+    if (!row.exact) missing.push(row.testId)
+    else if (row.json !== null) handlers.exact(row as AnalysisRead & { json: string })
+    if (missing.length >= MISSING_CHUNK) await flush()
+  }
+  await flush()
+  return true
+}

@@ -1,0 +1,253 @@
+import { ANALYSIS_BATCH, ANALYSIS_LEASE_MS } from '../analyses.js'
+import type {
+  AnalysisClaim,
+  AnalysisClaimOptions,
+  AnalysisRead,
+  AnalysisStore,
+  PersistedAnalysis,
+} from '../analyses.js'
+import type { PgConnection } from './connection.js'
+import type { PgQueryable } from './driver.js'
+
+/** The same table as SQLite's (`sqlite/analyses.ts`), columns widest first. */
+export const POSTGRES_ANALYSES_SCHEMA = `
+  CREATE TABLE analyses (
+    test integer PRIMARY KEY,
+    score double precision,
+    flip_rate double precision,
+    pass_rate double precision,
+    last_failure_at bigint,
+    first_run_at bigint,
+    last_run_at bigint,
+    as_of bigint NOT NULL DEFAULT 0,
+    valid_from bigint NOT NULL DEFAULT 0,
+    valid_until bigint NOT NULL DEFAULT 0,
+    version bigint NOT NULL DEFAULT 1,
+    lease_until bigint NOT NULL DEFAULT 0,
+    runs integer,
+    failures integer,
+    verdict text,
+    flip_rate_class text,
+    last_status text,
+    config text NOT NULL DEFAULT '',
+    analysis text
+  );
+  CREATE INDEX analyses_due ON analyses (valid_until);
+  CREATE INDEX analyses_ahead ON analyses (valid_from);
+  CREATE INDEX analyses_first ON analyses (first_run_at);
+  CREATE INDEX analyses_rank ON analyses (verdict, score DESC, flip_rate DESC);
+  CREATE INDEX tests_file ON tests (suite, module);
+  INSERT INTO analyses (test) SELECT id FROM tests;
+`
+
+/** The database's clock in epoch ms: leases compare against one clock, whichever instance set them. */
+const DB_NOW = `floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint`
+
+/**
+ * Marks stale, creating rows as needed, every test of the files of the tests selected, in key order: two writers
+ * marking overlapping files lock rows in one order and never deadlock each other. Refreshes never wait for these
+ * locks (they skip locked rows), so they cannot deadlock with a writer either.
+ */
+const markFiles = (tests: string) => `
+  INSERT INTO analyses (test)
+    SELECT t.id FROM tests t WHERE (t.suite, t.module) IN (SELECT s.suite, s.module FROM tests s WHERE s.id IN (${tests}))
+    ORDER BY t.id
+  ON CONFLICT (test) DO UPDATE SET valid_until = 0, version = analyses.version + 1, lease_until = 0`
+
+/**
+ * Marks stale the rows of every test with a result in these runs, and of their file-mates, in one statement: called
+ * once by each write of results, inside its transaction, after the write.
+ */
+export async function markRunsStalePg(db: PgQueryable, runKeys: readonly number[]): Promise<void> {
+  if (runKeys.length === 0) return
+  await db.query(markFiles('SELECT test FROM results WHERE run = ANY($1::integer[])'), [runKeys])
+}
+
+/**
+ * Marks stale the rows of every test whose first stored result is before `before`, and of their file-mates: what
+ * dropping the partitions of days before it takes results from. A row not analysed yet is stale already.
+ */
+export async function markStaleBeforePg(db: PgQueryable, before: number): Promise<void> {
+  await db.query(markFiles('SELECT test FROM analyses WHERE first_run_at < $1'), [before])
+}
+
+/** Marks stale the rows of these tests (by key) and of their file-mates, inside the caller's transaction. */
+export async function markTestsStalePg(db: PgQueryable, testKeys: readonly number[]): Promise<void> {
+  if (testKeys.length === 0) return
+  await db.query(markFiles('SELECT unnest($1::integer[])'), [testKeys])
+}
+
+type ReadRow = [
+  id: number,
+  testId: string,
+  suite: string,
+  module: string,
+  name: string,
+  file: string | null,
+  exact: boolean,
+  analysis: string | null,
+  verdict: AnalysisRead['verdict'],
+  score: number | null,
+  flipRate: number | null,
+  flipRateClass: AnalysisRead['flipRateClass'],
+]
+
+/** Tests read per page of `readAnalyses`. */
+const READ_PAGE = 5000
+
+/** The persisted analyses of a PostgreSQL store (see `store/analyses.ts`). */
+export class PgAnalyses implements AnalysisStore {
+  constructor(private readonly conn: PgConnection) {}
+
+  claimAnalyses(opts: AnalysisClaimOptions): Promise<AnalysisClaim[]> {
+    if (opts.runIds === undefined) {
+      return this.claim(
+        `SELECT a.test FROM analyses a, now WHERE (a.valid_until <= $1 OR a.valid_from > $1) AND a.lease_until < now.ms
+         ORDER BY a.valid_until LIMIT $2 FOR UPDATE OF a SKIP LOCKED`,
+        [opts.clock, opts.limit],
+      )
+    }
+    return this.claim(
+      `SELECT a.test FROM analyses a JOIN tests t ON t.id = a.test, now
+       WHERE (t.suite, t.module) IN (
+         SELECT s.suite, s.module FROM tests s WHERE s.id IN (
+           SELECT r.test FROM results r WHERE r.run IN (SELECT id FROM runs WHERE run_id = ANY($3::text[]))))
+         AND (a.valid_until <= $1 OR a.valid_from > $1) AND a.lease_until < now.ms
+       ORDER BY a.valid_until LIMIT $2 FOR UPDATE OF a SKIP LOCKED`,
+      [opts.clock, opts.limit, opts.runIds.slice(0, ANALYSIS_BATCH)],
+    )
+  }
+
+  claimOtherConfig(config: string, limit: number): Promise<AnalysisClaim[]> {
+    return this.claim(
+      `SELECT a.test FROM analyses a, now WHERE a.config <> $1 AND a.lease_until < now.ms
+       LIMIT $2 FOR UPDATE OF a SKIP LOCKED`,
+      [config, limit],
+    )
+  }
+
+  /** Rows another claim holds are skipped, not waited for: two instances claiming at once take different rows. */
+  private async claim(pick: string, params: unknown[]): Promise<AnalysisClaim[]> {
+    const lease = params.length + 1
+    const { rows } = await this.conn.db.query<{ test_id: string | null; version: number }>(
+      `WITH now AS (SELECT ${DB_NOW} AS ms), picked AS (${pick})
+       UPDATE analyses a SET lease_until = (SELECT ms FROM now) + $${lease} FROM picked WHERE a.test = picked.test
+       RETURNING (SELECT test_id FROM tests WHERE id = a.test) AS test_id, a.version`,
+      [...params, ANALYSIS_LEASE_MS],
+    )
+    return rows.filter((r) => r.test_id !== null).map((r) => ({ testId: r.test_id!, version: r.version }))
+  }
+
+  async writeAnalyses(rows: PersistedAnalysis[]): Promise<number> {
+    let written = 0
+    for (let i = 0; i < rows.length; i += ANALYSIS_BATCH) {
+      const batch = rows.slice(i, i + ANALYSIS_BATCH)
+      const col = <T>(f: (r: PersistedAnalysis) => T) => batch.map(f)
+      // A row an upload holds is being marked stale by it: skipped, never waited for (see markFiles).
+      const { rowCount } = await this.conn.db.query(
+        `WITH v AS (
+           SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::double precision[],
+             $7::double precision[], $8::text[], $9::integer[], $10::integer[], $11::double precision[], $12::text[],
+             $13::bigint[], $14::bigint[], $15::bigint[], $16::bigint[], $17::bigint[], $18::bigint[])
+             AS v(test_id, version, analysis, config, verdict, score, flip_rate, flip_rate_class, runs, failures,
+               pass_rate, last_status, last_failure_at, first_run_at, last_run_at, as_of, valid_from, valid_until)
+         ), free AS (
+           SELECT a.test, v.* FROM analyses a JOIN tests t ON t.id = a.test JOIN v ON v.test_id = t.test_id
+           WHERE a.version = v.version FOR UPDATE OF a SKIP LOCKED
+         )
+         UPDATE analyses a SET analysis = f.analysis, config = f.config, verdict = f.verdict, score = f.score,
+           flip_rate = f.flip_rate, flip_rate_class = f.flip_rate_class, runs = f.runs, failures = f.failures,
+           pass_rate = f.pass_rate, last_status = f.last_status, last_failure_at = f.last_failure_at,
+           first_run_at = f.first_run_at, last_run_at = f.last_run_at, as_of = f.as_of, valid_from = f.valid_from,
+           valid_until = f.valid_until, lease_until = 0
+         FROM free f WHERE a.test = f.test AND a.version = f.version`,
+        [
+          col((r) => r.testId),
+          col((r) => r.version),
+          col((r) => r.analysis?.json ?? null),
+          col((r) => r.config),
+          col((r) => r.analysis?.summary.verdict ?? null),
+          col((r) => r.analysis?.summary.score ?? null),
+          col((r) => r.analysis?.summary.flipRate ?? null),
+          col((r) => r.analysis?.summary.flipRateClass ?? null),
+          col((r) => r.analysis?.summary.runs ?? null),
+          col((r) => r.analysis?.summary.failures ?? null),
+          col((r) => r.analysis?.summary.passRate ?? null),
+          col((r) => r.analysis?.summary.lastStatus ?? null),
+          col((r) => r.analysis?.summary.lastFailureAt ?? null),
+          col((r) => r.analysis?.summary.firstRunAt ?? null),
+          col((r) => r.analysis?.summary.lastRunAt ?? null),
+          col((r) => r.asOf),
+          col((r) => r.validFrom),
+          col((r) => r.validUntil),
+        ],
+      )
+      written += rowCount ?? 0
+    }
+    return written
+  }
+
+  async fileMates(testIds: string[]): Promise<string[]> {
+    const out = new Set<string>()
+    for (let i = 0; i < testIds.length; i += ANALYSIS_BATCH) {
+      const { rows } = await this.conn.db.query<{ test_id: string }>(
+        `SELECT t.test_id FROM tests t WHERE (t.suite, t.module) IN (
+           SELECT s.suite, s.module FROM tests s WHERE s.test_id = ANY($1::text[]))`,
+        [testIds.slice(i, i + ANALYSIS_BATCH)],
+      )
+      for (const r of rows) out.add(r.test_id)
+    }
+    return [...out]
+  }
+
+  async runCounts(runIds: string[]): Promise<{ runId: string; total: number; failed: number }[]> {
+    const out: { runId: string; total: number; failed: number }[] = []
+    for (let i = 0; i < runIds.length; i += ANALYSIS_BATCH) {
+      const { rows } = await this.conn.db.query<{ runId: string; total: number; failed: number }>(
+        'SELECT run_id AS "runId", total, failed FROM runs WHERE run_id = ANY($1::text[])',
+        [runIds.slice(i, i + ANALYSIS_BATCH)],
+      )
+      for (const r of rows) out.push(r)
+    }
+    return out
+  }
+
+  async *readAnalyses(opts: { clock: number; config: string; suite?: string }): AsyncIterable<AnalysisRead> {
+    let after = -1
+    for (;;) {
+      const { rows } = await this.conn.db.query<ReadRow>({
+        text: `SELECT t.id, t.test_id, t.suite, t.module, t.name, t.file, a.test IS NOT NULL,
+                 a.analysis, a.verdict, a.score, a.flip_rate, a.flip_rate_class
+               FROM tests t LEFT JOIN analyses a
+                 ON a.test = t.id AND a.config = $1 AND a.valid_from <= $2 AND a.valid_until > $2
+               WHERE t.id > $3 ${opts.suite === undefined ? '' : 'AND t.suite = $4'}
+               ORDER BY t.id LIMIT ${READ_PAGE}`,
+        values: [opts.config, opts.clock, after, ...(opts.suite === undefined ? [] : [opts.suite])],
+        rowMode: 'array',
+      })
+      for (const [, testId, suite, module, name, file, exact, json, verdict, score, flipRate, flipRateClass] of rows) {
+        yield { testId, suite, module, name, file, exact, json, verdict, score, flipRate, flipRateClass }
+      }
+      if (rows.length < READ_PAGE) return
+      after = rows[rows.length - 1]![0]
+    }
+  }
+
+  async countExact(opts: { clock: number; config: string; suite?: string }): Promise<{ tests: number; exact: number }> {
+    const { rows } = await this.conn.db.query<{ tests: number; exact: number }>(
+      `SELECT count(*)::integer AS tests, count(a.test)::integer AS exact FROM tests t LEFT JOIN analyses a
+         ON a.test = t.id AND a.config = $1 AND a.valid_from <= $2 AND a.valid_until > $2
+       ${opts.suite === undefined ? '' : 'WHERE t.suite = $3'}`,
+      [opts.config, opts.clock, ...(opts.suite === undefined ? [] : [opts.suite])],
+    )
+    return rows[0]!
+  }
+
+  async analysisBacklog(clock: number): Promise<{ rows: number; due: number }> {
+    const { rows } = await this.conn.db.query<{ rows: number; due: number }>(
+      'SELECT count(*)::integer AS rows, count(*) FILTER (WHERE valid_until <= $1 OR valid_from > $1)::integer AS due FROM analyses',
+      [clock],
+    )
+    return rows[0]!
+  }
+}

@@ -1,0 +1,263 @@
+import {
+  ANALYSIS_BATCH,
+  ANALYSIS_LEASE_MS,
+  type AnalysisClaim,
+  type AnalysisClaimOptions,
+  type AnalysisRead,
+  type AnalysisStore,
+  type PersistedAnalysis,
+} from '../analyses.js'
+import type { SqliteConnection } from './connection.js'
+import type { SqliteDb } from './driver.js'
+
+/** The columns of `analyses` after the key: see docs/scaling.md ("What a row holds"). */
+export const SQLITE_ANALYSES_SCHEMA = `
+  CREATE TABLE analyses (
+    test INTEGER PRIMARY KEY,
+    analysis TEXT,
+    config TEXT NOT NULL DEFAULT '',
+    verdict TEXT,
+    score REAL,
+    flip_rate REAL,
+    flip_rate_class TEXT,
+    runs INTEGER,
+    failures INTEGER,
+    pass_rate REAL,
+    last_status TEXT,
+    last_failure_at INTEGER,
+    first_run_at INTEGER,
+    last_run_at INTEGER,
+    as_of INTEGER NOT NULL DEFAULT 0,
+    valid_from INTEGER NOT NULL DEFAULT 0,
+    valid_until INTEGER NOT NULL DEFAULT 0,
+    version INTEGER NOT NULL DEFAULT 1,
+    lease_until INTEGER NOT NULL DEFAULT 0
+  );
+  CREATE INDEX analyses_due ON analyses (valid_until);
+  CREATE INDEX analyses_ahead ON analyses (valid_from);
+  CREATE INDEX analyses_rank ON analyses (verdict, score DESC, flip_rate DESC);
+  CREATE INDEX tests_file ON tests (suite, module);
+  INSERT INTO analyses (test) SELECT id FROM tests;
+`
+
+/** Marks stale, creating rows as needed: every test of the files (suite and module) of the tests selected. */
+const MARK_FILES = (tests: string) => `
+  INSERT INTO analyses (test)
+    SELECT t.id FROM tests t WHERE (t.suite, t.module) IN (SELECT s.suite, s.module FROM tests s WHERE s.id IN (${tests}))
+  ON CONFLICT (test) DO UPDATE SET valid_until = 0, version = version + 1, lease_until = 0`
+
+/**
+ * Marks stale the rows of every test with a result in these runs, and of their file-mates: called by each write of
+ * results, inside its transaction, after the write (so that a test a report adds is included).
+ */
+export function markRunsStaleSqlite(db: SqliteDb, runKeys: readonly number[]): void {
+  const stmt = db.prepare(MARK_FILES('SELECT test FROM results WHERE run = ?'))
+  for (const run of runKeys) stmt.run(run)
+}
+
+/** Marks stale the rows of these tests (by key) and of their file-mates, inside the caller's transaction. */
+export function markTestsStaleSqlite(db: SqliteDb, testKeys: readonly number[]): void {
+  const stmt = db.prepare(MARK_FILES('?'))
+  for (const test of testKeys) stmt.run(test)
+}
+
+/** Tests read per page of `readAnalyses`. */
+const READ_PAGE = 5000
+
+type ReadRow = [
+  testId: string,
+  suite: string,
+  module: string,
+  name: string,
+  file: string | null,
+  exact: number,
+  analysis: string | null,
+  verdict: AnalysisRead['verdict'],
+  score: number | null,
+  flipRate: number | null,
+  flipRateClass: AnalysisRead['flipRateClass'],
+]
+
+/** The persisted analyses of a SQLite store (see `store/analyses.ts`). */
+export class SqliteAnalyses implements AnalysisStore {
+  constructor(private readonly conn: SqliteConnection) {}
+
+  claimAnalyses(opts: AnalysisClaimOptions): Promise<AnalysisClaim[]> {
+    const now = Date.now()
+    if (opts.runIds === undefined) {
+      return this.claim(
+        `SELECT test FROM analyses WHERE (valid_until <= ? OR valid_from > ?) AND lease_until < ?
+         ORDER BY valid_until LIMIT ?`,
+        [opts.clock, opts.clock, now, opts.limit],
+        now,
+      )
+    }
+    const runs = JSON.stringify(opts.runIds.slice(0, ANALYSIS_BATCH))
+    return this.claim(
+      `SELECT a.test FROM analyses a JOIN tests t ON t.id = a.test
+       WHERE (t.suite, t.module) IN (
+         SELECT s.suite, s.module FROM tests s WHERE s.id IN (
+           SELECT r.test FROM results r WHERE r.run IN (SELECT id FROM runs WHERE run_id IN (SELECT value FROM json_each(?)))))
+         AND (a.valid_until <= ? OR a.valid_from > ?) AND a.lease_until < ? ORDER BY a.valid_until LIMIT ?`,
+      [runs, opts.clock, opts.clock, now, opts.limit],
+      now,
+    )
+  }
+
+  claimOtherConfig(config: string, limit: number): Promise<AnalysisClaim[]> {
+    const now = Date.now()
+    return this.claim(
+      'SELECT test FROM analyses WHERE config <> ? AND lease_until < ? LIMIT ?',
+      [config, now, limit],
+      now,
+    )
+  }
+
+  /** One immediate transaction: the one writer lock serialises claims, which is what SKIP LOCKED does on PG. */
+  private claim(pick: string, params: unknown[], now: number): Promise<AnalysisClaim[]> {
+    return this.conn.serial(() => {
+      const db = this.conn.db
+      const claimed = db
+        .transaction(
+          () =>
+            db
+              .prepare(
+                `UPDATE analyses SET lease_until = ? WHERE test IN (${pick})
+               RETURNING (SELECT test_id FROM tests WHERE id = analyses.test), version`,
+              )
+              .raw(true)
+              .all(now + ANALYSIS_LEASE_MS, ...params) as [string | null, number][],
+        )
+        .immediate()
+      return Promise.resolve(
+        claimed.filter((c) => c[0] !== null).map(([testId, version]) => ({ testId: testId!, version })),
+      )
+    })
+  }
+
+  writeAnalyses(rows: PersistedAnalysis[]): Promise<number> {
+    return this.conn.serial(() => {
+      const db = this.conn.db
+      const stmt = db.prepare(
+        `UPDATE analyses SET analysis = ?, config = ?, verdict = ?, score = ?, flip_rate = ?, flip_rate_class = ?,
+           runs = ?, failures = ?, pass_rate = ?, last_status = ?, last_failure_at = ?, first_run_at = ?,
+           last_run_at = ?, as_of = ?, valid_from = ?, valid_until = ?, lease_until = 0
+         WHERE test = (SELECT id FROM tests WHERE test_id = ?) AND version = ?`,
+      )
+      const written = db
+        .transaction(() => {
+          let n = 0
+          for (const r of rows) {
+            const s = r.analysis?.summary
+            n += stmt.run(
+              r.analysis?.json ?? null,
+              r.config,
+              s?.verdict ?? null,
+              s?.score ?? null,
+              s?.flipRate ?? null,
+              s?.flipRateClass ?? null,
+              s?.runs ?? null,
+              s?.failures ?? null,
+              s?.passRate ?? null,
+              s?.lastStatus ?? null,
+              s?.lastFailureAt ?? null,
+              s?.firstRunAt ?? null,
+              s?.lastRunAt ?? null,
+              r.asOf,
+              r.validFrom,
+              r.validUntil,
+              r.testId,
+              r.version,
+            ).changes
+          }
+          return n
+        })
+        .immediate()
+      return Promise.resolve(written)
+    })
+  }
+
+  fileMates(testIds: string[]): Promise<string[]> {
+    const stmt = this.conn.db
+      .prepare(
+        `SELECT t.test_id FROM tests t WHERE (t.suite, t.module) IN (
+           SELECT s.suite, s.module FROM tests s WHERE s.test_id IN (SELECT value FROM json_each(?)))`,
+      )
+      .pluck(true)
+    const out = new Set<string>()
+    for (let i = 0; i < testIds.length; i += ANALYSIS_BATCH) {
+      for (const id of stmt.all(JSON.stringify(testIds.slice(i, i + ANALYSIS_BATCH))) as string[]) out.add(id)
+    }
+    return Promise.resolve([...out])
+  }
+
+  runCounts(runIds: string[]): Promise<{ runId: string; total: number; failed: number }[]> {
+    const stmt = this.conn.db.prepare(
+      'SELECT run_id AS runId, total, failed FROM runs WHERE run_id IN (SELECT value FROM json_each(?))',
+    )
+    const out: { runId: string; total: number; failed: number }[] = []
+    for (let i = 0; i < runIds.length; i += ANALYSIS_BATCH) {
+      for (const row of stmt.all(JSON.stringify(runIds.slice(i, i + ANALYSIS_BATCH))) as typeof out) out.push(row)
+    }
+    return Promise.resolve(out)
+  }
+
+  async *readAnalyses(opts: { clock: number; config: string; suite?: string }): AsyncIterable<AnalysisRead> {
+    const exact = 'a.config = @config AND a.valid_from <= @clock AND a.valid_until > @clock'
+    // Pages by key rather than one long cursor: the consumer may await, and this connection may be asked for more.
+    const page = this.conn.db
+      .prepare(
+        `SELECT t.id, t.test_id, t.suite, t.module, t.name, t.file, a.test IS NOT NULL,
+           a.analysis, a.verdict, a.score, a.flip_rate, a.flip_rate_class
+         FROM tests t LEFT JOIN analyses a ON a.test = t.id AND ${exact}
+         WHERE t.id > @after ${opts.suite === undefined ? '' : 'AND t.suite = @suite'}
+         ORDER BY t.id LIMIT ${READ_PAGE}`,
+      )
+      .raw(true)
+    const params: Record<string, unknown> = { config: opts.config, clock: opts.clock, after: -1 }
+    if (opts.suite !== undefined) params.suite = opts.suite
+    for (;;) {
+      const rows = page.all(params) as [number, ...ReadRow][]
+      for (const [
+        ,
+        testId,
+        suite,
+        module,
+        name,
+        file,
+        isExact,
+        json,
+        verdict,
+        score,
+        flipRate,
+        flipRateClass,
+      ] of rows) {
+        yield { testId, suite, module, name, file, exact: isExact === 1, json, verdict, score, flipRate, flipRateClass }
+      }
+      if (rows.length < READ_PAGE) return
+      params.after = rows[rows.length - 1]![0]
+      // Between pages, let a server answer other requests.
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+  }
+
+  countExact(opts: { clock: number; config: string; suite?: string }): Promise<{ tests: number; exact: number }> {
+    const params: Record<string, unknown> = { config: opts.config, clock: opts.clock }
+    if (opts.suite !== undefined) params.suite = opts.suite
+    const row = this.conn.db
+      .prepare(
+        `SELECT count(*) AS tests, count(a.test) AS exact FROM tests t LEFT JOIN analyses a
+           ON a.test = t.id AND a.config = @config AND a.valid_from <= @clock AND a.valid_until > @clock
+         ${opts.suite === undefined ? '' : 'WHERE t.suite = @suite'}`,
+      )
+      .get(params) as { tests: number; exact: number }
+    return Promise.resolve(row)
+  }
+
+  analysisBacklog(clock: number): Promise<{ rows: number; due: number }> {
+    const row = this.conn.db
+      .prepare('SELECT count(*) AS rows, coalesce(sum(valid_until <= ? OR valid_from > ?), 0) AS due FROM analyses')
+      .get(clock, clock) as { rows: number; due: number }
+    return Promise.resolve(row)
+  }
+}
