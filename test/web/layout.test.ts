@@ -208,6 +208,19 @@ describe('the heatmap', () => {
     }
     expect(wide.spacer).toBeGreaterThan(narrow.spacer + 300)
   })
+
+  it('is as tall as its grid when the grid is shorter than the screen: no empty area below it', async () => {
+    const page = await open('/heatmap', { width: 1280, height: 1000 })
+    const m = await page.evaluate(() => ({
+      grid: document.querySelector<HTMLElement>('.heat-spacer')!.getBoundingClientRect().height,
+      viewport: document.querySelector<HTMLElement>('.heat-viewport')!.getBoundingClientRect().height,
+      screen: window.innerHeight,
+    }))
+    // Twelve tests: a grid of about 220 px on a 1000 px screen, with room for a horizontal scroll bar at most.
+    expect(m.grid).toBeLessThan(m.screen / 2)
+    expect(m.viewport).toBeGreaterThanOrEqual(m.grid)
+    expect(m.viewport).toBeLessThanOrEqual(m.grid + 24)
+  })
 })
 
 describe('prefers-color-scheme', () => {
