@@ -1,24 +1,29 @@
 // Issue 27 on generated CI histories (test/analysis/generate-ci.ts) with seeds, lengths, CI shapes and class mixes
-// the analysis was not tuned on: flaky precision and recall beside a flip-rate-only baseline measured on the same
-// analyses, what an uncapped `quarantine auto` covers, how many tests called fixed are still flaky, how many real
-// fixes are released, whether the runner, time-window and burst hints name the truth, and a replay one run at a
-// time with `quarantine auto` after each run: state changes per test.
+// the analysis was not tuned on: per seed, precision and recall of the flaky, broken and healthy verdicts beside a
+// flip-rate-only baseline measured on the same histories, and what an uncapped `quarantine auto` covers; over all
+// seeds, how many tests called fixed are still flaky, how many real fixes are released, whether the runner,
+// time-window and burst hints name the truth; and a replay one run at a time with `quarantine auto` after each
+// run: quarantines, releases and verdict changes per test.
 import { rmSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import { compileTestHelpers } from './lib/test-helpers.mjs'
 
 const { dir, importHelper } = compileTestHelpers('detection', ['test/analysis/evaluate-ci.ts'])
 const ev = await importHelper('test/analysis/evaluate-ci.ts')
+const gen = await importHelper('test/analysis/generate-ci.ts')
 
 const emit = (metric, value, extra = {}) => console.log(JSON.stringify({ bench: 'detection', metric, value, ...extra }))
-// Seeds 9101–9104: held out from development and from the test's 9001–9004.
-const CONFIGS = ev.heldOutConfigs(9100, 400)
+// Seeds 9101–9104 (the default mix) and 9201–9204 (the harder mix): held out from development (seeds 101–404 and
+// 500–504) and from the test's 9001–9004.
+const CONFIGS = [...ev.heldOutConfigs(9100, 400), ...ev.hardConfigs(9200, 400)]
 const total = {}
 const add = (key, r) => {
   total[key] ??= { hits: 0, of: 0 }
   total[key].hits += r.hits
   total[key].of += r.of
 }
+const f3 = (r) => ev.ratio(r).toFixed(3)
+const pr = (c) => ['flaky', 'broken', 'healthy'].map((v) => `${v} ${f3(c[v].precision)}/${f3(c[v].recall)}`).join(', ')
 let calledFixed = 0
 let stillFlaky = 0
 let quarantinedNotFlaky = 0
@@ -36,16 +41,18 @@ for (const c of CONFIGS) {
     'baselineRecall',
   ])
     add(k, e[k])
+  for (const v of ['flaky', 'broken', 'healthy']) {
+    add(`${v}P`, e.verdicts[v].precision)
+    add(`${v}R`, e.verdicts[v].recall)
+    add(`base_${v}P`, e.baselineVerdicts[v].precision)
+    add(`base_${v}R`, e.baselineVerdicts[v].recall)
+  }
   calledFixed += e.calledFixed
   stillFlaky += e.calledFixedStillFlaky
   quarantinedNotFlaky += e.quarantinedNotFlaky
-  emit(
-    `flaky precision / recall (${c.name})`,
-    `${ev.ratio(e.flakyPrecision).toFixed(3)} / ${ev.ratio(e.flakyRecall).toFixed(3)}`,
-    {
-      note: `seed=${c.seed}, coverage=${ev.ratio(e.quarantineCoverage).toFixed(3)}`,
-    },
-  )
+  emit(`precision/recall (${c.name})`, pr(e.verdicts), {
+    note: `seed=${c.seed}, quarantine auto covers ${e.quarantineCoverage.hits} of ${e.quarantineCoverage.of} flaky (${f3(e.quarantineCoverage)}) and ${e.quarantinedNotFlaky} others; baseline ${pr(e.baselineVerdicts)}`,
+  })
 }
 const r = (k) => Number(ev.ratio(total[k]).toFixed(3))
 const of = (k) => `${total[k].hits} of ${total[k].of}`
@@ -55,9 +62,13 @@ emit('baseline flip-rate-only: flaky precision', r('baselinePrecision'), {
   note: of('baselinePrecision'),
 })
 emit('baseline flip-rate-only: flaky recall', r('baselineRecall'), { note: of('baselineRecall') })
+for (const v of ['broken', 'healthy']) {
+  emit(`${v} precision / recall`, `${r(`${v}P`).toFixed(3)} / ${r(`${v}R`).toFixed(3)}`, {
+    note: `${of(`${v}P`)} / ${of(`${v}R`)}; baseline (newest run failed or passed) ${r(`base_${v}P`).toFixed(3)} / ${r(`base_${v}R`).toFixed(3)}`,
+  })
+}
 emit('uncapped quarantine auto: flaky tests covered', r('quarantineCoverage'), {
   target: '>= 0.95',
-
   note: of('quarantineCoverage'),
 })
 emit('uncapped quarantine auto: stable or broken tests quarantined', quarantinedNotFlaky, {
@@ -65,7 +76,6 @@ emit('uncapped quarantine auto: stable or broken tests quarantined', quarantined
 })
 emit('called fixed but still flaky, share', Number((stillFlaky / Math.max(1, calledFixed)).toFixed(3)), {
   target: '<= 0.02',
-
   note: `${stillFlaky} of ${calledFixed}`,
 })
 emit('real fixes (10–40% before, ≥ 220 runs ago) released', r('realFixesReleased'), {
@@ -75,34 +85,46 @@ emit('rare-runner hint right', r('runnerHints'), { target: '>= 0.9', note: of('r
 emit('time-window hint right', r('windowHints'), { target: '>= 0.9', note: of('windowHints') })
 emit('burst hint right', r('burstHints'), { target: '>= 0.9', note: of('burstHints') })
 
-// The replay: 80 tests over 300 runs, quarantine auto after every run.
-const { tests, counts } = ev.replayCi({ seed: 9105, tests: 80, runs: 300 })
-const flakyCounts = counts.filter((c) =>
-  ['low_rate', 'random', 'rare_runner', 'workers', 'time_window', 'bursty'].includes(c.cls),
-)
+// The replays: 80 tests over 300 runs, quarantine auto after every run, in the default and the harder mix.
+const STEADY = ['low_rate', 'random', 'rare_runner', 'workers', 'rare_runner_few', 'workers_low_rate']
+const CLUSTERED = ['time_window', 'bursty', 'bursty_long_gaps', 'window_straddling']
 const mean = (xs) => (xs.length === 0 ? 0 : xs.reduce((s, x) => s + x, 0) / xs.length)
-const steady = flakyCounts.filter((c) => ['low_rate', 'random', 'rare_runner', 'workers'].includes(c.cls))
-emit('replay: quarantines per steady flaky test (mean)', Number(mean(steady.map((c) => c.quarantined)).toFixed(2)), {
-  note: `tests=${steady.length}, released as fixed=${steady.filter((c) => c.reasons.some((x) => x.startsWith('fixed:'))).length}, released as broken=${steady.filter((c) => c.reasons.some((x) => x.startsWith('now broken'))).length}`,
-})
-const clustered = flakyCounts.filter((c) => c.cls === 'time_window' || c.cls === 'bursty')
-emit(
-  'replay: quarantines per bursty or time-window test (mean)',
-  Number(mean(clustered.map((c) => c.quarantined)).toFixed(2)),
-  {
-    note: `tests=${clustered.length}, releases: fixed=${clustered.reduce((s, c) => s + c.reasons.filter((x) => x.startsWith('fixed:')).length, 0)}, now broken=${clustered.reduce((s, c) => s + c.reasons.filter((x) => x.startsWith('now broken')).length, 0)}`,
-  },
-)
-const fixes = counts.map((c, i) => ({ c, t: tests[i] })).filter(({ c }) => c.cls === 'fixed_for_real')
-const delays = fixes
-  .filter(({ c }) => c.releasedAt !== null && c.reasons.at(-1)?.startsWith('fixed:'))
-  .map(({ c, t }) => c.releasedAt - t.changeAt)
-emit(
-  'replay: real fixes released once, after the fix',
-  `${fixes.filter(({ c, t }) => c.quarantined === 1 && c.released === 1 && c.releasedAt >= t.changeAt).length} of ${fixes.length}`,
-  {
-    note: `runs from fix to release: median=${delays.sort((a, b) => a - b)[Math.floor(delays.length / 2)] ?? 'n/a'}, max=${delays.at(-1) ?? 'n/a'}`,
-  },
-)
+const starting = (cs, prefix) => cs.reduce((s, c) => s + c.reasons.filter((x) => x.startsWith(prefix)).length, 0)
+for (const [label, opts] of [
+  ['default mix', { seed: 9105, tests: 80, runs: 300 }],
+  ['hard mix', { seed: 9205, tests: 80, runs: 300, mix: gen.HARD_CI_MIX }],
+]) {
+  const { tests, counts } = ev.replayCi(opts)
+  for (const [group, classes] of [
+    ['steady flaky', STEADY],
+    ['bursty or time-window', CLUSTERED],
+  ]) {
+    const cs = counts.filter((c) => classes.includes(c.cls))
+    emit(
+      `replay (${label}): quarantines / verdict changes per ${group} test (mean)`,
+      `${mean(cs.map((c) => c.quarantined)).toFixed(2)} / ${mean(cs.map((c) => c.verdictChanges)).toFixed(2)}`,
+      {
+        note: `seed=${opts.seed}, tests=${cs.length}, quarantined once=${cs.filter((c) => c.quarantined === 1).length}, releases: fixed=${starting(cs, 'fixed:')}, now broken=${starting(cs, 'now broken')}`,
+      },
+    )
+  }
+  const fixes = counts.map((c, i) => ({ c, t: tests[i] })).filter(({ c }) => c.cls === 'fixed_for_real')
+  const delays = fixes
+    .filter(({ c }) => c.releasedAt !== null && c.reasons.at(-1)?.startsWith('fixed:'))
+    .map(({ c, t }) => c.releasedAt - t.changeAt)
+    .sort((a, b) => a - b)
+  emit(
+    `replay (${label}): real fixes released once, after the fix`,
+    `${fixes.filter(({ c, t }) => c.quarantined === 1 && c.released === 1 && c.releasedAt >= t.changeAt).length} of ${fixes.length}`,
+    {
+      note: `runs from fix to release: median=${delays[Math.floor(delays.length / 2)] ?? 'n/a'}, max=${delays.at(-1) ?? 'n/a'}`,
+    },
+  )
+  const others = counts.filter((c) => c.cls === 'stable' || c.cls === 'broken')
+  emit(`replay (${label}): stable or broken tests ever quarantined`, others.filter((c) => c.quarantined > 0).length, {
+    target: '0',
+    note: `of ${others.length}`,
+  })
+}
 emit('machine load (uptime 1-min average) at the end', loadavg()[0].toFixed(2))
 if (!process.env.BENCH_KEEP) rmSync(dir, { recursive: true, force: true })

@@ -90,3 +90,9 @@ export function resolveIngestLimits(opts: Partial<IngestLimits> = {}): IngestLim
   }
   return { maxAttemptsPerResult: max }
 }
+
+/**
+ * Suite or package timings one report may give its run (`go test ./...` of a very large monorepo has a few
+ * thousand packages).
+ */
+export const MAX_RUN_TIMINGS = 50_000

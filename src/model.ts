@@ -34,6 +34,20 @@ export interface RunMeta {
   finishedAt: string | null
   durationMs: number | null
   status: RunStatus
+  /**
+   * How long each suite or package of the run took, where the report says so apart from its tests (`go test -json`
+   * package events). Absent when the report gives none; stored apart from the run row (`Store.getRunTimings`).
+   */
+  timings?: RunTiming[]
+}
+
+/** One suite's or package's time in a run, as its report gives it. */
+export interface RunTiming {
+  /** The package path (Go) or suite name. */
+  name: string
+  durationMs: number
+  /** `passed`, `failed` or `skipped`: the package's own verdict (a package with no test files is skipped). */
+  status: 'passed' | 'failed' | 'skipped'
 }
 
 /** A stored run: one execution of a suite in CI (usually one CI job). */

@@ -1,6 +1,6 @@
 import { ReportLimitError } from '../errors.js'
-import { MAX_OPEN_OUTPUT, MAX_OPEN_TESTS, MAX_TEXT } from '../limits.js'
-import type { ResultStatus } from '../model.js'
+import { MAX_OPEN_OUTPUT, MAX_OPEN_TESTS, MAX_RUN_TIMINGS, MAX_TEXT } from '../limits.js'
+import type { ResultStatus, RunTiming } from '../model.js'
 import { checkedName, ownString, truncateText } from './bounded-text.js'
 import { chunkCases, collectReport } from './collect.js'
 import { parseJsonLine, sourceLines } from './line-stream.js'
@@ -79,6 +79,24 @@ async function* goSteps(source: ReportSource, meta: ReportRunMeta, out: ParsedCa
   let running = 0
   let first: number | null = null
   let last: number | null = null
+  // A package's own pass/fail/skip event carries its whole time. gotestsum's reruns give a package again: its
+  // times add up, and its last verdict stands.
+  const timings = new Map<string, RunTiming>()
+  const timePackage = (name: string, action: 'pass' | 'fail' | 'skip', elapsed: unknown, line: number) => {
+    if (typeof elapsed !== 'number' || !Number.isFinite(elapsed) || elapsed < 0) return
+    const durationMs = Math.round(elapsed * 1e6) / 1e3
+    const status = STATUS[action] as RunTiming['status']
+    const before = timings.get(name)
+    if (before) {
+      before.durationMs = Math.round((before.durationMs + durationMs) * 1e3) / 1e3
+      before.status = status
+    } else {
+      if (timings.size >= MAX_RUN_TIMINGS) {
+        throw new ReportLimitError(file, `line ${line}: packages with a time`, MAX_RUN_TIMINGS, undefined)
+      }
+      timings.set(name, { name, durationMs, status })
+    }
+  }
 
   const append = (t: OpenTest, text: string) => {
     if (t.cut || t.held + text.length > MAX_TEXT || held + text.length > MAX_OPEN_OUTPUT) {
@@ -143,6 +161,9 @@ async function* goSteps(source: ReportSource, meta: ReportRunMeta, out: ParsedCa
       if (!open.has(pkgName)) open.set(pkgName, tests)
       if (typeof e.Test !== 'string' || e.Test === '') {
         const pkg = packageOf(pkgName)
+        if (e.Action === 'pass' || e.Action === 'fail' || e.Action === 'skip') {
+          timePackage(pkgName, e.Action, e.Elapsed, number)
+        }
         if (e.Action === 'output' && typeof e.Output === 'string') append(pkg.output, e.Output)
         else if (e.Action === 'fail') {
           // Tests still running when their package failed (a panic, a timeout) did not finish.
@@ -188,6 +209,7 @@ async function* goSteps(source: ReportSource, meta: ReportRunMeta, out: ParsedCa
   if (first !== null) meta.startedAt = parseTimestamp(first)
   if (last !== null) meta.finishedAt = parseTimestamp(last)
   if (first !== null && last !== null) meta.durationMs = last - first
+  if (timings.size > 0) meta.timings = [...timings.values()]
 }
 
 /** The test's own output, without go test's framing lines; null when it printed nothing else. */

@@ -109,7 +109,9 @@ export function buildReportBatch(input: BuildBatchInput): ReportBatch {
   const now = Date.now()
   const runs: RunBatch[] = []
   for (const [key, g] of groups) {
-    runs.push({ run: trustRun(runMeta(runIdFor(baseRunId, key), suite, merged, g.env), now), results: g.results })
+    const run = trustRun(runMeta(runIdFor(baseRunId, key), suite, merged, g.env), now)
+    const timings = parsed.meta.timings
+    runs.push({ run: timings?.length ? { ...run, timings } : run, results: g.results })
   }
   return { file: input.file, contentHash: input.contentHash, runs }
 }
@@ -208,7 +210,11 @@ export function buildReportStream(input: BuildStreamInput): {
     const { suite } = baseNow()
     const merged = mergeContexts(parsed.meta, context)
     if (groups.size === 0) groupOf(undefined)
-    return [...groups.values()].map((g) => trustRun(runMeta(g.runId, suite, merged, g.env), now, warnings))
+    const timings = parsed.meta.timings
+    return [...groups.values()].map((g) => {
+      const run = trustRun(runMeta(g.runId, suite, merged, g.env), now, warnings)
+      return timings?.length ? { ...run, timings } : run
+    })
   }
 
   return { stream: { file, contentHash: input.contentHash, chunks: chunks(), runs }, warnings }

@@ -1,3 +1,4 @@
+import { InputError } from '../errors.js'
 import type { EnvFacets, RunMeta, RunStatus } from '../model.js'
 
 /** Run fields known before any report is read: from CLI flags, from `FLAKEWATCH_*`, or from the CI's own variables. */
@@ -162,8 +163,10 @@ export function parseEnvPairs(pairs: string[] = []): EnvFacets {
   const out: EnvFacets = {}
   for (const pair of pairs) {
     const eq = pair.indexOf('=')
-    if (eq <= 0) throw new Error(`--env expects key=value, got "${pair}"`)
-    out[pair.slice(0, eq).trim()] = pair.slice(eq + 1).trim()
+    const key = eq < 0 ? '' : pair.slice(0, eq).trim()
+    // A usage error (exit 2), not a crash: the value comes straight from the command line.
+    if (key === '') throw new InputError(`--env expects key=value, got "${pair.slice(0, 200)}"`)
+    out[key] = pair.slice(eq + 1).trim()
   }
   return out
 }

@@ -57,6 +57,17 @@ export interface RunJson {
   uploaded_at: string
   /** Result counts (null only for a run whose counts the store could not give). */
   counts: RunCountsJson | null
+  /**
+   * `GET /runs/:runId` only: each suite's or package's time as the report gave it (`go test -json` package
+   * events), slowest first; empty when the run's reports gave none.
+   */
+  timings?: RunTimingJson[]
+}
+
+export interface RunTimingJson {
+  name: string
+  duration_ms: number
+  status: 'passed' | 'failed' | 'skipped'
 }
 
 export interface RunsResponse {

@@ -98,13 +98,17 @@ export class ReadReplica {
         error: state.error,
       }
     }
-    const written = await this.opts.primary.replication().walPosition()
+    // The primary's own health is the check's business: a failed look here only leaves the byte lag unknown.
+    const written = await this.opts.primary
+      .replication()
+      .walPosition()
+      .catch(() => null)
     const replayed = state.replayed
     return {
       location: this.location,
       reachable: true,
       lag_ms: state.lagMs,
-      lag_bytes: replayed === null ? null : Number(written > replayed ? written - replayed : 0n),
+      lag_bytes: replayed === null || written === null ? null : Number(written > replayed ? written - replayed : 0n),
       replayed_lsn: replayed === null ? null : formatLsn(replayed),
     }
   }

@@ -1,4 +1,4 @@
-import type { Attempt, Run, TestHistory, TestRef } from '../model.js'
+import type { Attempt, Run, RunTiming, TestHistory, TestRef } from '../model.js'
 import type { AuditHead, AuditKind, AuditLogInput, ChainedAuditEntry } from './audit-chain.js'
 import type { AnalysisStore } from './analyses.js'
 import type { NotificationStore } from './notifications.js'
@@ -104,6 +104,10 @@ export abstract class ComposedStore implements Store {
 
   getRun(runId: string): Promise<Run | null> {
     return this.parts.runs.getRun(runId)
+  }
+
+  getRunTimings(runId: string): Promise<RunTiming[]> {
+    return this.parts.runs.getRunTimings(runId)
   }
 
   runSummaries(filter?: RunFilter): Promise<RunSummary[]> {

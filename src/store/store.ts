@@ -3,7 +3,7 @@ import type { AnalysisStore } from './analyses.js'
 import type { NotificationStore } from './notifications.js'
 import type { TicketStore } from './tickets.js'
 import type { TestNameStore } from './test-names.js'
-import type { Attempt, Result, Run, RunMeta, TestHistory, TestRef } from '../model.js'
+import type { Attempt, Result, Run, RunMeta, RunTiming, TestHistory, TestRef } from '../model.js'
 import type { AnyRunBatch } from './packed-results.js'
 
 /** The results of one run that one report file contributes. */
@@ -263,6 +263,8 @@ export interface RunStore {
   /** Runs, newest first. */
   listRuns(filter?: RunFilter): Promise<Run[]>
   getRun(runId: string): Promise<Run | null>
+  /** The run's suite or package timings (see `RunMeta.timings`), slowest first; empty when its reports gave none. */
+  getRunTimings(runId: string): Promise<RunTiming[]>
   /** Per-run result counts (one aggregate query), newest first. */
   runSummaries(filter?: RunFilter): Promise<RunSummary[]>
   /**

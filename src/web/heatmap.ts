@@ -2,6 +2,7 @@ import type { HeatmapResponse, HeatmapRun, HeatmapTest } from '../server/api-typ
 import { get, testPath } from './api.js'
 import { h, replace, safeUrl } from './dom.js'
 import { filtersBar } from './filters.js'
+import { axisLabels } from './heat-axis.js'
 import { dateTime, envText, fixed, shortRev } from './format.js'
 import { navigate } from './nav.js'
 import { errorView, onParams, type Page } from './page.js'
@@ -85,6 +86,8 @@ interface View {
   data: HeatmapResponse
   cellW: number
   labels: Map<number, string>
+  /** The run axis's labels by column (see heat-axis.ts). */
+  axis: Map<number, string>
   /** Show each row's suite: the same test name may be in several. */
   suites: boolean
 }
@@ -131,8 +134,18 @@ export const heatmapPage: Page = (root) => {
     const cols = Math.max(1, data.runs.length)
     const cellW = Math.max(MIN_CELL, Math.min(MAX_CELL, Math.floor(avail / cols)))
     spacer.style.width = `${labelW + cols * cellW}px`
-    spacer.style.height = `${HEADER_H + data.tests.length * ROW_H}px`
-    return { data, cellW, labels: new Map(), suites: new Set(data.tests.map((t) => t.suite)).size > 1 }
+    const height = HEADER_H + data.tests.length * ROW_H
+    spacer.style.height = `${height}px`
+    // The viewport is no taller than the grid (and its horizontal scroll bar): a few tests leave no empty area.
+    const bar = scroller.offsetHeight - scroller.clientHeight
+    viewport.style.setProperty('--heat-content', `${height + bar + 2}px`)
+    return {
+      data,
+      cellW,
+      labels: new Map(),
+      axis: axisLabels(data.runs, Math.ceil(64 / cellW)),
+      suites: new Set(data.tests.map((t) => t.suite)).size > 1,
+    }
   }
 
   function label(v: View, i: number, test: HeatmapTest): string {
@@ -254,7 +267,6 @@ export const heatmapPage: Page = (root) => {
     ctx.clip()
     ctx.font = '11px system-ui, -apple-system, "Segoe UI", Roboto, sans-serif'
     ctx.textBaseline = 'middle'
-    const every = Math.max(1, Math.ceil(64 / cellW))
     for (let c = c0; c <= c1; c++) {
       const x = labelW + c * cellW - sx
       const run = data.runs[c]!
@@ -262,10 +274,11 @@ export const heatmapPage: Page = (root) => {
         ctx.fillStyle = colors.interrupted
         ctx.fillRect(x, HEADER_H - 5, Math.max(2, cw), 3)
       }
-      if ((cols - 1 - c) % every === 0) {
+      const text = view.axis.get(c)
+      if (text !== undefined) {
         ctx.fillStyle = colors.muted
         ctx.fillRect(x, HEADER_H - 9, 1, 4)
-        ctx.fillText(run.at.slice(5, 10), x + 2, 9)
+        ctx.fillText(text, x + 2, 9)
       }
     }
     ctx.restore()

@@ -61,6 +61,12 @@ function sortState(): { sort: SortKey; order: 'asc' | 'desc' } {
   return { sort, order }
 }
 
+const sortBy = (sort: SortKey, order: 'asc' | 'desc') => setParams({ sort, order, page: undefined })
+
+/**
+ * The header row: each sortable column's name is a button (so Tab and Enter or Space sort, as a click does); a
+ * second press reverses the order. The sorted column says so with aria-sort, the others with `none`.
+ */
 function header(): HTMLElement {
   const { sort, order } = sortState()
   return h(
@@ -68,21 +74,75 @@ function header(): HTMLElement {
     null,
     ...COLUMNS.map((c) => {
       if (!c.sort) return h('th', null, c.label)
-      const active = c.sort === sort
-      const next = active ? (order === 'desc' ? 'asc' : 'desc') : c.sort === 'name' ? 'asc' : 'desc'
-      const ariaSort = active ? (order === 'asc' ? 'ascending' : 'descending') : undefined
-      const click = () => setParams({ sort: c.sort, order: next, page: undefined })
+      const key = c.sort
+      const active = key === sort
+      const next = active ? (order === 'desc' ? 'asc' : 'desc') : key === 'name' ? 'asc' : 'desc'
+      const ariaSort = active ? (order === 'asc' ? 'ascending' : 'descending') : 'none'
       return h(
         'th',
         { class: c.num ? 'num' : undefined, 'aria-sort': ariaSort },
         h(
           'button',
-          { class: `sort${active ? ' active' : ''}`, type: 'button', on: { click } },
+          { class: `sort${active ? ' active' : ''}`, type: 'button', on: { click: () => sortBy(key, next) } },
           c.label,
-          h('span', { class: 'arrow' }, active ? (order === 'asc' ? '▲' : '▼') : ''),
+          h('span', { class: 'arrow', 'aria-hidden': 'true' }, active ? (order === 'asc' ? '▲' : '▼') : ''),
         ),
       )
     }),
+  )
+}
+
+/** What each sort means, for the phone's sort control: the column and the natural direction of reading it. */
+const SORT_LABEL: Record<SortKey, string> = {
+  flaky: 'Most flaky',
+  name: 'Test name',
+  runs: 'Runs',
+  pass_rate: 'Pass rate',
+  last: 'Last result',
+  class: 'Pass-rate class',
+  verdict: 'Verdict',
+  score: 'Score',
+  flip_rate: 'Flip rate',
+}
+
+/**
+ * On a phone the header row is hidden (each test is a card): this select and order button sort instead. Hidden
+ * on wider screens, where the column headers do it.
+ */
+function sortControl(): HTMLElement {
+  const { sort, order } = sortState()
+  const select = h(
+    'select',
+    {
+      name: 'sort',
+      id: 'fw-sort',
+      on: {
+        // A new column starts in its natural order, as a click on its header does.
+        change: () => sortBy(select.value as SortKey, select.value === 'name' ? 'asc' : 'desc'),
+      },
+    },
+    ...(Object.keys(SORT_LABEL) as SortKey[]).map((k) => {
+      const o = h('option', { value: k }, SORT_LABEL[k])
+      o.selected = k === sort
+      return o
+    }),
+  )
+  const flip = order === 'asc' ? 'desc' : 'asc'
+  return h(
+    'div',
+    { class: 'sort-control' },
+    h('label', { for: 'fw-sort' }, 'Sort by'),
+    select,
+    h(
+      'button',
+      {
+        type: 'button',
+        class: 'sort-order',
+        'aria-label': order === 'asc' ? 'ascending; reverse the order' : 'descending; reverse the order',
+        on: { click: () => sortBy(sort, flip) },
+      },
+      order === 'asc' ? '▲ ascending' : '▼ descending',
+    ),
   )
 }
 
@@ -110,6 +170,7 @@ function table(d: LeaderboardResponse): Node[] {
     h(
       'div',
       { class: 'panel table-wrap' },
+      sortControl(),
       h(
         'table',
         { class: 'data leaderboard stack' },

@@ -8,8 +8,9 @@ import { analyzeTest, resolveAnalysisConfig, type TestAnalysis } from '../../src
 import { DEFAULTS } from '../../src/config/defaults.js'
 import { policyTest } from '../../src/quarantine/from-analysis.js'
 import { decideQuarantine } from '../../src/quarantine/policy.js'
+import { isFailure } from '../../src/model.js'
 import type { QuarantineRecord } from '../../src/store/store.js'
-import { FIXED_MIN_AFTER, generateCiSuite, type CiSuiteOptions, type CiTest } from './generate-ci.js'
+import { FIXED_MIN_AFTER, generateCiSuite, HARD_CI_MIX, type CiSuiteOptions, type CiTest } from './generate-ci.js'
 
 export interface Ratio {
   hits: number
@@ -31,9 +32,18 @@ export interface CiEvaluation {
   runnerHints: Ratio
   windowHints: Ratio
   burstHints: Ratio
+  /** Runner, window and burst tests left out of the hint figures: fewer troubled runs than a hint needs. */
+  tooFewForHint: number
   /** The baseline: flaky when the flip rate is above zero over the last `flipRate.window`-run windows' class. */
   baselinePrecision: Ratio
   baselineRecall: Ratio
+  /**
+   * Precision and recall of each verdict against the truth, for flakewatch and for the flip-rate-only baseline
+   * (flaky as above; otherwise broken when the newest run failed, healthy when it passed). Left out of all three:
+   * flaky tests that failed in fewer than two runs, and real fixes younger than `FIXED_MIN_AFTER` runs.
+   */
+  verdicts: Record<JudgedVerdict, { precision: Ratio; recall: Ratio }>
+  baselineVerdicts: Record<JudgedVerdict, { precision: Ratio; recall: Ratio }>
   /** Missed flaky tests by class, and their reasons (a few), for reading. */
   missed: Record<string, number>
   /** Flaky tests that failed in fewer than two runs: invisible, left out of recall and coverage. */
@@ -42,6 +52,24 @@ export interface CiEvaluation {
 }
 
 const cfg = resolveAnalysisConfig()
+
+export type JudgedVerdict = 'flaky' | 'broken' | 'healthy'
+const JUDGED: JudgedVerdict[] = ['flaky', 'broken', 'healthy']
+
+function confusion(): Record<JudgedVerdict, { precision: Ratio; recall: Ratio }> {
+  const r = {} as Record<JudgedVerdict, { precision: Ratio; recall: Ratio }>
+  for (const v of JUDGED) r[v] = { precision: { hits: 0, of: 0 }, recall: { hits: 0, of: 0 } }
+  return r
+}
+
+function tally(c: Record<JudgedVerdict, { precision: Ratio; recall: Ratio }>, said: string, truth: string): void {
+  if (said in c) {
+    c[said as JudgedVerdict].precision.of++
+    if (said === truth) c[said as JudgedVerdict].precision.hits++
+  }
+  c[truth as JudgedVerdict].recall.of++
+  if (said === truth) c[truth as JudgedVerdict].recall.hits++
+}
 
 export function ratio(r: Ratio): number {
   return r.of === 0 ? 1 : r.hits / r.of
@@ -67,8 +95,11 @@ function score(tests: CiTest[], analyses: TestAnalysis[], now: number): CiEvalua
     runnerHints: { hits: 0, of: 0 },
     windowHints: { hits: 0, of: 0 },
     burstHints: { hits: 0, of: 0 },
+    tooFewForHint: 0,
     baselinePrecision: { hits: 0, of: 0 },
     baselineRecall: { hits: 0, of: 0 },
+    verdicts: confusion(),
+    baselineVerdicts: confusion(),
     missed: {},
     invisible: 0,
     missedReasons: [],
@@ -98,7 +129,7 @@ function score(tests: CiTest[], analyses: TestAnalysis[], now: number): CiEvalua
       }
       e.quarantineCoverage.of++
       if (quarantined.has(t.history.test.testId)) e.quarantineCoverage.hits++
-    } else if (quarantined.has(t.history.test.testId) && judged) e.quarantinedNotFlaky++
+    } else if (!flaky && quarantined.has(t.history.test.testId) && judged) e.quarantinedNotFlaky++
     if (a.hints.some((h) => h.kind === 'fixed')) {
       e.calledFixed++
       if (flaky) e.calledFixedStillFlaky++
@@ -108,6 +139,13 @@ function score(tests: CiTest[], analyses: TestAnalysis[], now: number): CiEvalua
       if (a.verdict === 'healthy') e.realFixesReleased.hits++
     }
     const baseline = a.flipRateClass !== 'stable' || a.ewmaFlipRate > 0
+    const young = t.cls === 'fixed_for_real' && t.history.entries.length - t.changeAt! < FIXED_MIN_AFTER
+    if (!young && (!flaky || visible)) {
+      tally(e.verdicts, a.verdict, t.truth)
+      const last = t.history.entries.at(-1)
+      const naive = baseline ? 'flaky' : last !== undefined && isFailure(last.status) ? 'broken' : 'healthy'
+      tally(e.baselineVerdicts, naive, t.truth)
+    }
     if (baseline && judged) {
       e.baselinePrecision.of++
       if (flaky) e.baselinePrecision.hits++
@@ -121,21 +159,35 @@ function score(tests: CiTest[], analyses: TestAnalysis[], now: number): CiEvalua
   return e
 }
 
-/** A hint is right when the first hint of its kind names the truth. */
+/**
+ * A hint is right when the first hint of its kind names the truth. Tests with fewer troubled runs than a hint
+ * needs (`hints.minFailures`) are left out: no hint is given on so little, by design.
+ */
 function hintScores(t: CiTest, a: TestAnalysis, e: CiEvaluation): void {
-  if (t.cls === 'rare_runner') {
+  if (troubledRuns(t) < cfg.hints.minFailures) {
+    if (t.runner !== undefined || t.window !== undefined || t.burstRuns !== undefined) e.tooFewForHint++
+    return
+  }
+  if (t.cls === 'rare_runner' || t.cls === 'rare_runner_few') {
     e.runnerHints.of++
     const h = a.hints.find((x) => x.kind === 'facet_association' && x.facet === 'runner')
     if (h !== undefined && h.kind === 'facet_association' && h.value === t.runner) e.runnerHints.hits++
+    else if (e.missedReasons.length < 12) {
+      const on = t.history.entries.filter((x) => x.run.runnerId === t.runner)
+      const f = on.filter((x) => x.failedAttempts > 0).length
+      e.missedReasons.push(
+        `no runner hint: ${f} of ${troubledRuns(t)} failures in ${on.length} of ${t.history.entries.length} runs on it`,
+      )
+    }
   }
-  if (t.cls === 'time_window') {
+  if (t.cls === 'time_window' || t.cls === 'window_straddling') {
     e.windowHints.of++
     const h = a.hints.find((x) => x.kind === 'time_of_day')
     if (h !== undefined && h.kind === 'time_of_day' && windowMatches(h, t.window!)) {
       e.windowHints.hits++
     }
   }
-  if (t.cls === 'bursty') {
+  if (t.cls === 'bursty' || t.cls === 'bursty_long_gaps') {
     e.burstHints.of++
     const h = a.hints.find((x) => x.kind === 'burst')
     if (h !== undefined && h.kind === 'burst') {
@@ -269,5 +321,28 @@ export function heldOutConfigs(base: number, tests: number): (CiSuiteOptions & {
       mix: { stable: 30, low_rate: 15, random: 15, rare_runner: 10, bursty: 8, time_window: 10, workers: 10 },
     },
     { name: '400 runs, one retry', seed: base + 4, tests, runs: 400, retries: 1 },
+  ]
+}
+
+/**
+ * Four held-out shapes of the harder mix (`HARD_CI_MIX`): 500 runs with two jobs per revision and the rare runner
+ * at about 5%; 400 runs with one job and it at 9%; 300 runs with one job; 500 runs with one retry and it at 7%.
+ * Seeds `base + 1` to `base + 4`.
+ */
+export function hardConfigs(base: number, tests: number): (CiSuiteOptions & { name: string })[] {
+  const mix = HARD_CI_MIX
+  return [
+    { name: 'hard mix, 500 runs, two jobs, rare runner 5%', seed: base + 1, tests, mix, rareWeight: 0.42 },
+    {
+      name: 'hard mix, 400 runs, one job, rare runner 9%',
+      seed: base + 2,
+      tests,
+      mix,
+      runs: 400,
+      jobsPerRevision: 1,
+      rareWeight: 0.8,
+    },
+    { name: 'hard mix, 300 runs, one job', seed: base + 3, tests, mix, runs: 300, jobsPerRevision: 1 },
+    { name: 'hard mix, 500 runs, one retry, rare runner 7%', seed: base + 4, tests, mix, retries: 1, rareWeight: 0.6 },
   ]
 }

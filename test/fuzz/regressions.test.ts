@@ -1,7 +1,10 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { InputError } from '../../src/errors.js'
 import { parseReport } from '../../src/ingest/index.js'
+import { parseEnvPairs } from '../../src/pipeline/run-context.js'
+import { runCliHere } from '../helpers/run-cli.js'
 import { countingSource, expectBoundedWork, expectWithinLimits, outcome, ROOT } from './support.js'
 
 /**
@@ -31,5 +34,20 @@ describe('fuzz regressions', () => {
     expectBoundedWork(source, bytes.length, report)
     if (report) expectWithinLimits(report)
     if (EXPECTED[file]) expect(report ? 'read' : 'refused').toBe(EXPECTED[file])
+  })
+})
+
+describe('fuzz regressions beyond reports', () => {
+  it('an --env value without a key is a usage error (exit 2), not an internal error', async () => {
+    // Found by test/fuzz/cli-args.test.ts: `gate <report> --env=https://x.example.com/1`.
+    for (const pair of ['https://x.example.com/1', '=v', ' =v', '']) {
+      expect(() => parseEnvPairs([pair])).toThrow(InputError)
+    }
+    expect(parseEnvPairs(['k=a=b', ' os = linux '])).toEqual({ k: 'a=b', os: 'linux' })
+    const report = join(ROOT, 'test', 'fixtures', 'reports', 'junit', 'vitest-junit.xml')
+    const res = await runCliHere(['gate', report, '--db', ':memory:', '--env=https://x.example.com/1'])
+    expect(res.exitCode).toBe(2)
+    expect(res.stderr).toMatch(/--env expects key=value, got "https:\/\/x\.example\.com\/1"/)
+    expect(res.stderr).not.toMatch(/internal error/)
   })
 })

@@ -245,9 +245,10 @@ export function mutation(): fc.Arbitrary<{ label: string; apply: Mutation }> {
   )
 }
 
-/** Up to three mutations applied in turn. */
+/** Up to three mutations applied in turn: byte-level ones, and value swaps that keep JSON and XML well formed. */
 export function mutations(): fc.Arbitrary<{ label: string; apply: Mutation }> {
-  return fc.array(mutation(), { minLength: 1, maxLength: 3 }).map((list) => ({
+  const one = fc.oneof({ arbitrary: mutation(), weight: 3 }, jsonValueSwap(), xmlAttributeSwap())
+  return fc.array(one, { minLength: 1, maxLength: 3 }).map((list) => ({
     label: list.map((x) => x.label).join(' + '),
     apply: (b: Buffer) => list.reduce((acc, x) => x.apply(acc), b),
   }))
@@ -265,4 +266,117 @@ export function mutatedProperty(
   return fc.asyncProperty(fc.nat({ max: originals.length - 1 }), mutations(), async (i, mutation) => {
     await check(mutation.apply(originals[i]!), mutation.label, i)
   })
+}
+
+/** Values that real parsers have mistaken for what they expected: wrong types, edge numbers, odd strings. */
+const HOSTILE_VALUES: unknown[] = [
+  null,
+  true,
+  0,
+  -1,
+  1e308,
+  -1e308,
+  2 ** 53 + 1,
+  0.1,
+  '',
+  ' ',
+  '0',
+  '-1',
+  'NaN',
+  '1e308',
+  'null',
+  'true',
+  '\u0000',
+  '\uFFFD',
+  '\u{1F600}',
+  'a'.repeat(70_000),
+  '../../etc/passwd',
+  '<x>',
+  '&amp;',
+  '::',
+  '/',
+  '\\',
+  [],
+  {},
+  [null],
+  { '': null },
+  { __proto__: { polluted: true } },
+  { constructor: { prototype: { x: 1 } } },
+  '2026-13-45T99:99:99Z',
+  '0001-01-01T00:00:00Z',
+  '9999-12-31T23:59:59Z',
+  '+275760-09-13T00:00:00.001Z',
+]
+
+function paths(value: unknown, at: (string | number)[] = [], out: (string | number)[][] = []): (string | number)[][] {
+  if (out.length >= 2000) return out
+  out.push(at)
+  if (Array.isArray(value)) value.forEach((v, i) => paths(v, [...at, i], out))
+  else if (value && typeof value === 'object')
+    for (const k of Object.keys(value)) paths((value as Record<string, unknown>)[k], [...at, k], out)
+  return out
+}
+
+function replaced(value: unknown, path: (string | number)[], next: unknown): unknown {
+  if (path.length === 0) return next
+  const [head, ...rest] = path
+  if (Array.isArray(value)) return (value as unknown[]).map((v, i) => (i === head ? replaced(v, rest, next) : v))
+  const obj = value as Record<string, unknown>
+  return { ...obj, [head!]: replaced(obj[head!], rest, next) }
+}
+
+/**
+ * A structure-aware mutation of a JSON report (or of one line of a JSON-lines report): one value somewhere in it
+ * replaced by a hostile value or an arbitrary JSON value, so that the document still parses as JSON and the
+ * parser's own checks are what is tested. Non-JSON input is returned unchanged.
+ */
+export function jsonValueSwap(): fc.Arbitrary<{ label: string; apply: Mutation }> {
+  const next = fc.oneof(fc.constantFrom(...HOSTILE_VALUES), fc.jsonValue({ maxDepth: 3 }))
+  return fc
+    .tuple(fc.double({ min: 0, max: 1, noNaN: true }), fc.double({ min: 0, max: 1, noNaN: true }), next)
+    .map(([f, g, v]) => ({
+      label: `JSON value ${JSON.stringify(v)?.slice(0, 60)} at ${f.toFixed(4)}/${g.toFixed(4)}`,
+      apply: (b: Buffer) => {
+        const text = b.toString('utf8')
+        const swap = (doc: string): string | null => {
+          let value: unknown
+          try {
+            value = JSON.parse(doc)
+          } catch {
+            return null
+          }
+          const all = paths(value)
+          const path = all[Math.min(all.length - 1, Math.floor(all.length * g))]!
+          return JSON.stringify(replaced(value, path, v))
+        }
+        const whole = swap(text)
+        if (whole !== null) return Buffer.from(whole)
+        const lines = text.split('\n')
+        const i = Math.min(lines.length - 1, Math.floor(lines.length * f))
+        const line = swap(lines[i]!)
+        if (line === null) return b
+        lines[i] = line
+        return Buffer.from(lines.join('\n'))
+      },
+    }))
+}
+
+/** An XML attribute's value replaced by a hostile one (escaped, so that the XML stays well formed). */
+export function xmlAttributeSwap(): fc.Arbitrary<{ label: string; apply: Mutation }> {
+  const next = fc.oneof(
+    fc.constantFrom(...HOSTILE_VALUES.filter((v) => typeof v !== 'object' || v === null)).map(String),
+    fc.string({ maxLength: 30 }),
+  )
+  return fc.tuple(fc.double({ min: 0, max: 1, noNaN: true }), next).map(([f, v]) => ({
+    label: `XML attribute ${JSON.stringify(v.slice(0, 60))} at ${f.toFixed(4)}`,
+    apply: (b: Buffer) => {
+      const text = b.toString('utf8')
+      const attrs = [...text.matchAll(/=\s*"([^"<]*)"/g)]
+      if (attrs.length === 0) return b
+      const hit = attrs[Math.min(attrs.length - 1, Math.floor(attrs.length * f))]!
+      const escaped = v.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;')
+      const start = hit.index + hit[0].indexOf('"') + 1
+      return Buffer.from(text.slice(0, start) + escaped + text.slice(start + hit[1]!.length))
+    },
+  }))
 }

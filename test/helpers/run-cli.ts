@@ -59,6 +59,8 @@ export interface ServeProcess {
   /** Everything it printed on stderr so far. */
   stderr: () => string
   close: () => Promise<void>
+  /** kill -9, as a crash or the OOM killer would, resolved once the process is gone. */
+  crash: () => Promise<void>
 }
 
 /** `flakewatch serve` from the built CLI, as its own process on a free port, as a team would run it. */
@@ -86,12 +88,15 @@ export async function spawnServe(
     url,
     pid: child.pid!,
     stderr: () => err,
-    close: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve()
-        child.once('exit', () => resolve())
-        child.kill('SIGTERM')
-      }),
+    close: () => stop('SIGTERM'),
+    crash: () => stop('SIGKILL'),
+  }
+  function stop(signal: NodeJS.Signals): Promise<void> {
+    return new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve()
+      child.once('exit', () => resolve())
+      child.kill(signal)
+    })
   }
 }
 

@@ -3,6 +3,8 @@ import { makeTestId, type Result, type ResultStatus } from '../../src/model.js'
 import { packRunBatch, TestSlots } from '../../src/store/packed-results.js'
 import type { QuarantineRecord, RunBatch, Store, TestFilter } from '../../src/store/store.js'
 import { batch, flakyResult, history, result, runMeta } from '../helpers/builders.js'
+import { ingestFiles } from '../../src/pipeline/ingest-files.js'
+import { join } from 'node:path'
 
 async function collect(store: Store, filter?: Parameters<Store['scanHistory']>[0]) {
   const out = []
@@ -659,6 +661,38 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       expect(await store.testNames().splitName(a, audit)).toBe(false)
       expect(await store.testNames().listNames({ nameId: a })).toMatchObject([{ testId: a, source: 'split' }])
       expect((await store.listAuditLog({ kind: 'test' })).map((e) => e.action)).toEqual(['split', 'merge'])
+    })
+
+    it('keeps a run’s package timings from go test -json, once, through duplicates, merges and replaces', async () => {
+      const go = (f: string) => join(import.meta.dirname, '../fixtures/reports/go-json', f)
+      const ingest = async (f: string, replace = false) => {
+        const summary = await ingestFiles({ store, inputs: [go(f)], context: { suite: 'go', runId: 'go-1' }, replace })
+        expect(summary.failed).toEqual([])
+        return summary
+      }
+      await ingest('go-packages.json')
+      const three = [
+        { name: 'example.com/shop/price', durationMs: 36, status: 'failed' },
+        { name: 'example.com/shop/cart', durationMs: 5, status: 'passed' },
+        { name: 'example.com/shop/docs', durationMs: 0, status: 'skipped' },
+      ]
+      expect(await store.getRunTimings('go-1')).toEqual(three)
+      expect((await ingest('go-packages.json')).duplicates).toHaveLength(1)
+      expect(await store.getRunTimings('go-1')).toEqual(three)
+      await ingest('go-packages.json', true)
+      expect(await store.getRunTimings('go-1')).toEqual(three)
+      // Another report of the same run adds its package.
+      await ingest('go-test.json')
+      expect((await store.getRunTimings('go-1')).map((t) => [t.name, t.durationMs])).toEqual([
+        ['example.com/calc/calc', 134],
+        ['example.com/shop/price', 36],
+        ['example.com/shop/cart', 5],
+        ['example.com/shop/docs', 0],
+      ])
+      expect(await store.getRunTimings('nope')).toEqual([])
+      await store.prune(Date.now() + 86_400_000)
+      expect(await store.getRun('go-1')).toBeNull()
+      expect(await store.getRunTimings('go-1')).toEqual([])
     })
 
     it('a merge carries the quarantine (audited), the ticket and the heal fingerprints to the test merged into', async () => {

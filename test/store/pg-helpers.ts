@@ -78,7 +78,9 @@ export function schemas(url: string) {
       const client = new pg.Client({ connectionString: url })
       await client.connect()
       try {
-        await client.query(made.map((s) => `DROP SCHEMA IF EXISTS ${quoteIdent(s)} CASCADE`).join(';'))
+        // One transaction per schema: each holds a lock per table, index and partition it drops until it commits,
+        // and all of a file's schemas at once could fill the server's lock table for every other connection.
+        for (const s of made) await client.query(`DROP SCHEMA IF EXISTS ${quoteIdent(s)} CASCADE`)
       } finally {
         await client.end()
       }

@@ -4,6 +4,8 @@ import { migratePostgres, POSTGRES_MIGRATIONS } from '../../src/store/postgres/m
 import { DAY_MS, dayOf, partitionName } from '../../src/store/postgres/partitions.js'
 import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/postgres-store.js'
 import type { Result } from '../../src/model.js'
+import { startMaintenance } from '../../src/server/maintenance.js'
+import type { MaintenanceOutcome } from '../../src/store/store.js'
 import { batch, flakyResult, result, runMeta } from '../helpers/builders.js'
 import { resolveTestPg, schemas, searchPath, sql, withoutSchema } from './pg-helpers.js'
 
@@ -226,6 +228,28 @@ if (pg.skip !== undefined) {
         expect(await store.rawQuery('SELECT run_id FROM runs')).toEqual([{ run_id: 'r' }])
       } finally {
         await writer.end()
+        await store.close()
+      }
+    })
+
+    it('has serve’s maintenance make a day that is missing, and stop with the app', async () => {
+      const store = await openPostgresStore(db.fresh())
+      try {
+        const today = dayOf(Date.now())
+        await store.rawQuery(`DROP TABLE ${partitionName('results', today)}, ${partitionName('attempts', today)}`)
+        const reports: MaintenanceOutcome[] = []
+        const maintenance = startMaintenance({
+          store,
+          now: Date.now,
+          onReport: (o) => reports.push(o),
+          firstAfterMs: 0,
+        })
+        for (let i = 0; i < 200 && reports.length === 0; i++) await new Promise((r) => setTimeout(r, 25))
+        await maintenance.stop()
+        expect(reports).toEqual([{ days: 1, moved: 0, failed: 0, error: null }])
+        await store.ingestReport(runOf('r', daysAgo(0), 2))
+        expect(await partitionsOf(store, 'results', 'r')).toEqual([partitionName('results', today)])
+      } finally {
         await store.close()
       }
     })

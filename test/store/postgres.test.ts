@@ -123,6 +123,7 @@ if (pg.skip !== undefined) {
         'quarantine_rules',
         'reports',
         'results',
+        'run_timings',
         'runs',
         'schema_meta',
         'test_names',

@@ -87,6 +87,17 @@ describe('dashboard', () => {
     await page.press('input[name=q]', 'Enter')
     await page.click('th button.sort:has-text("Test")')
     await expect.poll(async () => (await rowNames(page))[1]).toBe('broken')
+    // Sorting by keyboard: Tab to a column's button, Enter sorts, again reverses; aria-sort says which and how.
+    const score = page.locator('th', { has: page.locator('button.sort:has-text("Score")') })
+    expect(await score.getAttribute('aria-sort')).toBe('none')
+    await score.locator('button').focus()
+    await page.keyboard.press('Enter')
+    await expect.poll(() => score.getAttribute('aria-sort')).toBe('descending')
+    expect(await page.locator('th[aria-sort="ascending"], th[aria-sort="descending"]').count()).toBe(1)
+    await page.locator('th button.sort:has-text("Score")').focus()
+    await page.keyboard.press('Space')
+    await expect.poll(() => score.getAttribute('aria-sort')).toBe('ascending')
+    expect(new URL(page.url()).searchParams.get('order')).toBe('asc')
     expect(errors).toEqual([])
   })
 

@@ -124,6 +124,26 @@ describe('at 390 px wide (a phone)', () => {
     const wrap = page.locator('.table-wrap').first()
     expect(await wrap.evaluate((e) => e.scrollWidth <= e.clientWidth)).toBe(true)
     await screenshot(page, 'phone-leaderboard')
+
+    // The header row is hidden; a sort control takes its place, inside the screen.
+    const sort = page.getByLabel('Sort by')
+    const box = (await sort.boundingBox())!
+    expect(box.x + box.width).toBeLessThanOrEqual(phone.width)
+    const names = () => page.locator('table.leaderboard tbody tr .test-name').allTextContents()
+    await sort.selectOption('name')
+    await expect.poll(() => new URL(page.url()).searchParams.get('sort')).toBe('name')
+    const sorted = (list: string[]) => [...list].sort((a, b) => a.localeCompare(b))
+    // Polled: the rows are redrawn once the sorted page arrives.
+    await expect
+      .poll(async () => {
+        const n = await names()
+        return n.length > 1 && n.join('\n') === sorted(n).join('\n')
+      })
+      .toBe(true)
+    const byName = await names()
+    await page.locator('.sort-control button.sort-order').click()
+    await expect.poll(() => new URL(page.url()).searchParams.get('order')).toBe('desc')
+    await expect.poll(names).toEqual([...byName].reverse())
   })
 
   it('the heatmap shows runs beside the test names', async () => {
@@ -146,6 +166,7 @@ describe('at 1280 px wide (a laptop)', () => {
       expect(await page.evaluate(() => document.documentElement.scrollWidth), path).toBeLessThanOrEqual(laptop.width)
       if (path === '/kiosk') continue
       expect(await page.locator('button.menu-toggle').isVisible()).toBe(false)
+      expect(await page.locator('.sort-control').isVisible(), path).toBe(false)
       for (const label of NAV_LABELS) {
         const box = (await page.locator('.nav').getByRole('link', { name: label }).boundingBox())!
         expect(box.y + box.height, `${path} ${label}`).toBeLessThanOrEqual(52)
@@ -186,6 +207,19 @@ describe('the heatmap', () => {
       expect(m.spacer).toBeLessThanOrEqual(m.scroller)
     }
     expect(wide.spacer).toBeGreaterThan(narrow.spacer + 300)
+  })
+
+  it('is as tall as its grid when the grid is shorter than the screen: no empty area below it', async () => {
+    const page = await open('/heatmap', { width: 1280, height: 1000 })
+    const m = await page.evaluate(() => ({
+      grid: document.querySelector<HTMLElement>('.heat-spacer')!.getBoundingClientRect().height,
+      viewport: document.querySelector<HTMLElement>('.heat-viewport')!.getBoundingClientRect().height,
+      screen: window.innerHeight,
+    }))
+    // Twelve tests: a grid of about 220 px on a 1000 px screen, with room for a horizontal scroll bar at most.
+    expect(m.grid).toBeLessThan(m.screen / 2)
+    expect(m.viewport).toBeGreaterThanOrEqual(m.grid)
+    expect(m.viewport).toBeLessThanOrEqual(m.grid + 24)
   })
 })
 

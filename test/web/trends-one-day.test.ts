@@ -37,15 +37,13 @@ describe('trends with one day of data', { timeout: 120_000 }, () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } })
     await page.goto(`${serve.url}/trends`)
     await page.locator('svg.trend-chart circle').first().waitFor()
-    const dots = await page
-      .locator('svg.trend-chart circle')
-      .evaluateAll((cs) =>
-        cs.map((c) => ({
-          cls: c.getAttribute('class'),
-          x: Number(c.getAttribute('cx')),
-          y: Number(c.getAttribute('cy')),
-        })),
-      )
+    const dots = await page.locator('svg.trend-chart circle').evaluateAll((cs) =>
+      cs.map((c) => ({
+        cls: c.getAttribute('class'),
+        x: Number(c.getAttribute('cx')),
+        y: Number(c.getAttribute('cy')),
+      })),
+    )
     expect(dots).toHaveLength(2)
     const [broken, flaky] = [dots.find((d) => d.cls!.includes('broken'))!, dots.find((d) => d.cls!.includes('flaky'))!]
     // One test broken that day and none flaky; side by side, neither dot hides the other.

@@ -51,7 +51,11 @@ export function runRoutes(api: FastifyInstance, ctx: ServerContext): void {
   api.get<{ Params: { runId: string } }>('/runs/:runId', async (request): Promise<RunJson> => {
     const run = await ctx.store.getRun(request.params.runId)
     if (!run) throw new NotFoundError(`no run "${request.params.runId}"`)
-    return runToJson(run, await runCounts(ctx, run))
+    const timings = await ctx.store.getRunTimings(run.runId)
+    return {
+      ...runToJson(run, await runCounts(ctx, run)),
+      timings: timings.map((t) => ({ name: t.name, duration_ms: t.durationMs, status: t.status })),
+    }
   })
 
   api.get('/facets', (): Promise<FacetsResponse> =>

@@ -455,6 +455,22 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
       `)
     },
   },
+  {
+    // Suite or package timings of a run (issue 29: `go test -json` package events), apart from the run row: a
+    // `go test ./...` run has one per package. Keyed by the run's integer id; prune deletes them with the run.
+    id: '0018-run-timings',
+    async up(client) {
+      await client.query(`
+        CREATE TABLE run_timings (
+          run integer NOT NULL,
+          name text NOT NULL,
+          duration_ms double precision NOT NULL,
+          status text NOT NULL CHECK (status IN ('passed', 'failed', 'skipped')),
+          PRIMARY KEY (run, name)
+        );
+      `)
+    },
+  },
 ]
 
 /**

@@ -306,6 +306,17 @@ export class PgReportWriter {
         state.at = at
       }
     }
+    if (state.replacing) await client.query('DELETE FROM run_timings WHERE run = $1', [state.key])
+    const timings = run.timings ?? []
+    if (timings.length > 0) {
+      // One statement from arrays, whatever the number of packages; a later report's time for a package stands.
+      await client.query(
+        `INSERT INTO run_timings (run, name, duration_ms, status)
+         SELECT $1, * FROM unnest($2::text[], $3::double precision[], $4::text[])
+         ON CONFLICT (run, name) DO UPDATE SET duration_ms = excluded.duration_ms, status = excluded.status`,
+        [state.key, timings.map((t) => t.name), timings.map((t) => t.durationMs), timings.map((t) => t.status)],
+      )
+    }
     // Counted where the rows are: a merged run holds rows from several reports. The run row is locked since the
     // claim, so a concurrent merge into the same run counts after this one commits. The time it was written is the
     // database's (instances' clocks differ), read now rather than at the start of the transaction as now() would:

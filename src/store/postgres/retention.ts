@@ -71,7 +71,8 @@ export class PgRetention implements RetentionStore {
           for (const r of spans(chunk)) {
             const { rows } = await client.query<{ runs: number; total: number }>(
               `WITH gone AS (DELETE FROM runs WHERE at >= $1 AND at < $2 RETURNING id, total),
-                 reports_gone AS (DELETE FROM reports WHERE run IN (SELECT id FROM gone))
+                 reports_gone AS (DELETE FROM reports WHERE run IN (SELECT id FROM gone)),
+                 timings_gone AS (DELETE FROM run_timings WHERE run IN (SELECT id FROM gone))
                SELECT count(*)::integer AS runs, coalesce(sum(total), 0)::bigint AS total FROM gone`,
               [r.lo, r.hi],
             )
@@ -125,6 +126,7 @@ export class PgRetention implements RetentionStore {
         )
         await client.query('DELETE FROM attempts WHERE run = ANY($1::integer[]) AND at = ANY($2::bigint[])', [ids, ats])
         await client.query('DELETE FROM reports WHERE run = ANY($1::integer[])', [ids])
+        await client.query('DELETE FROM run_timings WHERE run = ANY($1::integer[])', [ids])
         await client.query('DELETE FROM runs WHERE id = ANY($1::integer[])', [ids])
         return { runs: ids.length, results: res.rowCount ?? 0 }
       })

@@ -1,4 +1,4 @@
-import type { Run, TestRef } from '../../model.js'
+import type { Run, RunTiming, TestRef } from '../../model.js'
 import { runFromRow, type RunRow } from '../rows.js'
 import type { RunFilter, RunStore, RunSummary, StoreStats, TestFilter, WrittenRun } from '../store.js'
 import { WRITTEN_RUNS_MAX } from '../store.js'
@@ -23,6 +23,15 @@ export class PgRuns implements RunStore {
   async getRun(runId: string): Promise<Run | null> {
     const { rows } = await this.conn.db.query<RunRow>(`SELECT ${RUN_COLUMNS} FROM runs WHERE run_id = $1`, [runId])
     return rows[0] ? runFromRow(rows[0]) : null
+  }
+
+  async getRunTimings(runId: string): Promise<RunTiming[]> {
+    const { rows } = await this.conn.db.query<RunTiming>(
+      `SELECT t.name, t.duration_ms AS "durationMs", t.status FROM run_timings t JOIN runs r ON r.id = t.run
+       WHERE r.run_id = $1 ORDER BY t.duration_ms DESC, t.name`,
+      [runId],
+    )
+    return rows
   }
 
   async runSummaries(filter: RunFilter = {}): Promise<RunSummary[]> {

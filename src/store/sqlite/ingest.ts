@@ -87,6 +87,12 @@ export class SqliteIngest implements ResultStore {
       setWrittenAt: db.prepare(
         'UPDATE runs SET written_at = max(?, (SELECT coalesce(max(written_at), 0) + 1 FROM runs)) WHERE id = ?',
       ),
+      // A later report of the same run gives a package again: its newer time stands.
+      upsertTiming: db.prepare(
+        `INSERT INTO run_timings (run, name, duration_ms, status) VALUES (?, ?, ?, ?)
+         ON CONFLICT (run, name) DO UPDATE SET duration_ms = excluded.duration_ms, status = excluded.status`,
+      ),
+      deleteTimings: db.prepare('DELETE FROM run_timings WHERE run = ?'),
       insertAttempt: db.prepare(
         `INSERT INTO attempts (run, test, retry, status, duration_ms, message, stack)
          VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,

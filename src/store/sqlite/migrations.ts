@@ -362,6 +362,22 @@ export const SQLITE_MIGRATIONS: SqliteMigration[] = [
       db.exec(SQLITE_ANALYSES_SCHEMA)
     },
   },
+  {
+    // Suite or package timings of a run (issue 29: `go test -json` package events), apart from the run row: a
+    // `go test ./...` run has one per package. Keyed by the run's integer id; prune deletes them with the run.
+    id: '0018-run-timings',
+    up(db) {
+      db.exec(`
+        CREATE TABLE run_timings (
+          run INTEGER NOT NULL,
+          name TEXT NOT NULL,
+          duration_ms REAL NOT NULL,
+          status TEXT NOT NULL CHECK (status IN ('passed', 'failed', 'skipped')),
+          PRIMARY KEY (run, name)
+        ) WITHOUT ROWID;
+      `)
+    },
+  },
 ]
 
 /**

@@ -307,6 +307,8 @@ export class SqliteReportWriter {
       }
     }
     stmts.insertReport.run(state.key, this.stream.contentHash, this.stream.file, this.nowIso)
+    if (state.replacing) stmts.deleteTimings.run(state.key)
+    for (const t of run.timings ?? []) stmts.upsertTiming.run(state.key, t.name, t.durationMs, t.status)
     if (state.created) {
       const { total, byStatus, flaky } = state.counts
       const [passed, failed, error, skipped] = byStatus as [number, number, number, number]

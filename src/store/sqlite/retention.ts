@@ -21,6 +21,7 @@ export class SqliteRetention implements RetentionStore {
     const stmts = [
       this.conn.db.prepare('DELETE FROM attempts WHERE run = ?'),
       this.conn.db.prepare('DELETE FROM reports WHERE run = ?'),
+      this.conn.db.prepare('DELETE FROM run_timings WHERE run = ?'),
       this.conn.db.prepare('DELETE FROM runs WHERE id = ?'),
     ]
     const delResults = this.conn.db.prepare('DELETE FROM results WHERE run = ?')

@@ -1,4 +1,4 @@
-import type { Run, TestRef } from '../../model.js'
+import type { Run, RunTiming, TestRef } from '../../model.js'
 import { runFromRow, type RunRow } from '../rows.js'
 import type { RunFilter, RunStore, RunSummary, StoreStats, TestFilter, WrittenRun } from '../store.js'
 import { WRITTEN_RUNS_MAX } from '../store.js'
@@ -42,6 +42,16 @@ export class SqliteRuns implements RunStore {
   getRun(runId: string): Promise<Run | null> {
     const row = this.conn.read('SELECT * FROM runs WHERE run_id = ?').get(runId) as RunRow | undefined
     return Promise.resolve(row ? runFromRow(row) : null)
+  }
+
+  getRunTimings(runId: string): Promise<RunTiming[]> {
+    const rows = this.conn
+      .read(
+        `SELECT t.name, t.duration_ms AS durationMs, t.status FROM run_timings t JOIN runs r ON r.id = t.run
+         WHERE r.run_id = ? ORDER BY t.duration_ms DESC, t.name`,
+      )
+      .all(runId) as RunTiming[]
+    return Promise.resolve(rows)
   }
 
   runSummaries(filter: RunFilter = {}): Promise<RunSummary[]> {
