@@ -28,17 +28,9 @@ const FILES = Math.max(1, Math.round(TESTS / 10))
 for (const [i, t] of suite.tests.entries()) {
   const module = `src/f${i % FILES}.test.ts`
   const test = { ...t.history.test, suite: 'bench', module, testId: `bench::${module}::${t.history.test.name}` }
-  for (const e of t.history.entries) {
-    perRun.get(e.run.runId).push({
-      test,
-      status: e.status,
-      flakyOnRetry: e.flakyOnRetry,
-      durationMs: e.durationMs,
-      errorType: e.errorType,
-      message: e.message,
-      healingOccurred: false,
-      attempts: [],
-    })
+  for (const { run, status, flakyOnRetry, durationMs, errorType, message } of t.history.entries) {
+    const kept = { status, flakyOnRetry, durationMs, errorType, message }
+    perRun.get(run.runId).push({ test, ...kept, healingOccurred: false, attempts: [] })
   }
 }
 const report = (r, i) => ({
