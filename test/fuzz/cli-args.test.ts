@@ -1,5 +1,4 @@
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { copyFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Command, Option } from 'commander'
 import fc from 'fast-check'
@@ -8,7 +7,7 @@ import { processIo } from '../../src/cli/output.js'
 import { createProgram } from '../../src/cli/program.js'
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js'
 import { runCliHere } from '../helpers/run-cli.js'
-import { seed } from '../server/helpers.js'
+import { seed, tempDir } from '../server/helpers.js'
 import { fuzzParams, FUZZ_TIMEOUT, ROOT } from './support.js'
 
 /**
@@ -83,16 +82,15 @@ const value = fc.oneof(
 )
 
 describe('CLI argument values', () => {
-  let dir: string
-  let seeded: string
+  const tmp = tempDir('fw-fuzz-cli-')
+  const dir = tmp.dir
+  const seeded = join(dir, 'seeded.db')
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'fw-fuzz-cli-'))
-    seeded = join(dir, 'seeded.db')
     const store = await openSqliteStore(seeded)
     await seed(store)
     await store.close()
   }, 120_000)
-  afterAll(() => rmSync(dir, { recursive: true, force: true }))
+  afterAll(() => tmp.cleanup())
 
   const commands = commandsByName()
   const report = join(ROOT, 'test', 'fixtures', 'reports', 'junit', 'vitest-junit.xml')

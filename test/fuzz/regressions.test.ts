@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { InputError } from '../../src/errors.js'
 import { parseReport } from '../../src/ingest/index.js'
 import { parseEnvPairs } from '../../src/pipeline/run-context.js'
+import { parseExpiry } from '../../src/cli/commands/quarantine.js'
 import { runCliHere } from '../helpers/run-cli.js'
 import { countingSource, expectBoundedWork, expectWithinLimits, outcome, ROOT } from './support.js'
 
@@ -48,6 +49,24 @@ describe('fuzz regressions beyond reports', () => {
     const res = await runCliHere(['gate', report, '--db', ':memory:', '--env=https://x.example.com/1'])
     expect(res.exitCode).toBe(2)
     expect(res.stderr).toMatch(/--env expects key=value, got "https:\/\/x\.example\.com\/1"/)
+    expect(res.stderr).not.toMatch(/internal error/)
+  })
+
+  it('a --expires day count beyond any date is a usage error, not an internal error', async () => {
+    // Found by test/fuzz/cli-args.test.ts: `quarantine add <id> --reason=k= --expires=9007199254740993`.
+    expect(() => parseExpiry('9007199254740993')).toThrow(InputError)
+    expect(() => parseExpiry('99999999999d')).toThrow(/--expires: 99999999999d days is beyond any date/)
+    expect(parseExpiry('14d', Date.UTC(2026, 0, 1))).toBe('2026-01-15T00:00:00.000Z')
+    const res = await runCliHere([
+      'quarantine',
+      'add',
+      'a',
+      '--db',
+      ':memory:',
+      '--reason=x',
+      '--expires=9007199254740993',
+    ])
+    expect(res.exitCode).toBe(2)
     expect(res.stderr).not.toMatch(/internal error/)
   })
 })

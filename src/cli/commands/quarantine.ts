@@ -56,9 +56,15 @@ export function parseExpiry(value: string | undefined, now = Date.now()): string
   if (value === undefined) return undefined
   if (value === 'never') return null
   const days = /^(\d+)d?$/.exec(value)
-  if (days) return new Date(now + Number(days[1]) * 86_400_000).toISOString()
+  if (days) {
+    const at = new Date(now + Number(days[1]) * 86_400_000)
+    // A day count past year 275760 is no date at all (toISOString would throw): a usage error, said as one.
+    if (Number.isNaN(at.getTime())) throw new InputError(`--expires: ${value.slice(0, 40)} days is beyond any date`)
+    return at.toISOString()
+  }
   const t = Date.parse(value)
-  if (Number.isNaN(t)) throw new InputError(`--expires: expected a date, a number of days or "never", got "${value}"`)
+  if (Number.isNaN(t))
+    throw new InputError(`--expires: expected a date, a number of days or "never", got "${value.slice(0, 200)}"`)
   return validateExpiry(new Date(t).toISOString(), now, '--expires')
 }
 
