@@ -45,8 +45,8 @@ export interface GroupAnalysis {
 }
 
 /**
- * Analyses whole files at one clock: every history of the files given (file-mates included, so that order hints
- * are the full scan's), each with its validity (see `validityAt`). Pure.
+ * Analyses whole files at one clock: every history given, with the file-mates of each test that has an execution
+ * order (so that order hints are the full scan's), each with its validity (see `validityAt`). Pure.
  * @example analyzeFiles(histories, cfg, { now, excludedRuns }).get(testId)?.analysis.verdict
  */
 export function analyzeFiles(
@@ -70,10 +70,16 @@ export function analyzeFiles(
   const windows = analysisWindows(cfg)
   const out = new Map<string, GroupAnalysis>()
   sorted.forEach((h, i) => {
-    const mates = files.get(`${h.test.suite}\u0000${h.test.module}`)!
+    // Without an execution order a test's analysis owes nothing to its file-mates, at any clock.
+    const mates = hasOrder(h) ? files.get(`${h.test.suite}\u0000${h.test.module}`)! : []
     out.set(h.test.testId, { analysis: analyses[i]!, validity: validityAt(ctx.now, h, mates, windows) })
   })
   return out
+}
+
+/** Whether any result of the test has a place in its run's execution order (what order hints compare). */
+function hasOrder(h: TestHistory): boolean {
+  return h.entries.some((e) => e.position !== undefined && e.position !== null)
 }
 
 /**
@@ -87,9 +93,15 @@ async function analyzeTestsFiles(
   testIds: string[],
 ): Promise<Map<string, GroupAnalysis>> {
   const analyses = store.analyses()
-  const mates = await analyses.fileMates(testIds)
   const histories: TestHistory[] = []
-  for await (const h of store.scanHistory({ testIds: mates })) histories.push(h)
+  for await (const h of store.scanHistory({ testIds })) histories.push(h)
+  // Only a test with an execution order can have an order hint: its file-mates are read for those alone.
+  const ordered = histories.filter(hasOrder).map((h) => h.test.testId)
+  if (ordered.length > 0) {
+    const own = new Set(testIds)
+    const mates = (await analyses.fileMates(ordered)).filter((id) => !own.has(id))
+    if (mates.length > 0) for await (const h of store.scanHistory({ testIds: mates })) histories.push(h)
+  }
   const runIds = new Set<string>()
   for (const h of histories) for (const e of h.entries) runIds.add(e.run.runId)
   const excludedRuns = infraRunIds(await analyses.runCounts([...runIds]), cfg)

@@ -27,6 +27,7 @@ import { runRoutes } from './routes/runs.js'
 import { testRoutes } from './routes/tests.js'
 import { trendRoutes } from './routes/trends.js'
 import type { LookReport, LookRequest } from '../notify/look.js'
+import { startAnalysisSweep } from './analysis-sweep.js'
 import { startMaintenance } from './maintenance.js'
 import { startNotifier, type Notifier } from './notifier.js'
 import { AnalysisStoppedError, createSnapshotBuilder } from './snapshot-builder.js'
@@ -74,6 +75,11 @@ export interface AppDeps {
    */
   /** The project key on a multi-project server (links in MCP answers and tickets); null or absent otherwise. */
   project?: string | null
+  /**
+   * The background sweep of the persisted analyses (`analysis-sweep.ts`): on unless false; its timing can be set
+   * (tests). A read-only instance has nothing to sweep with.
+   */
+  analysisSweep?: false | { intervalMs?: number; firstAfterMs?: number }
   /**
    * A streaming replica for reads (`serve --read-db`): API reads go there, writes and the analysis cache's own reads
    * to `store`, the primary (docs/scaling.md#read-replicas). The app closes it.
@@ -148,6 +154,19 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
     },
   })
   app.addHook('onClose', () => maintenance.stop())
+  const sweep =
+    deps.analysisSweep === false
+      ? null
+      : startAnalysisSweep({
+          store,
+          cfg: analysis,
+          ...deps.analysisSweep,
+          onReport: (r) => {
+            if (r.error !== null) app.log.warn({ error: r.error }, 'the analysis sweep failed; it will try again')
+            else app.log.debug({ claimed: r.claimed, written: r.written }, 'analysis sweep')
+          },
+        })
+  app.addHook('onClose', async () => sweep?.stop())
   // A look in flight uses the builder's worker: it ends first.
   app.addHook('onClose', async () => {
     await notifier?.stop()

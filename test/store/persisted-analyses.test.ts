@@ -219,3 +219,129 @@ if (pg.skip !== undefined) {
     })
   })
 }
+
+/** A stored history whose every row is stale, as a writer that never refreshed leaves it: 3 files × 4 tests. */
+async function staleHistory(store: Store): Promise<number> {
+  const rand = random(7)
+  let n = 0
+  for (let r = 0; r < 12; r++) {
+    const run = toRunMeta(`run-${r}`, 'unit', { branch: 'main', startedAt: new Date(T0 + r * DAY).toISOString() })
+    const results: Result[] = []
+    for (let f = 0; f < 3; f++) {
+      for (let t = 0; t < 4; t++) {
+        const failed = rand.chance(0.2 * t)
+        results.push({
+          test: {
+            testId: makeTestId('unit', `f${f}`, `t${t}`),
+            suite: 'unit',
+            module: `f${f}`,
+            name: `t${t}`,
+            file: null,
+          },
+          status: failed ? 'failed' : 'passed',
+          flakyOnRetry: false,
+          durationMs: 5,
+          errorType: null,
+          message: failed ? 'boom' : null,
+          healingOccurred: false,
+          attempts: [],
+          position: f * 4 + t,
+        })
+      }
+    }
+    await store.ingestReport({ file: `${r}.json`, contentHash: `h${r}-${n++}`, runs: [{ run, results }] })
+  }
+  return 3 * 4
+}
+
+/** Leases and version-conditional writes, with two stores on one database standing for two instances. */
+function leaseChecks(backend: string, open: () => Promise<[Store, Store]>) {
+  describe(`the sweep shares its work through leases (${backend})`, () => {
+    it('two instances sweeping at once analyse each row once, and the result is the full re-analysis', async () => {
+      const [a, b] = await open()
+      try {
+        const tests = await staleHistory(a)
+        const [da, db] = await Promise.all([
+          refreshAnalyses(a, cfg, { chunk: 2 }),
+          refreshAnalyses(b, cfg, { chunk: 2 }),
+        ])
+        expect(da.claimed + db.claimed).toBe(tests)
+        expect(da.written + db.written).toBe(tests)
+        const clock = await storeClock(a)
+        expect(await exactRows(b, clock)).toEqual(await reference(a, clock))
+      } finally {
+        await Promise.all([a.close(), b.close()])
+      }
+    })
+
+    it('a leased row is not claimed again, and an upload meanwhile makes its write a no-op', async () => {
+      const [a, b] = await open()
+      try {
+        await staleHistory(a)
+        const clock = await storeClock(a)
+        const claims = await a.analyses().claimAnalyses({ clock, limit: 100 })
+        expect(claims).toHaveLength(12)
+        // Another instance finds nothing to do while the lease holds.
+        expect(await b.analyses().claimAnalyses({ clock, limit: 100 })).toEqual([])
+        // A report of one file lands while the first instance analyses: that file's rows are stale again, lease
+        // or not, and the first instance's writes of them do not happen.
+        const later = toRunMeta('later', 'unit', { branch: 'main', startedAt: new Date(T0 + 40 * DAY).toISOString() })
+        await b.ingestReport({
+          file: 'later.json',
+          contentHash: 'later',
+          runs: [
+            {
+              run: later,
+              results: [
+                {
+                  test: { testId: makeTestId('unit', 'f0', 't0'), suite: 'unit', module: 'f0', name: 't0', file: null },
+                  status: 'failed',
+                  flakyOnRetry: false,
+                  durationMs: 5,
+                  errorType: null,
+                  message: 'late',
+                  healingOccurred: false,
+                  attempts: [],
+                  position: 0,
+                },
+              ],
+            },
+          ],
+        })
+        const stale = claims.map((c) => ({
+          ...c,
+          analysis: null,
+          config,
+          asOf: clock,
+          validFrom: 0,
+          validUntil: Number.MAX_SAFE_INTEGER,
+        }))
+        // The 4 tests of file f0 were marked by the upload; the 8 others are written.
+        expect(await a.analyses().writeAnalyses(stale)).toBe(8)
+        // The upload cleared the lease of the rows it marked: its writer (or any sweep) takes them at once.
+        const again = await b.analyses().claimAnalyses({ clock: await storeClock(b), limit: 100 })
+        expect(again.map((c) => c.testId).sort()).toEqual([0, 1, 2, 3].map((t) => makeTestId('unit', 'f0', `t${t}`)))
+      } finally {
+        await Promise.all([a.close(), b.close()])
+      }
+    })
+  })
+}
+
+{
+  const dir = mkdtempSync(join(tmpdir(), 'fw-lease-'))
+  afterAll(() => rmSync(dir, { recursive: true, force: true }))
+  let k = 0
+  leaseChecks('sqlite', async () => {
+    const file = join(dir, `l${k++}.db`)
+    return [await openSqliteStore(file), await openSqliteStore(file)]
+  })
+}
+if (pg.url !== undefined) {
+  const db = schemas(pg.url)
+  afterAll(() => db.dropAll())
+  leaseChecks('postgres', async () => {
+    const url = db.fresh()
+    return [await openPostgresStore(url), await openPostgresStore(url)]
+  })
+}

@@ -2,7 +2,9 @@ import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'n
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { hintToJson, toAnalysisJson } from '../../analysis/to-analysis-json.js'
-import type { TestAnalysis } from '../../analysis/types.js'
+import type { OrderHint, TestAnalysis } from '../../analysis/types.js'
+import { resolveAnalysisConfig } from '../../analysis/resolve-analysis-config.js'
+import { forEachPersistedAnalysis, storeClock } from '../../pipeline/persisted-analyses.js'
 import { analysisOptions } from '../../config/load.js'
 import { applyPolicyCandidate, readPolicyCandidate } from '../../config/policy-candidate.js'
 import { InputError, NotFoundError } from '../../errors.js'
@@ -278,42 +280,79 @@ export async function analyzeAndPrint(opts: AnalyzeCommandOptions, io: Io): Prom
         const config = opts.policy ? applyPolicyCandidate(stored, readPolicyCandidate(opts.policy)) : stored
         const ownersOf = ownerLookupFromConfig(config, process.cwd(), (m) => io.stderr.write(`warning: ${m}\n`))
         const kept: KeptRow[] = []
-        const hints = await forEachAnalysis(
-          store,
-          {
-            config: analysisOptions(config),
-            now: asOf,
-            filter: { suite: opts.suite, branch: opts.branch, since },
-            orderHints: json,
-          },
-          (_, a) => {
-            if (verdicts && !verdicts.includes(a.verdict)) return
-            if (classes && !classes.includes(a.flipRateClass)) return
-            const owners = ownersOf(a.test)
-            if (opts.owner && !owners.includes(opts.owner)) return
-            const row: KeptRow = {
-              rank: VERDICT_ORDER[a.verdict],
-              score: a.score,
-              flipRate: a.flipRate,
-              testId: a.testId,
-              verdict: a.verdict,
-              cells: '',
-              offset: 0,
-              bytes: 0,
-            }
-            if (spill === null) row.cells = JSON.stringify(leaderboardRow(a))
-            else {
-              const text = JSON.stringify({ ...toAnalysisJson(a), owners })
-              row.offset = spilled
-              row.bytes = Buffer.byteLength(text)
-              spilled += row.bytes
-              pending.push(text)
-              pendingBytes += row.bytes
-              if (pendingBytes >= 1 << 20) flushSpill()
-            }
-            kept.push(row)
-          },
-        )
+        /** Keeps a test the filters select: its sort key, and its cells or its JSON (`text` given the owners). */
+        const keep = (
+          a: Pick<TestAnalysis, 'verdict' | 'score' | 'flipRate' | 'testId' | 'flipRateClass' | 'test'>,
+          output: (owners: string[]) => string,
+        ) => {
+          if (verdicts && !verdicts.includes(a.verdict)) return
+          if (classes && !classes.includes(a.flipRateClass)) return
+          const owners = ownersOf(a.test)
+          if (opts.owner && !owners.includes(opts.owner)) return
+          const row: KeptRow = {
+            rank: VERDICT_ORDER[a.verdict],
+            score: a.score,
+            flipRate: a.flipRate,
+            testId: a.testId,
+            verdict: a.verdict,
+            cells: '',
+            offset: 0,
+            bytes: 0,
+          }
+          if (spill === null) row.cells = output(owners)
+          else {
+            const text = output(owners)
+            row.offset = spilled
+            row.bytes = Buffer.byteLength(text)
+            spilled += row.bytes
+            pending.push(text)
+            pendingBytes += row.bytes
+            if (pendingBytes >= 1 << 20) flushSpill()
+          }
+          kept.push(row)
+        }
+        const fresh = (a: TestAnalysis) =>
+          keep(a, (owners) =>
+            spill === null ? JSON.stringify(leaderboardRow(a)) : JSON.stringify({ ...toAnalysisJson(a), owners }),
+          )
+        // The default selection (no --since, --branch) as JSON is read from the persisted analyses where they are
+        // exact at the clock; a full scan otherwise, or when too few are.
+        const persisted =
+          json &&
+          since === undefined &&
+          opts.branch === undefined &&
+          (await forEachPersistedAnalysis(
+            store,
+            resolveAnalysisConfig(analysisOptions(config)),
+            { clock: asOf ?? (await storeClock(store, opts.suite)), suite: opts.suite },
+            {
+              exact: (r) =>
+                keep(
+                  {
+                    verdict: r.verdict!,
+                    score: r.score!,
+                    flipRate: r.flipRate!,
+                    testId: r.testId,
+                    flipRateClass: r.flipRateClass!,
+                    test: { testId: r.testId, suite: r.suite, module: r.module, name: r.name, file: r.file },
+                  },
+                  (owners) => `${r.json.slice(0, -1)},"owners":${JSON.stringify(owners)}}`,
+                ),
+              analysed: fresh,
+            },
+          ))
+        const hints = persisted
+          ? new Map<string, OrderHint>()
+          : await forEachAnalysis(
+              store,
+              {
+                config: analysisOptions(config),
+                now: asOf,
+                filter: { suite: opts.suite, branch: opts.branch, since },
+                orderHints: json,
+              },
+              (_, a) => fresh(a),
+            )
         flushSpill()
         return { rows: kept, orderHints: hints }
       },
