@@ -1,7 +1,9 @@
 import type { HistoryEntry } from '../model.js'
+import { burstScan } from './burst-scan.js'
 import { failureConditions } from './failure-conditions.js'
 import { plural } from './format.js'
 import { hadFailure } from './had-failure.js'
+import { hintAlpha } from './hint-alpha.js'
 import { rateLowerBound } from './rate-bound.js'
 import type { ResolvedAnalysisConfig } from './resolve-analysis-config.js'
 import type { FixRequirement } from './types.js'
@@ -66,7 +68,11 @@ export function earnedFix(entries: readonly HistoryEntry[], beforeFix: number, c
   const gapRuns = Math.ceil(v.fixedGapFactor * longestGap)
   const terms: FixTerm[] = [term(null, beforeFix, troubled, clean, cfg)]
   const before = entries.slice(0, beforeFix)
-  for (const c of failureConditions(before, troubled, cfg).slice(0, MAX_FIX_CONDITIONS)) {
+  const conditions = failureConditions(before, troubled, cfg)
+  // Failures in a daily window come in clusters too; there the window's own term is the one that matters.
+  const bursts = conditions.some((c) => c.kind === 'time_of_day') ? null : burstStarts(before, troubled, cfg)
+  if (bursts !== null) terms.push(term(BURSTS, bursts.runs, bursts.starts, clean, cfg))
+  for (const c of conditions.slice(0, MAX_FIX_CONDITIONS)) {
     let runs = 0
     let failures = 0
     for (const e of before) {
@@ -78,10 +84,16 @@ export function earnedFix(entries: readonly HistoryEntry[], beforeFix: number, c
     for (let i = beforeFix; i < n; i++) if (c.applies(entries[i]!)) cleanThere++
     terms.push(term(c.where, runs, failures, cleanThere, cfg))
   }
-  const needed = Math.max(v.fixedMinRuns, gapRuns, terms[0]!.needed)
+  // The bursts term counts every clean run of the stretch, like the first.
+  const needed = Math.max(
+    v.fixedMinRuns,
+    gapRuns,
+    ...terms.filter((t) => t.where === null || t.where === BURSTS).map((t) => t.needed),
+  )
   let more = needed - clean
   const parts: string[] = []
   for (const t of terms.slice(1)) {
+    if (t.where === BURSTS) continue
     const short = t.needed - t.clean
     if (short <= 0) continue
     // Runs under a condition are runs too: the stretch needs at least as many more.
@@ -104,6 +116,29 @@ export function earnedFix(entries: readonly HistoryEntry[], beforeFix: number, c
     missing,
     evidence: evidenceText(terms, cfg),
   }
+}
+
+/** The `where` of the bursts term. */
+const BURSTS = 'counting bursts, not failures'
+
+/**
+ * When the failures before the stretch came in bursts (`burstScan` at the burst hint's level), the number of
+ * bursts (clusters) and the runs outside them plus one: a burst's failures are one event, and a clean stretch
+ * is improbable only at the rate bursts begin, which the failure rate overstates by the size of a burst.
+ */
+function burstStarts(
+  before: readonly HistoryEntry[],
+  troubled: number,
+  cfg: ResolvedAnalysisConfig,
+): { starts: number; runs: number } | null {
+  if (troubled < cfg.hints.minFailures) return null
+  const outcomes = new Uint8Array(before.length)
+  for (let i = 0; i < before.length; i++) if (hadFailure(before[i]!)) outcomes[i] = 1
+  const scan = burstScan(outcomes, hintAlpha(cfg.hints, 'burst'))
+  if (scan === null) return null
+  let inside = 0
+  for (const c of scan.clusters) inside += c.end - c.start + 1
+  return { starts: scan.clusters.length, runs: before.length - inside + scan.clusters.length }
 }
 
 function term(
@@ -137,6 +172,10 @@ function evidenceText(terms: readonly FixTerm[], cfg: ResolvedAnalysisConfig): s
   const v = cfg.verdict
   const level = `${Math.round(v.fixedRateConfidence * 100)}% lower bound`
   const texts = terms.map((t) => {
+    if (t.where === BURSTS) {
+      const rate = `${plural(t.failures, 'burst')} began in ${t.runs} runs outside bursts before (rate ≥ ${pct(t.rateBound)}, ${level})`
+      return `${rate}: ${plural(t.clean, 'clean run')} in a row, in any of its ${t.failures + 1} quiet stretches, happen by chance with probability ${chanceText(t.chance)}`
+    }
     const where = t.where === null ? '' : ` ${t.where}`
     const rate = `${t.failures} of ${t.runs} runs${where} failed before (rate ≥ ${pct(t.rateBound)}, ${level})`
     const stretch = `${plural(t.clean, 'clean run')}${where}`

@@ -1,5 +1,6 @@
 // The real-world patterns of issue 14, each as a small history that today's analysis got wrong.
 import { describe, expect, it } from 'vitest'
+import type { ChangeHint } from '../../src/analysis/types.js'
 import { analyzeTest, resolveAnalysisConfig } from '../../src/analysis/index.js'
 import { DAY, HOUR, history } from './builders.js'
 
@@ -61,6 +62,14 @@ describe('fixed means fixed', () => {
     h.seq('.'.repeat(10)).seq('FFF.FFF').seq('.'.repeat(56)).seq('FFFF.FF').seq('.'.repeat(45))
     const a = analyzeTest(h.build(), { ...cfg, scoring: { ...cfg.scoring, lookbackDays: 60 } }, { now: h.now })
     expect(a.verdict).toBe('flaky')
+    // Its 12 failures are 2 bursts: the clean stretch is judged at the rate bursts begin, 2 in 68 runs outside them.
+    const hint = a.hints.find((x): x is ChangeHint => x.kind === 'maybe_fixed')
+    expect(hint?.requirements?.find((r) => r.where === 'counting bursts, not failures')).toMatchObject({
+      failures: 2,
+      runs: 68,
+      clean: 45,
+    })
+    expect(hint?.message).toContain('2 bursts began in 68 runs outside bursts before')
   })
 
   it('calls a low-rate flaky test fixed only once its clean stretch is improbable at its old rate', () => {
