@@ -6,7 +6,10 @@ import type { Store } from '../store/store.js'
 export const SWEEP_INTERVAL_MS = 30_000
 /** Rows one sweep refreshes before it lets the server breathe; with more due, the next comes at once. */
 const SWEEP_ROWS = 500
-/** Pause between sweeps while rows are due, so that requests are answered between chunks. */
+/**
+ * Least pause between sweeps while rows are due. The pause is also at least as long as the chunk took, so that a
+ * backlog (every row of a store just migrated) takes at most half of the server's thread from its requests.
+ */
 const BACKLOG_PAUSE_MS = 50
 /** Every this many sweeps, rows made with another configuration are looked for too (that look uses no index). */
 const OTHER_CONFIG_EVERY = 20
@@ -42,6 +45,7 @@ export function startAnalysisSweep(opts: {
   const tick = () => {
     running = (async () => {
       let backlog = false
+      const started = performance.now()
       try {
         const done = await refreshAnalyses(opts.store, opts.cfg, {
           maxRows: SWEEP_ROWS,
@@ -53,7 +57,10 @@ export function startAnalysisSweep(opts: {
         opts.onReport({ claimed: 0, written: 0, error: (error as Error).message })
       }
       if (!stopped)
-        timer = setTimeout(tick, backlog ? BACKLOG_PAUSE_MS : (opts.intervalMs ?? SWEEP_INTERVAL_MS)).unref()
+        timer = setTimeout(
+          tick,
+          backlog ? Math.max(BACKLOG_PAUSE_MS, performance.now() - started) : (opts.intervalMs ?? SWEEP_INTERVAL_MS),
+        ).unref()
     })()
   }
   timer = setTimeout(tick, opts.firstAfterMs ?? 1000).unref()

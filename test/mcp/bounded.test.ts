@@ -34,7 +34,16 @@ describe('every MCP answer is bounded on a 100k-test store', () => {
     store = await openSqliteStore(join(tmp.dir, 'fw.db'))
     await buildScaleStore(store, { tests: 100_000, runs: 6 })
     const c = config({ readToken: READ_TOKEN })
-    app = await createApp({ store, config: c, webRoot: null, analysisWorker: false, uploadWorkers: false })
+    // No sweep: the scale store's 100,000 rows are all due, and this test is about the size of answers, not
+    // about how a backlog shares the thread (analysis-sweep.ts).
+    app = await createApp({
+      store,
+      config: c,
+      webRoot: null,
+      analysisWorker: false,
+      uploadWorkers: false,
+      analysisSweep: false,
+    })
     const url = `${await app.listen({ host: '127.0.0.1', port: 0 })}/mcp`
     client = await httpClient(url, READ_TOKEN)
     writer = await httpClient(url, WRITE_TOKEN)
