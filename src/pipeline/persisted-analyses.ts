@@ -208,7 +208,7 @@ async function refreshClaims(
 }
 
 /**
- * Tests a writer re-analyses before it answers. A report of 120,000 tests would otherwise hold its upload's 201
+ * Tests an upload's writer re-analyses before it answers (`flakewatch ingest` has no one waiting). A report of 120,000 tests would otherwise hold its upload's 201
  * for minutes (about 400 tests a second on a loaded machine); the rest stay stale, which the sweep and `analyze`
  * (reading stale rows from their histories) both handle.
  */
@@ -224,10 +224,11 @@ export async function refreshAfterWrite(
   store: Store,
   analysis: AnalysisConfigOptions,
   runIds: string[],
+  maxRows?: number,
 ): Promise<string | null> {
   if (runIds.length === 0) return null
   try {
-    await refreshAnalyses(store, resolveAnalysisConfig(analysis), { runIds, maxRows: REFRESH_BEFORE_ANSWER_ROWS })
+    await refreshAnalyses(store, resolveAnalysisConfig(analysis), { runIds, ...(maxRows ? { maxRows } : {}) })
     return null
   } catch (error) {
     return `the stored analyses of this report's tests were not refreshed (the sweep will): ${(error as Error).message}`

@@ -3,7 +3,7 @@ import { appendAll } from '../extent.js'
 import type { Format } from '../ingest/formats.js'
 import { sourceFromBuffer, sourceFromFile } from '../ingest/source.js'
 import { emptySummary, ingestSource, type IngestSummary } from '../pipeline/ingest-files.js'
-import { refreshAfterWrite } from '../pipeline/persisted-analyses.js'
+import { REFRESH_BEFORE_ANSWER_ROWS, refreshAfterWrite } from '../pipeline/persisted-analyses.js'
 import type { RunContext } from '../pipeline/run-context.js'
 import type { Store } from '../store/store.js'
 
@@ -50,6 +50,7 @@ export async function ingestUpload(store: Store, job: UploadJob): Promise<Ingest
       store,
       job.analysis,
       summary.ingested.map((i) => i.run_id),
+      REFRESH_BEFORE_ANSWER_ROWS,
     )
     if (warning !== null) for (const i of summary.ingested) (i.warnings ??= []).push(warning)
   }
