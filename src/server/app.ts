@@ -33,6 +33,7 @@ import { startNotifier, type Notifier } from './notifier.js'
 import { AnalysisStoppedError, createSnapshotBuilder } from './snapshot-builder.js'
 import { createSnapshotCache, type SnapshotCacheOptions } from './snapshot-cache.js'
 import { UploadPool } from './upload-pool.js'
+import { drainUnreadBody } from './unread-body.js'
 import { installReadRouting } from './read-routing.js'
 import type { ReadReplica } from './read-replica.js'
 
@@ -234,6 +235,7 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
     throw new NotFoundError(`no route ${request.method} ${path}`)
   })
   app.addHook('onSend', async (request, reply, payload) => {
+    drainUnreadBody(request, reply)
     void reply.headers(SECURITY_HEADERS)
     if (request.url.startsWith(API_PREFIX) && !reply.hasHeader('cache-control')) {
       void reply.header('cache-control', 'no-store')
