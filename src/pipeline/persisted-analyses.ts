@@ -14,6 +14,7 @@ import type { TestAnalysis } from '../analysis/types.js'
 import { analysisWindows, validityAt, VALID_EVER_FROM, VALID_EVER_UNTIL, type Validity } from '../analysis/validity.js'
 import { compareText } from '../compare-text.js'
 import type { TestHistory } from '../model.js'
+import { windowFacts, type WindowFacts } from '../analysis/window-facts.js'
 import { ANALYSIS_BATCH, type AnalysisClaim, type AnalysisRead, type PersistedAnalysis } from '../store/analyses.js'
 import type { Store } from '../store/store.js'
 import { VERSION } from '../version.js'
@@ -42,6 +43,8 @@ export async function storeClock(store: Store, suite?: string): Promise<number> 
 export interface GroupAnalysis {
   analysis: TestAnalysis
   validity: Validity
+  /** What the server's kiosk and trends read besides the analysis (see `windowFacts`). */
+  facts: WindowFacts
 }
 
 /**
@@ -72,7 +75,11 @@ export function analyzeFiles(
   sorted.forEach((h, i) => {
     // Without an execution order a test's analysis owes nothing to its file-mates, at any clock.
     const mates = hasOrder(h) ? files.get(`${h.test.suite}\u0000${h.test.module}`)! : []
-    out.set(h.test.testId, { analysis: analyses[i]!, validity: validityAt(ctx.now, h, mates, windows) })
+    out.set(h.test.testId, {
+      analysis: analyses[i]!,
+      validity: validityAt(ctx.now, h, mates, windows),
+      facts: windowFacts(h, cfg, ctx),
+    })
   })
   return out
 }
@@ -196,6 +203,8 @@ async function refreshClaims(
           lastFailureAt: a.lastFailureAt,
           firstRunAt: a.firstRunAt,
           lastRunAt: a.lastRunAt,
+          passRateClass: a.passRateClass,
+          ...found.facts,
         },
       },
       config,

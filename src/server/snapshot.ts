@@ -10,6 +10,7 @@ import {
   type TestAnalysisJson,
 } from '../analysis/index.js'
 import { periodSignals } from '../analysis/period-signals.js'
+import { cellOf } from '../analysis/window-facts.js'
 import {
   isFailure,
   type HistoryEntry,
@@ -156,18 +157,7 @@ function slicer(): () => Promise<void> | undefined {
   }
 }
 
-export function cellOf(e: Pick<HistoryEntry, 'status' | 'flakyOnRetry'>): HeatCell {
-  switch (e.status) {
-    case 'passed':
-      return e.flakyOnRetry ? 'R' : 'P'
-    case 'failed':
-      return 'F'
-    case 'error':
-      return 'E'
-    default:
-      return 'S'
-  }
-}
+export { cellOf }
 
 /** Per-day counters while scanning; turned into {@link TrendDay}s at the end. */
 interface DayCount {
