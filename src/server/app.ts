@@ -34,6 +34,7 @@ import { AnalysisStoppedError, createSnapshotBuilder } from './snapshot-builder.
 import { createSnapshotCache, type SnapshotCacheOptions } from './snapshot-cache.js'
 import { UploadPool } from './upload-pool.js'
 import { installReadRouting } from './read-routing.js'
+import { PersistedReads } from './persisted-reads.js'
 import type { ReadReplica } from './read-replica.js'
 
 export interface AppDeps {
@@ -159,7 +160,7 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
       ? null
       : startAnalysisSweep({
           // In the analysis worker thread, beside builds: never on the thread that answers requests.
-          refresh: (chunk) => builder.refresh(chunk),
+          refresh: (chunk) => builder.refresh(deps.now ? { ...chunk, clock: deps.now() } : chunk),
           ...deps.analysisSweep,
           onReport: (r) => {
             if (r.error instanceof AnalysisStoppedError) return
@@ -202,6 +203,15 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
       fresh: routing ? () => routing.choice()?.pinned === true : undefined,
       onError: (error) => {
         if (!(error instanceof AnalysisStoppedError)) app.log.error({ err: error }, 'background analysis failed')
+      },
+    }),
+    reads: new PersistedReads({
+      store: () => routing?.store ?? store,
+      cfg: analysis,
+      now: deps.now,
+      refresh: (ask) => builder.refresh(ask),
+      onError: (error) => {
+        if (!(error instanceof AnalysisStoppedError)) app.log.warn({ err: error }, 'a read could not refresh analyses')
       },
     }),
     quarantine: createQuarantineManager({

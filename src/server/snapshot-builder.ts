@@ -41,7 +41,7 @@ export interface SnapshotWorkerData {
 }
 
 /** What one refresh re-analyses (see `RefreshOptions`). */
-export type RefreshAsk = Pick<RefreshOptions, 'runIds' | 'maxRows' | 'otherConfig'>
+export type RefreshAsk = Pick<RefreshOptions, 'runIds' | 'maxRows' | 'otherConfig' | 'clock'>
 export interface RefreshOutcome {
   claimed: number
   written: number

@@ -121,6 +121,8 @@ export interface AnalysisStore {
   otherConfigAnalyses(config: string): Promise<number>
   /** Per suite of the window's tests: when one last failed (countable results), and its newest run since `since`. */
   suiteHealth(since: number): Promise<{ suite: string; lastFailureAt: number | null; lastRunAt: number | null }[]>
+  /** The suites with a broken test in the window. */
+  brokenSuites(since: number): Promise<string[]>
   /** The trends' per-day sums over the window's tests (`days` of each row), and the window's runs per day. */
   trendDays(since: number): Promise<{ day: number; flaky: number; broken: number; tests: number; runs: number }[]>
   /** How many runs there are since `since`, and when the newest one is. */

@@ -327,6 +327,15 @@ export class PgAnalyses implements AnalysisStore {
     return suiteHealthOf(failures.rows, runs.rows)
   }
 
+  async brokenSuites(since: number): Promise<string[]> {
+    const { rows } = await this.conn.db.query<{ suite: string }>(
+      `SELECT DISTINCT t.suite FROM analyses a JOIN tests t ON t.id = a.test
+       WHERE a.verdict = 'broken' AND a.last_run_at >= $1`,
+      [since],
+    )
+    return rows.map((r) => r.suite)
+  }
+
   async trendDays(
     since: number,
   ): Promise<{ day: number; flaky: number; broken: number; tests: number; runs: number }[]> {

@@ -339,6 +339,18 @@ export class SqliteAnalyses implements AnalysisStore {
     return Promise.resolve(suiteHealthOf(failures, runs))
   }
 
+  brokenSuites(since: number): Promise<string[]> {
+    return Promise.resolve(
+      this.conn.db
+        .prepare(
+          `SELECT DISTINCT t.suite FROM analyses a JOIN tests t ON t.id = a.test
+           WHERE a.verdict = 'broken' AND a.last_run_at >= ?`,
+        )
+        .pluck()
+        .all(since) as string[],
+    )
+  }
+
   trendDays(since: number): Promise<{ day: number; flaky: number; broken: number; tests: number; runs: number }[]> {
     const db = this.conn.db
     const shares = db
