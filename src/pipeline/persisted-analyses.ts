@@ -204,6 +204,7 @@ async function refreshClaims(
           firstRunAt: a.firstRunAt,
           lastRunAt: a.lastRunAt,
           passRateClass: a.passRateClass,
+          timeLostMs: a.timeLostMs,
           ...found.facts,
         },
       },

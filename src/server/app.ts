@@ -35,6 +35,7 @@ import { createSnapshotCache, type SnapshotCacheOptions } from './snapshot-cache
 import { UploadPool } from './upload-pool.js'
 import { installReadRouting } from './read-routing.js'
 import { PersistedReads } from './persisted-reads.js'
+import { projectOverview } from './project-overview.js'
 import type { ReadReplica } from './read-replica.js'
 
 export interface AppDeps {
@@ -101,7 +102,7 @@ declare module 'fastify' {
     flakewatchAnalysis: 'worker' | 'in-process'
     /** Where uploads are parsed and stored: worker threads, or this one. */
     flakewatchUploads: 'worker' | 'in-process'
-    /** This store's figures for the organisation overview, computed where analysis snapshots are built. */
+    /** This store's figures for the organisation overview, from its persisted analyses. */
     flakewatchOverview: () => Promise<ProjectOverview>
     /** Where bundle downloads are written: a worker thread each, or this one. */
     flakewatchBundles: 'worker' | 'in-process'
@@ -185,7 +186,7 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
   })
   app.decorate('flakewatchAnalysis', builder.kind)
   app.decorate('flakewatchUploads', uploads.kind)
-  app.decorate('flakewatchOverview', () => builder.overview(config))
+  app.decorate('flakewatchOverview', () => projectOverview(ctx))
   app.decorate('flakewatchBundles', bundleStreamKind(deps.db))
   const routing = deps.replica ? installReadRouting(app, store, deps.replica) : null
   const ctx: ServerContext = {

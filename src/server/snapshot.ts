@@ -11,17 +11,9 @@ import {
 } from '../analysis/index.js'
 import { periodSignals } from '../analysis/period-signals.js'
 import { cellOf } from '../analysis/window-facts.js'
-import {
-  isFailure,
-  type HistoryEntry,
-  type ResultStatus,
-  type Run,
-  type TestHistory,
-  type TestRef,
-  type VerdictKind,
-} from '../model.js'
+import { isFailure, type ResultStatus, type Run, type TestHistory, type TestRef, type VerdictKind } from '../model.js'
 import type { HistoryFilter, RunSummary, Store } from '../store/store.js'
-import type { HeatCell, TrendDay } from './api-types.js'
+import type { TrendDay } from './api-types.js'
 import { runTime, selectRuns, type Selection } from './selection.js'
 import { leaderboardRowBase } from './to-json.js'
 import { maxOf, minOf } from '../extent.js'

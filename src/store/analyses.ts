@@ -32,6 +32,7 @@ export interface AnalysisSummary {
   firstRunAt: number | null
   lastRunAt: number | null
   passRateClass: PassRateClass
+  timeLostMs: number
   /** The kiosk's and trends' facts over the analysis window (`windowFacts`). */
   last5: string
   streak: number
@@ -121,6 +122,8 @@ export interface AnalysisStore {
   otherConfigAnalyses(config: string): Promise<number>
   /** Per suite of the window's tests: when one last failed (countable results), and its newest run since `since`. */
   suiteHealth(since: number): Promise<{ suite: string; lastFailureAt: number | null; lastRunAt: number | null }[]>
+  /** The CI time the tests matching `filter` lost (`time_lost_ms` of their analyses), summed. */
+  timeLost(filter: AnalysisFilter): Promise<number>
   /** The suites with a broken test in the window. */
   brokenSuites(since: number): Promise<string[]>
   /** The trends' per-day sums over the window's tests (`days` of each row), and the window's runs per day. */
@@ -131,16 +134,7 @@ export interface AnalysisStore {
 
 /** The sort keys of {@link AnalysisStore.pageAnalyses}: the leaderboard's (`SORT_KEYS`), and the kiosk's `since`. */
 export type AnalysisSortKey =
-  | 'flaky'
-  | 'score'
-  | 'pass_rate'
-  | 'runs'
-  | 'flip_rate'
-  | 'name'
-  | 'last'
-  | 'class'
-  | 'verdict'
-  | 'streak_since'
+  'flaky' | 'score' | 'pass_rate' | 'runs' | 'flip_rate' | 'name' | 'last' | 'class' | 'verdict' | 'streak_since'
 
 /** Which tests the server's reads of persisted analyses show. */
 export interface AnalysisFilter {
@@ -196,7 +190,9 @@ export function analysisOrderSql(sort: AnalysisSortKey, order: 'asc' | 'desc', b
   ]
   if (sort === 'flaky') {
     if (order === 'desc') return mostFlaky.join(', ')
-    return mostFlaky.map((k) => (k.endsWith(' ASC') ? k.replace(/ ASC$/, ' DESC') : k.replace(/ DESC$/, ' ASC'))).join(', ')
+    return mostFlaky
+      .map((k) => (k.endsWith(' ASC') ? k.replace(/ ASC$/, ' DESC') : k.replace(/ DESC$/, ' ASC')))
+      .join(', ')
   }
   const dir = order === 'asc' ? 'ASC' : 'DESC'
   const key: Record<Exclude<AnalysisSortKey, 'flaky'>, string> = {

@@ -55,7 +55,6 @@ function countingBuilder(real: SnapshotBuilder): {
       return real.delta(...args)
     },
     look: (request) => real.look(request),
-    overview: (config) => real.overview(config),
     refresh: (chunk) => real.refresh(chunk),
     close: () => real.close(),
   }

@@ -78,7 +78,14 @@ export function heatmapRoutes(api: FastifyInstance, ctx: ServerContext): void {
   })
 }
 
-function heatTest(a: { testId: string; name: string; module: string; suite: string; verdict: VerdictKind; score: number }): HeatmapTest {
+function heatTest(a: {
+  testId: string
+  name: string
+  module: string
+  suite: string
+  verdict: VerdictKind
+  score: number
+}): HeatmapTest {
   return {
     test_id: a.testId,
     name: a.name,

@@ -54,7 +54,8 @@ export const POSTGRES_ANALYSES_SCHEMA = `
 /** Migration 0019: what the server's reads need besides the JSON; every row is analysed again to fill them. */
 export const POSTGRES_ANALYSES_READS = `
   ALTER TABLE analyses ADD COLUMN streak_since bigint, ADD COLUMN window_failure_at bigint, ADD COLUMN streak integer,
-    ADD COLUMN pass_rate_class text, ADD COLUMN last5 text, ADD COLUMN days text;
+    ADD COLUMN time_lost_ms double precision, ADD COLUMN pass_rate_class text, ADD COLUMN last5 text,
+    ADD COLUMN days text;
   CREATE INDEX analyses_window ON analyses (last_run_at);
   UPDATE analyses SET valid_until = 0, version = version + 1;
 `
@@ -168,10 +169,11 @@ export class PgAnalyses implements AnalysisStore {
            SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::double precision[],
              $7::double precision[], $8::text[], $9::integer[], $10::integer[], $11::double precision[], $12::text[],
              $13::bigint[], $14::bigint[], $15::bigint[], $16::bigint[], $17::bigint[], $18::bigint[],
-             $19::text[], $20::text[], $21::integer[], $22::bigint[], $23::bigint[], $24::text[])
+             $19::text[], $20::text[], $21::integer[], $22::bigint[], $23::bigint[], $24::text[],
+             $25::double precision[])
              AS v(test_id, version, analysis, config, verdict, score, flip_rate, flip_rate_class, runs, failures,
                pass_rate, last_status, last_failure_at, first_run_at, last_run_at, as_of, valid_from, valid_until,
-               pass_rate_class, last5, streak, streak_since, window_failure_at, days)
+               pass_rate_class, last5, streak, streak_since, window_failure_at, days, time_lost_ms)
          ), free AS (
            SELECT a.test, v.* FROM analyses a JOIN tests t ON t.id = a.test JOIN v ON v.test_id = t.test_id
            WHERE a.version = v.version FOR UPDATE OF a SKIP LOCKED
@@ -181,7 +183,8 @@ export class PgAnalyses implements AnalysisStore {
            pass_rate = f.pass_rate, last_status = f.last_status, last_failure_at = f.last_failure_at,
            first_run_at = f.first_run_at, last_run_at = f.last_run_at, as_of = f.as_of, valid_from = f.valid_from,
            valid_until = f.valid_until, pass_rate_class = f.pass_rate_class, last5 = f.last5, streak = f.streak,
-           streak_since = f.streak_since, window_failure_at = f.window_failure_at, days = f.days, lease_until = 0
+           streak_since = f.streak_since, window_failure_at = f.window_failure_at, days = f.days,
+           time_lost_ms = f.time_lost_ms, lease_until = 0
          FROM free f WHERE a.test = f.test AND a.version = f.version`,
         [
           col((r) => r.testId),
@@ -208,6 +211,7 @@ export class PgAnalyses implements AnalysisStore {
           col((r) => r.analysis?.summary.streakSince ?? null),
           col((r) => r.analysis?.summary.windowFailureAt ?? null),
           col((r) => (r.analysis ? JSON.stringify(r.analysis.summary.days) : null)),
+          col((r) => r.analysis?.summary.timeLostMs ?? null),
         ],
       )
       written += rowCount ?? 0
@@ -312,7 +316,9 @@ export class PgAnalyses implements AnalysisStore {
     return rows[0]!.n
   }
 
-  async suiteHealth(since: number): Promise<{ suite: string; lastFailureAt: number | null; lastRunAt: number | null }[]> {
+  async suiteHealth(
+    since: number,
+  ): Promise<{ suite: string; lastFailureAt: number | null; lastRunAt: number | null }[]> {
     const [failures, runs] = await Promise.all([
       this.conn.db.query<{ suite: string; at: string | null }>(
         `SELECT t.suite, max(a.window_failure_at) AS at FROM analyses a JOIN tests t ON t.id = a.test
@@ -325,6 +331,16 @@ export class PgAnalyses implements AnalysisStore {
       ),
     ])
     return suiteHealthOf(failures.rows, runs.rows)
+  }
+
+  async timeLost(filter: AnalysisFilter): Promise<number> {
+    const { where, params } = windowWhere(filter)
+    const { rows } = await this.conn.db.query<{ ms: number }>(
+      `SELECT coalesce(sum(a.time_lost_ms), 0)::double precision AS ms
+       FROM analyses a JOIN tests t ON t.id = a.test WHERE ${where}`,
+      params,
+    )
+    return rows[0]!.ms
   }
 
   async brokenSuites(since: number): Promise<string[]> {
@@ -340,10 +356,9 @@ export class PgAnalyses implements AnalysisStore {
     since: number,
   ): Promise<{ day: number; flaky: number; broken: number; tests: number; runs: number }[]> {
     const [shares, runs] = await Promise.all([
-      this.conn.db.query<{ days: string }>(
-        'SELECT days FROM analyses WHERE last_run_at >= $1 AND days IS NOT NULL',
-        [since],
-      ),
+      this.conn.db.query<{ days: string }>('SELECT days FROM analyses WHERE last_run_at >= $1 AND days IS NOT NULL', [
+        since,
+      ]),
       this.conn.db.query<{ at: string }>('SELECT at FROM runs WHERE at >= $1', [since]),
     ])
     return sumTrendDays(

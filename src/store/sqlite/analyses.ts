@@ -56,6 +56,7 @@ export const SQLITE_ANALYSES_READS = `
   ALTER TABLE analyses ADD COLUMN streak_since INTEGER;
   ALTER TABLE analyses ADD COLUMN window_failure_at INTEGER;
   ALTER TABLE analyses ADD COLUMN days TEXT;
+  ALTER TABLE analyses ADD COLUMN time_lost_ms REAL;
   CREATE INDEX analyses_window ON analyses (last_run_at);
   UPDATE analyses SET valid_until = 0, version = version + 1;
 `
@@ -162,7 +163,7 @@ export class SqliteAnalyses implements AnalysisStore {
         `UPDATE analyses SET analysis = ?, config = ?, verdict = ?, score = ?, flip_rate = ?, flip_rate_class = ?,
            runs = ?, failures = ?, pass_rate = ?, last_status = ?, last_failure_at = ?, first_run_at = ?,
            last_run_at = ?, pass_rate_class = ?, last5 = ?, streak = ?, streak_since = ?, window_failure_at = ?,
-           days = ?, as_of = ?, valid_from = ?, valid_until = ?, lease_until = 0
+           days = ?, time_lost_ms = ?, as_of = ?, valid_from = ?, valid_until = ?, lease_until = 0
          WHERE test = (SELECT id FROM tests WHERE test_id = ?) AND version = ?`,
       )
       const written = db
@@ -190,6 +191,7 @@ export class SqliteAnalyses implements AnalysisStore {
               s?.streakSince ?? null,
               s?.windowFailureAt ?? null,
               s === undefined ? null : JSON.stringify(s.days),
+              s?.timeLostMs ?? null,
               r.asOf,
               r.validFrom,
               r.validUntil,
@@ -333,10 +335,22 @@ export class SqliteAnalyses implements AnalysisStore {
          WHERE a.last_run_at >= ? AND a.verdict IS NOT NULL GROUP BY t.suite`,
       )
       .all(since) as { suite: string; at: number | null }[]
-    const runs = db
-      .prepare('SELECT suite, max(at) AS at FROM runs WHERE at >= ? GROUP BY suite')
-      .all(since) as { suite: string; at: number }[]
+    const runs = db.prepare('SELECT suite, max(at) AS at FROM runs WHERE at >= ? GROUP BY suite').all(since) as {
+      suite: string
+      at: number
+    }[]
     return Promise.resolve(suiteHealthOf(failures, runs))
+  }
+
+  timeLost(filter: AnalysisFilter): Promise<number> {
+    const { where, params } = windowWhere(filter)
+    const sql = `SELECT coalesce(sum(a.time_lost_ms), 0) FROM analyses a JOIN tests t ON t.id = a.test WHERE ${where}`
+    return Promise.resolve(
+      this.conn.db
+        .prepare(sql)
+        .pluck()
+        .get(...params) as number,
+    )
   }
 
   brokenSuites(since: number): Promise<string[]> {
