@@ -23,7 +23,7 @@ export function leaderboardRoutes(api: FastifyInstance, ctx: ServerContext): voi
     for (const r of quarantines.values()) if (isActive(r, now)) active.add(r.testId)
     const owner = q.owner || undefined
     const viewed = viewTests(snapshot, view)
-    const tests = owner ? viewed.filter((t) => ctx.owners({ file: null, module: t.module }).includes(owner)) : viewed
+    const tests = owner ? viewed.filter((t) => ctx.owners(t).includes(owner)) : viewed
     const counts = memoize(snapshot, `summary:${view.search ?? ''}:${view.verdict ?? ''}:${owner ?? ''}`, () => {
       const c = { tests: tests.length, flaky: 0, broken: 0, healthy: 0, insufficient_data: 0 }
       for (const t of tests) c[t.verdict]++
@@ -47,7 +47,7 @@ export function leaderboardRoutes(api: FastifyInstance, ctx: ServerContext): voi
     // Each row is kept serialised in the snapshot: the two per-request fields are spliced onto its end, so that a
     // page costs no parse and no serialisation of its rows (the hottest path under load).
     const rows = tests.slice(q.offset, q.offset + q.limit).map((t) => {
-      const owners = JSON.stringify(ctx.owners({ file: null, module: t.module }))
+      const owners = JSON.stringify(ctx.owners(t))
       return `${t.row.slice(0, -1)},"quarantined":${active.has(t.testId)},"owners":${owners}}`
     })
     const json = JSON.stringify(head)
