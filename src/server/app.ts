@@ -158,17 +158,19 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
     deps.analysisSweep === false
       ? null
       : startAnalysisSweep({
-          store,
-          cfg: analysis,
+          // In the analysis worker thread, beside builds: never on the thread that answers requests.
+          refresh: (chunk) => builder.refresh(chunk),
           ...deps.analysisSweep,
           onReport: (r) => {
-            if (r.error !== null) app.log.warn({ error: r.error }, 'the analysis sweep failed; it will try again')
+            if (r.error instanceof AnalysisStoppedError) return
+            if (r.error !== null)
+              app.log.warn({ error: r.error.message }, 'the analysis sweep failed; it will try again')
             else app.log.debug({ claimed: r.claimed, written: r.written }, 'analysis sweep')
           },
         })
-  app.addHook('onClose', async () => sweep?.stop())
-  // A look in flight uses the builder's worker: it ends first.
+  // A look or a sweep in flight uses the builder's worker: they end first.
   app.addHook('onClose', async () => {
+    await sweep?.stop()
     await notifier?.stop()
     await builder.close()
   })

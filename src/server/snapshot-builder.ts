@@ -7,6 +7,7 @@ import type { ResolvedConfig } from '../config/load.js'
 import { lookForChanges, type LookReport, type LookRequest } from '../notify/look.js'
 import type { ProjectOverview } from './api-types.js'
 import { projectOverview } from './project-overview.js'
+import { refreshAnalyses, type RefreshOptions } from '../pipeline/persisted-analyses.js'
 import type { Store } from '../store/store.js'
 import type { Selection } from './selection.js'
 import { buildSnapshot, snapshotDelta, type DeltaBase, type Snapshot, type SnapshotDelta } from './snapshot.js'
@@ -25,6 +26,11 @@ export interface SnapshotBuilder {
   look(request: LookRequest): Promise<LookReport>
   /** One project's figures for the organisation overview (`projectOverview`), likewise a whole-store analysis. */
   overview(config: ResolvedConfig): Promise<ProjectOverview>
+  /**
+   * Re-analyses persisted analyses (`refreshAnalyses`): one chunk of the background sweep, likewise reading
+   * histories, so likewise off the thread that answers requests (on a connection that may write).
+   */
+  refresh(chunk: RefreshAsk): Promise<RefreshOutcome>
   close(): Promise<void>
 }
 
@@ -34,17 +40,26 @@ export interface SnapshotWorkerData {
   cfg: ResolvedAnalysisConfig
 }
 
+/** What one refresh re-analyses (see `RefreshOptions`). */
+export type RefreshAsk = Pick<RefreshOptions, 'runIds' | 'maxRows' | 'otherConfig'>
+export interface RefreshOutcome {
+  claimed: number
+  written: number
+}
+
 type SnapshotAsk =
   | { selection: Selection; now: number | undefined }
   | { selection: Selection; base: DeltaBase; changedRuns: string[] }
   | { look: LookRequest }
   | { overview: ResolvedConfig }
+  | { refresh: RefreshAsk }
 export type SnapshotRequest = SnapshotAsk & { id: number }
 export type SnapshotReply =
   | { id: number; snapshot: Snapshot }
   | { id: number; delta: SnapshotDelta | null }
   | { id: number; look: LookReport }
   | { id: number; overview: ProjectOverview }
+  | { id: number; refreshed: RefreshOutcome }
   | { id: number; error: { code: string | null; message: string } }
 
 const WORKER_URL = new URL('./snapshot-worker.js', import.meta.url)
@@ -137,6 +152,10 @@ class WorkerBuilder implements SnapshotBuilder {
     return ((await this.ask({ overview: config })) as { overview: ProjectOverview }).overview
   }
 
+  async refresh(chunk: RefreshAsk): Promise<RefreshOutcome> {
+    return ((await this.ask({ refresh: chunk })) as { refreshed: RefreshOutcome }).refreshed
+  }
+
   async close(): Promise<void> {
     this.closed = true
     const worker = this.worker
@@ -171,6 +190,7 @@ export function createSnapshotBuilder(opts: SnapshotBuilderOptions): SnapshotBui
     delta: (selection, base, changedRuns) => snapshotDelta(opts.store, selection, base, changedRuns, opts.cfg),
     look: (request) => lookForChanges(opts.store, opts.scanStore ?? opts.store, request),
     overview: (config) => projectOverview(opts.scanStore ?? opts.store, config),
+    refresh: (chunk) => refreshAnalyses(opts.store, opts.cfg, chunk),
     close: () => Promise.resolve(),
   }
 }

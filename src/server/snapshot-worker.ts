@@ -1,6 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads'
 import { FlakewatchError } from '../errors.js'
 import { lookForChanges } from '../notify/look.js'
+import { refreshAnalyses } from '../pipeline/persisted-analyses.js'
 import { openStore } from '../store/open.js'
 import type { Store } from '../store/store.js'
 import { projectOverview } from './project-overview.js'
@@ -16,17 +17,25 @@ const port = parentPort!
 lowerThreadPriority()
 // Analysis only reads: it must never wait behind an upload's write lock.
 const store = await openStore({ db, env: {}, readOnly: true, cacheMb: SERVER_CACHE_MB.analysis })
-/** Notification looks write (states, the outbox, the delivery log): a connection of their own, opened at the first. */
+/**
+ * Notification looks write (states, the outbox, the delivery log), and so do refreshes of the persisted analyses
+ * (claims, rows): a connection of their own, opened at the first.
+ */
 let writer: Promise<Store> | undefined
+
+function writing(): Promise<Store> {
+  writer ??= openStore({ db, env: {}, cacheMb: SERVER_CACHE_MB.serving }).catch((error: unknown) => {
+    writer = undefined
+    throw error
+  })
+  return writer
+}
 
 async function answer(request: SnapshotRequest): Promise<SnapshotReply> {
   if ('overview' in request) return { id: request.id, overview: await projectOverview(store, request.overview) }
-  if ('look' in request) {
-    writer ??= openStore({ db, env: {}, cacheMb: SERVER_CACHE_MB.serving }).catch((error: unknown) => {
-      writer = undefined
-      throw error
-    })
-    return { id: request.id, look: await lookForChanges(await writer, store, request.look) }
+  if ('look' in request) return { id: request.id, look: await lookForChanges(await writing(), store, request.look) }
+  if ('refresh' in request) {
+    return { id: request.id, refreshed: await refreshAnalyses(await writing(), cfg, request.refresh) }
   }
   if ('base' in request) {
     return {

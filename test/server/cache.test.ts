@@ -56,6 +56,7 @@ function countingBuilder(real: SnapshotBuilder): {
     },
     look: (request) => real.look(request),
     overview: (config) => real.overview(config),
+    refresh: (chunk) => real.refresh(chunk),
     close: () => real.close(),
   }
   return { builder, builds: () => builds, deltas: () => deltas }

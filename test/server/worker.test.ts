@@ -117,7 +117,15 @@ describe.skipIf(!existsSync(DIST_APP))('analysis in a worker thread', () => {
       mainThreadScans++
       return scan(filter)
     }
-    const app = await createApp({ store: big, db, config: config(), now: () => NOW, webRoot: null })
+    // The sweep starts at once: its backlog (every test's row, stale since ingest) is analysed off this thread too.
+    const app = await createApp({
+      store: big,
+      db,
+      config: config(),
+      now: () => NOW,
+      webRoot: null,
+      analysisSweep: { firstAfterMs: 0 },
+    })
     try {
       const analysed = app.inject({ method: 'GET', url: '/api/v1/leaderboard' })
       let done = false
@@ -130,6 +138,12 @@ describe.skipIf(!existsSync(DIST_APP))('analysis in a worker thread', () => {
       expect((await analysed).json<LeaderboardResponse>().total).toBe(1000)
       // The event loop kept turning while the worker scanned (timing itself belongs to the bench).
       expect(probes).toBeGreaterThan(10)
+      // Every row was stale after ingest; the sweep analyses at the store's clock (its newest run, plus 1 ms).
+      const clock = NOW - 3_600_000 + 1
+      for (let i = 0; i < 2400 && (await big.analyses().analysisBacklog(clock)).due > 0; i++) {
+        await new Promise((r) => setTimeout(r, 50))
+      }
+      expect(await big.analyses().analysisBacklog(clock)).toEqual({ rows: 1000, due: 0 })
       expect(mainThreadScans).toBe(0)
     } finally {
       await app.close()
