@@ -1,9 +1,10 @@
 import { join } from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { makeTestId, type Result } from '../../src/model.js'
 import { openStore } from '../../src/store/open.js'
 import { batch, result, runMeta } from '../helpers/builders.js'
-import { ROOT, runCli, testdir } from '../helpers/run-cli.js'
+import { ROOT, runCli, testdir as makeDir } from '../helpers/run-cli.js'
+import { cleanup } from '../reporters/helpers.js'
 
 /**
  * A test is found by any name it was seen under, as ingest finds it: `quarantine add` and `quarantine remove` take
@@ -16,6 +17,14 @@ const JEST_JUNIT = join(FIXTURES, 'jest-junit-default.xml')
 const JEST_JSON = join(FIXTURES, 'jest-results.json')
 /** jest-junit's name for the test Jest's JSON names `…auth.test.js::Auth › expires the session`. */
 const JUNIT_EXPIRES = 'unit::Auth::Auth expires the session'
+
+const dirs: string[] = []
+afterAll(() => dirs.forEach(cleanup))
+const testdir = (files: Record<string, string>, prefix: string) => {
+  const dir = makeDir(files, prefix)
+  dirs.push(dir)
+  return dir
+}
 
 async function cli(dir: string, args: string[], code = 0) {
   const r = await runCli([...args, '--db', 'fw.db'], { cwd: dir })
