@@ -11,8 +11,8 @@ import { loadavg } from 'node:os'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { parseArgs } from 'node:util'
-import pg from 'pg'
 import copyStreams from 'pg-copy-streams'
+import { timed, withClient } from './lib/pg-admin.mjs'
 
 const { values: args } = parseArgs({
   options: {
@@ -88,21 +88,7 @@ function report(k, at) {
   return { file: `junit-${k}.xml`, contentHash: `bench-partitions-${k}`, runs: [{ run, results }] }
 }
 
-async function admin(fn) {
-  const c = new pg.Client({ connectionString: BASE })
-  await c.connect()
-  try {
-    return await fn(c)
-  } finally {
-    await c.end()
-  }
-}
-
-async function timed(fn) {
-  const t0 = performance.now()
-  const value = await fn()
-  return { ms: performance.now() - t0, value }
-}
+const admin = (fn) => withClient(BASE, fn)
 
 async function measureSize(size) {
   const schema = `fw_bench_partitions_${size >= 1e6 ? `${size / 1e6}m` : size}`

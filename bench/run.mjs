@@ -6,8 +6,14 @@ import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { cpus } from 'node:os'
 import { basename, join } from 'node:path'
 
-// `bench/gate.mjs` and `gate.mjs` name the same script.
-const only = process.argv.slice(2).map((o) => basename(o))
+// `bench/gate.mjs` and `gate.mjs` name the same script. `--record <script> <file>` records the JSON lines a run of
+// that script wrote to <file> instead of running it: for benches run by hand over hours (bench/pg-scale.mjs).
+const argv = process.argv.slice(2)
+const recorded = argv[0] === '--record' ? { script: basename(argv[1] ?? ''), file: argv[2] } : null
+if (recorded && !(recorded.script.endsWith('.mjs') && recorded.file)) {
+  throw new Error('usage: node bench/run.mjs --record <script>.mjs <file of its JSON lines>')
+}
+const only = recorded ? [recorded.script] : argv.map((o) => basename(o))
 const here = import.meta.dirname
 const scripts = readdirSync(here)
   .filter((f) => f.endsWith('.mjs') && f !== 'run.mjs')
@@ -20,7 +26,21 @@ const store = join(here, 'results.json')
 const saved = existsSync(store) ? JSON.parse(readFileSync(store, 'utf8')) : {}
 const rows = []
 const failures = []
+const take = (script, out) => {
+  for (const line of out.split('\n')) {
+    if (!line.startsWith('{')) continue
+    const row = JSON.parse(line)
+    // Detail lines without a metric stay out of the table; each script summarises itself in metric lines.
+    if (row.metric === undefined) continue
+    rows.push({ script, ...row })
+    process.stderr.write(`  ${row.metric}: ${row.value}${row.target ? ` (target ${row.target})` : ''}\n`)
+  }
+}
 for (const script of scripts) {
+  if (recorded) {
+    take(script, readFileSync(recorded.file, 'utf8'))
+    continue
+  }
   process.stderr.write(`bench: ${script}\n`)
   const started = Date.now()
   try {
@@ -31,14 +51,7 @@ for (const script of scripts) {
       maxBuffer: 64 << 20,
       timeout: 30 * 60_000,
     })
-    for (const line of out.split('\n')) {
-      if (!line.startsWith('{')) continue
-      const row = JSON.parse(line)
-      // Detail lines without a metric stay out of the table; each script summarises itself in metric lines.
-      if (row.metric === undefined) continue
-      rows.push({ script, ...row })
-      process.stderr.write(`  ${row.metric}: ${row.value}${row.target ? ` (target ${row.target})` : ''}\n`)
-    }
+    take(script, out)
   } catch (error) {
     failures.push({ script, error: String(error.message).split('\n')[0] })
   }

@@ -44,6 +44,7 @@ async function startServer(db) {
     env: { ...process.env, FLAKEWATCH_WRITE_TOKEN: TOKEN, FLAKEWATCH_LOG_LEVEL: 'error' },
     stdio: ['ignore', 'pipe', 'inherit'],
   })
+  const spawned = performance.now()
   const base = await new Promise((resolve, reject) => {
     server.stdout.on('data', (d) => {
       const url = /http:\/\/[^\s]+/.exec(String(d))?.[0]
@@ -51,12 +52,12 @@ async function startServer(db) {
     })
     server.on('exit', (code) => reject(new Error(`serve exited with ${code}`)))
   })
-  return { server, base }
+  return { server, base, spawned }
 }
 
-function uploadClients(base, seconds, visibleOn) {
+function uploadClients(base, seconds, visibleOn, uploadTests) {
   const script = join(import.meta.dirname, 'upload-clients.mjs')
-  const args = [script, base, TOKEN, String(seconds), String(UPLOADERS), String(UPLOAD_TESTS), visibleOn]
+  const args = [script, base, TOKEN, String(seconds), String(UPLOADERS), String(uploadTests), visibleOn]
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] })
   setPriority(child.pid, CLIENT_NICE)
   const rows = []
@@ -71,23 +72,37 @@ function uploadClients(base, seconds, visibleOn) {
   })
 }
 
-/** One backend under load: `backend` is 'sqlite' or 'postgres' (then `pg` is the server's URL). */
-export async function measure({ bench, backend, pg, tests, runs, seconds, store: storeName = 'server-api', second }) {
-  const label = backend === 'postgres' ? 'PostgreSQL' : 'SQLite'
-  const emit = (row) =>
-    process.stdout.write(`${JSON.stringify({ bench, ...row, metric: `${label}: ${row.metric}` })}\n`)
-  const { store, file } = await benchStore({
-    dist,
-    name: storeName,
-    tests,
-    runs,
-    log,
-    pg: backend === 'postgres' ? pg : undefined,
-  })
+/**
+ * One backend under load: `backend` is 'sqlite' or 'postgres' (then `pg` is the server's URL). With `db`, a store
+ * filled beforehand (bench/pg-scale.mjs) is served as it is, and `label` names it in the metrics; `uploadTests`: tests
+ * per uploaded report (default 2,000). Returns the rows it printed.
+ */
+export async function measure({
+  bench,
+  backend,
+  pg,
+  tests,
+  runs,
+  seconds,
+  store: storeName = 'server-api',
+  second,
+  db,
+  uploadTests = UPLOAD_TESTS,
+  label = backend === 'postgres' ? 'PostgreSQL' : 'SQLite',
+}) {
+  const printed = []
+  const emit = (row) => {
+    const line = { bench, ...row, metric: `${label}: ${row.metric}` }
+    printed.push(line)
+    process.stdout.write(`${JSON.stringify(line)}\n`)
+  }
+  const { store, file } = db
+    ? { store: await (await import(join(dist, 'store/open.js'))).openStore({ db, env: {} }), file: db }
+    : await benchStore({ dist, name: storeName, tests, runs, log, pg: backend === 'postgres' ? pg : undefined })
   const results = (await store.stats()).results
   await store.close()
   log(`${bench} (${label}): ${results} results, ${READERS} readers, ${UPLOADERS} uploaders, ${seconds} s`)
-  const { server, base } = await startServer(file)
+  const { server, base, spawned } = await startServer(file)
   const other = second ? await startServer(file) : null
 
   // The first analysis (one full scan) happens before the clock starts: it is the cold start, not the load.
@@ -100,6 +115,8 @@ export async function measure({ bench, backend, pg, tests, runs, seconds, store:
     metric: 'cold analysis before the load (full scan) ms',
     value: Math.round(performance.now() - coldStart),
     results,
+    // From the process's spawn: what an instance that just started (a deploy, a restart) makes readers wait.
+    since_spawn_ms: Math.round(performance.now() - spawned),
     peak_rss_mb: Math.round(coldPeak / 1048576),
   })
   if (other) await (await fetch(`${other.base}/api/v1/leaderboard?limit=1`)).arrayBuffer()
@@ -151,7 +168,7 @@ export async function measure({ bench, backend, pg, tests, runs, seconds, store:
     if (other) otherSamples.push(rssWithChildren(other.server.pid))
   }, 1000)
   const [uploadRows] = await Promise.all([
-    uploadClients(base, seconds, other?.base ?? base),
+    uploadClients(base, seconds, other?.base ?? base, uploadTests),
     ...Array.from({ length: READERS }, (_, i) => reader(i)),
   ])
   clearInterval(sampler)
@@ -181,7 +198,12 @@ export async function measure({ bench, backend, pg, tests, runs, seconds, store:
   failures.push(...clients.failures)
   const up = percentiles(posts.map((r) => r.ms))
   emit({
-    metric: 'POST /api/v1/reports (2,000 tests) p95 under load ms',
+    metric: 'ingest through POST /api/v1/reports under load, results/s',
+    value: Math.round((stored.length * (uploadTests + 1)) / seconds),
+    uploads: stored.length,
+  })
+  emit({
+    metric: `POST /api/v1/reports (${uploadTests.toLocaleString('en')} tests) p95 under load ms`,
     value: up.p95,
     ...{ p50: up.p50, max: up.max, n: up.n, vs_healthz: vsHealthz(up.p95) },
   })
@@ -225,6 +247,7 @@ export async function measure({ bench, backend, pg, tests, runs, seconds, store:
     ...(other ? { other_instance: thirds(otherSamples) } : {}),
   })
   emit({ metric: 'machine load (uptime 1-min average) at the end', value: loadavg()[0].toFixed(2) })
+  return printed
 }
 
 /**

@@ -1,11 +1,12 @@
-import { readdirSync, readFileSync } from 'node:fs'
+import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { InputError } from '../../src/errors.js'
 import { parseReport } from '../../src/ingest/index.js'
 import { parseEnvPairs } from '../../src/pipeline/run-context.js'
 import { parseExpiry } from '../../src/cli/commands/quarantine.js'
 import { runCliHere } from '../helpers/run-cli.js'
+import { closeShared, SURFACES } from './surfaces/index.js'
 import { countingSource, expectBoundedWork, expectWithinLimits, outcome, ROOT } from './support.js'
 
 /**
@@ -14,7 +15,12 @@ import { countingSource, expectBoundedWork, expectWithinLimits, outcome, ROOT } 
  */
 
 const DIR = join(ROOT, 'test', 'fixtures', 'fuzz', 'regressions')
-const files = readdirSync(DIR).filter((f) => f !== 'README.md')
+const entries = readdirSync(DIR).filter((f) => f !== 'README.md')
+const files = entries.filter((f) => statSync(join(DIR, f)).isFile())
+/** Inputs a surface's fuzzer once failed on, kept by bench/fuzz.mjs in a folder named after the surface. */
+const kept = entries
+  .filter((f) => statSync(join(DIR, f)).isDirectory())
+  .flatMap((dir) => readdirSync(join(DIR, dir)).map((f) => [dir, f] as const))
 
 /** What each fix decided, beyond "no undocumented error". */
 const EXPECTED: Record<string, 'read' | 'refused'> = {
@@ -25,6 +31,7 @@ describe('fuzz regressions', () => {
   it('every kept input is described in the README', () => {
     const readme = readFileSync(join(DIR, 'README.md'), 'utf8')
     for (const f of files) expect(readme).toContain(`\`${f}\``)
+    for (const [dir, f] of kept) expect(readme).toContain(`\`${dir}/${f}\``)
   })
 
   it.each(files)('%s: read within the limits or refused with the file named', async (file) => {
@@ -36,6 +43,28 @@ describe('fuzz regressions', () => {
     if (report) expectWithinLimits(report)
     if (EXPECTED[file]) expect(report ? 'read' : 'refused').toBe(EXPECTED[file])
   })
+})
+
+describe('kept inputs, by surface', () => {
+  afterAll(() => closeShared())
+
+  it('every folder names a surface', () => {
+    const names = new Set(SURFACES.map((s) => s.name))
+    for (const [dir] of kept) expect(names.has(dir), dir).toBe(true)
+  })
+
+  it.skipIf(kept.length === 0).each(kept.map(([dir, f]) => [`${dir}/${f}`, dir, f] as const))(
+    "%s: passes its surface's checks",
+    async (_, dir, file) => {
+      const surface = SURFACES.find((s) => s.name === dir)!
+      await surface.setup?.()
+      try {
+        await surface.check(surface.load(readFileSync(join(DIR, dir, file)), file))
+      } finally {
+        await surface.teardown?.()
+      }
+    },
+  )
 })
 
 describe('fuzz regressions beyond reports', () => {
