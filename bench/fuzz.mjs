@@ -81,14 +81,14 @@ for (const r of results) {
   }
 }
 
-let total = 0
+// Results are kept per surface in bench/fuzz-results.json, so that a run of some surfaces (BENCH_FUZZ_SURFACES)
+// adds to the rows of the others rather than dropping them; each row says when and from which seed.
+const kept = join(root, 'bench', 'fuzz-results.json')
+const all = existsSync(kept) ? JSON.parse(readFileSync(kept, 'utf8')) : {}
 for (const r of results) {
-  total += r.runs
-  line({
-    bench: 'fuzz',
-    metric: `${r.surface} inputs`,
-    value: r.runs,
-    target: `${runs}`,
+  all[r.surface] = {
+    at: new Date().toISOString().slice(0, 16).replace('T', ' '),
+    runs: r.runs,
     failures: r.findings.length,
     s: Math.round(r.ms / 1000),
     per_s: Math.round(r.runs / Math.max(0.001, r.ms / 1000)),
@@ -97,15 +97,24 @@ for (const r of results) {
     ...(r.stopped ? { stopped: r.stopped } : {}),
     seed,
     load: load.toFixed(1),
-  })
+    ...(r.findings.length ? { found: r.findings.map((f) => f.file.split('/').slice(-2).join('/')) } : {}),
+  }
+}
+writeFileSync(kept, `${JSON.stringify(all, null, 2)}\n`)
+let total = 0
+let failures = 0
+for (const [surface, r] of Object.entries(all).sort(([a], [b]) => a.localeCompare(b))) {
+  const { runs: value, ...notes } = r
+  total += value
+  failures += r.failures
+  line({ bench: 'fuzz', metric: `${surface} inputs`, value, target: `${runs}`, ...notes })
 }
 line({
   bench: 'fuzz',
   metric: 'surfaces, inputs, failures',
-  value: `${results.length}, ${total}, ${results.reduce((n, r) => n + r.findings.length, 0)}`,
-  s: Math.round((Date.now() - started) / 1000),
-  seed,
-  load: load.toFixed(1),
+  value: `${Object.keys(all).length}, ${total}, ${failures}`,
+  this_run_s: Math.round((Date.now() - started) / 1000),
+  this_run_surfaces: results.length,
 })
 if (res.status !== 0)
   log(

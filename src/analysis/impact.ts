@@ -133,30 +133,50 @@ function sortedGroups(groups: Map<string | null, ImpactGroup>): ImpactGroup[] {
  * @example computeImpact(inputs, { excludedRuns: new Set(), runTimes, brokenMin: 3, limit: 20 }).totals.timeLostMs
  */
 export function computeImpact(inputs: Iterable<ImpactInput>, opts: ImpactOptions): Impact {
-  let last = -Infinity
-  for (const at of opts.runTimes) if (at > last) last = at
-  let first = Infinity
-  for (const at of opts.runTimes) if (at < first) first = at
-  const lastWeek = last > -Infinity ? weekOf(last) : 0
-  const firstWeek = first < Infinity ? Math.max(weekOf(first), lastWeek - IMPACT_MAX_WEEKS + 1) : 1
-  const weeks: ImpactWeek[] = []
-  for (let w = firstWeek; w <= lastWeek; w++) {
-    weeks.push({ week: weekStart(w), runs: 0, flakyTests: 0, brokenTests: 0, ...zeroCost() })
-  }
-  const weekAt = (at: number): ImpactWeek | undefined => weeks[weekOf(at) - firstWeek]
-  for (const at of opts.runTimes) {
-    const w = weekAt(at)
-    if (w) w.runs++
+  const tally = new ImpactTally(opts)
+  for (const t of inputs) tally.add(t)
+  return tally.result()
+}
+
+/**
+ * {@link computeImpact} one test at a time, for a caller that streams the histories: a test's entries are not
+ * kept once it is added, so that memory follows the weeks, owners, suites and costly tests, not the results.
+ * @example const tally = new ImpactTally(opts); for await (const t of tests) tally.add(t); tally.result()
+ */
+export class ImpactTally {
+  private readonly weeks: ImpactWeek[] = []
+  private readonly firstWeek: number
+  private readonly totals: Impact['totals']
+  private readonly owners = new Map<string | null, ImpactGroup>()
+  private readonly suites = new Map<string | null, ImpactGroup>()
+  private readonly costly: ImpactTestCost[] = []
+
+  constructor(private readonly opts: ImpactOptions) {
+    let last = -Infinity
+    for (const at of opts.runTimes) if (at > last) last = at
+    let first = Infinity
+    for (const at of opts.runTimes) if (at < first) first = at
+    const lastWeek = last > -Infinity ? weekOf(last) : 0
+    this.firstWeek = first < Infinity ? Math.max(weekOf(first), lastWeek - IMPACT_MAX_WEEKS + 1) : 1
+    for (let w = this.firstWeek; w <= lastWeek; w++) {
+      this.weeks.push({ week: weekStart(w), runs: 0, flakyTests: 0, brokenTests: 0, ...zeroCost() })
+    }
+    for (const at of opts.runTimes) {
+      const w = this.weekAt(at)
+      if (w) w.runs++
+    }
+    this.totals = { tests: 0, flaky: 0, broken: 0, runs: opts.runTimes.length, ...zeroCost() }
   }
 
-  const totals = { tests: 0, flaky: 0, broken: 0, runs: opts.runTimes.length, ...zeroCost() }
-  const owners = new Map<string | null, ImpactGroup>()
-  const suites = new Map<string | null, ImpactGroup>()
-  const costly: ImpactTestCost[] = []
-  for (const t of inputs) {
+  private weekAt(at: number): ImpactWeek | undefined {
+    return this.weeks[weekOf(at) - this.firstWeek]
+  }
+
+  add(t: ImpactInput): void {
+    const { opts, weeks, totals } = this
     const share = periodSignals(t.entries, opts.excludedRuns, opts.brokenMin, weekOf, false)
     for (let i = 0; i < share.length; i += 3) {
-      const w = weeks[share[i]! - firstWeek]
+      const w = weeks[share[i]! - this.firstWeek]
       if (!w) continue
       w.flakyTests += share[i + 1]!
       w.brokenTests += share[i + 2]!
@@ -176,12 +196,12 @@ export function computeImpact(inputs: Iterable<ImpactInput>, opts: ImpactOptions
         passesOnRetry: e.flakyOnRetry ? 1 : 0,
       }
       addCost(cost, one)
-      const w = weekAt(e.run.at)
+      const w = this.weekAt(e.run.at)
       if (w) addCost(w, one)
     }
     const groups = [
-      group(suites, t.suite),
-      ...(t.owners.length ? t.owners.map((o) => group(owners, o)) : [group(owners, null)]),
+      group(this.suites, t.suite),
+      ...(t.owners.length ? t.owners.map((o) => group(this.owners, o)) : [group(this.owners, null)]),
     ]
     for (const g of new Set(groups)) {
       g.tests++
@@ -194,16 +214,21 @@ export function computeImpact(inputs: Iterable<ImpactInput>, opts: ImpactOptions
     totals.broken += broken
     addCost(totals, cost)
     if (cost.timeLostMs > 0 || cost.failedAttempts > 0 || cost.failures > 0) {
-      costly.push({ testId: t.testId, name: t.name, suite: t.suite, owners: [...t.owners], runs, ...cost })
+      this.costly.push({ testId: t.testId, name: t.name, suite: t.suite, owners: [...t.owners], runs, ...cost })
     }
   }
-  costly.sort((a, b) => byCost(a, b) || (a.testId < b.testId ? -1 : a.testId > b.testId ? 1 : 0))
-  return {
-    totals,
-    weeks,
-    owners: sortedGroups(owners),
-    suites: sortedGroups(suites),
-    tests: costly.slice(0, Math.max(0, opts.limit)),
-    costlyTests: costly.length,
+
+  result(): Impact {
+    const costly = [...this.costly].sort(
+      (a, b) => byCost(a, b) || (a.testId < b.testId ? -1 : a.testId > b.testId ? 1 : 0),
+    )
+    return {
+      totals: { ...this.totals },
+      weeks: this.weeks.map((w) => ({ ...w })),
+      owners: sortedGroups(this.owners),
+      suites: sortedGroups(this.suites),
+      tests: costly.slice(0, Math.max(0, this.opts.limit)),
+      costlyTests: costly.length,
+    }
   }
 }

@@ -8,6 +8,7 @@ import type { AnalyzeCommandOptions } from './commands/analyze.js'
 import type { AuditHeadOptions, AuditVerifyOptions } from './commands/audit.js'
 import type { ExportBundleCommandOptions, ExportTableCommandOptions } from './commands/export.js'
 import type { GateCommandOptions } from './commands/gate.js'
+import type { ImpactCommandOptions } from './commands/impact.js'
 import type { ImportCommandOptions } from './commands/import.js'
 import type { IngestCommandOptions } from './commands/ingest.js'
 import type { UploadCommandOptions } from './commands/upload.js'
@@ -144,7 +145,8 @@ Examples:
       if (failed && opts.strict) throw new ExitError(2, `${failed} upload(s) failed`)
     })
 
-  const analysisCmd = (cmd: Command) =>
+  /** The store and the runs a command judges tests on, as `analyze` selects them. */
+  const selectionFlags = (cmd: Command) =>
     cmd
       .option('--db <path|url>', 'store (default: FLAKEWATCH_DB or .flakewatch.db)')
       .option('--config <file>', 'config file (default: flakewatch.config.json)')
@@ -153,6 +155,8 @@ Examples:
       .option('--branch <name>', 'only runs on this branch')
       .option('--since <when>', 'only runs since a date or N days back (14d)')
       .option('--as-of <date>', 'end every analysis window here (default: the newest run)')
+  const analysisCmd = (cmd: Command) =>
+    selectionFlags(cmd)
       .option('--json', 'print JSON')
       .addOption(
         new Option('--format <format>', 'output format').choices(['table', 'markdown', 'json']).default('table'),
@@ -197,6 +201,23 @@ Examples:
     .action(async (testId: string, opts: AnalyzeCommandOptions) => {
       const { show, printShow } = await import('./commands/analyze.js')
       printShow(await show(testId, opts, io), opts, io)
+    })
+
+  selectionFlags(program.command('impact'))
+    .description('what flaky tests cost CI: time lost, failures and reruns per week, owner, suite and test')
+    .option('--limit <n>', 'the most costly tests listed, 1 to 100 (default 20)')
+    .option('--json', 'print the JSON of GET /api/v1/impact')
+    .option('-o, --output <file>', 'write the output to a file')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ flakewatch impact --since 90d
+  $ flakewatch impact --suite e2e --branch main --limit 50 --json`,
+    )
+    .action(async (opts: ImpactCommandOptions) => {
+      const { impact, printImpact } = await import('./commands/impact.js')
+      printImpact(await impact(opts, io), opts, io)
     })
 
   addRunFlags(

@@ -1,4 +1,5 @@
 import { ReportParseError } from '../errors.js'
+import { MAX_NAME } from '../limits.js'
 import { DETECT_HEAD_CHARS, detectFormat } from './detect.js'
 import { FORMATS, type Format } from './formats.js'
 import { mergeRepeatedCases } from './merge-attempts.js'
@@ -75,7 +76,37 @@ export async function streamReport(source: ReportSource, opts: ParseReportOption
   }
   const parser = await LOADERS[format]()
   const stream = watchTimestamps(() => parser(source, opts))
-  return { ...stream, format }
+  return { ...stream, cases: namesWithinLimit(source.name, stream.cases), format }
+}
+
+/**
+ * Refuses a case whose name, module or file is longer than {@link MAX_NAME}, whatever the format: the streamed
+ * parsers check as they read (and name the line), the JSON ones (mocha, mochawesome, RSpec, CTRF, Playwright, Jest,
+ * simple JSON) leave it to this one place. Found by bench/fuzz.mjs: a 70,000-character `file` in mocha's JSON was
+ * handed on.
+ */
+async function* namesWithinLimit(
+  file: string,
+  chunks: AsyncIterable<ParsedCase[]>,
+): AsyncGenerator<ParsedCase[], void, undefined> {
+  for await (const chunk of chunks) {
+    for (const c of chunk) {
+      for (const [what, value] of [
+        ['name', c.name],
+        ['module', c.module],
+        ['file', c.file],
+      ] as const) {
+        if (value && value.length > MAX_NAME) {
+          throw new ReportParseError(
+            file,
+            undefined,
+            `test ${what} is ${value.length} characters long (limit ${MAX_NAME})`,
+          )
+        }
+      }
+    }
+    yield chunk
+  }
 }
 
 async function readHead(source: ReportSource): Promise<string> {

@@ -6,7 +6,7 @@ import { createOrderIndex } from '../analysis/order-dependency.js'
 import { resolveAnalysisConfig, type AnalysisConfigOptions } from '../analysis/resolve-analysis-config.js'
 import type { OrderHint, TestAnalysis } from '../analysis/types.js'
 import type { TestHistory } from '../model.js'
-import type { HistoryFilter, Store } from '../store/store.js'
+import type { HistoryFilter, RunSummary, Store } from '../store/store.js'
 
 export interface AnalyzeStoreOptions {
   config?: AnalysisConfigOptions
@@ -18,6 +18,8 @@ export interface AnalyzeStoreOptions {
   now?: number
   /** Sees each history beside its analysis, for callers that need more than the analysis keeps. */
   onTest?: (history: TestHistory, analysis: TestAnalysis) => void
+  /** Sees the selected runs, and those left out as infrastructure failures, before the first test. */
+  onRuns?: (runs: readonly RunSummary[], excludedRuns: ReadonlySet<string>) => void
 }
 
 /**
@@ -46,7 +48,8 @@ export async function forEachAnalysis(
   opts: Omit<AnalyzeStoreOptions, 'onTest'> & { orderHints?: boolean },
   onTest: (history: TestHistory, analysis: TestAnalysis) => void,
 ): Promise<Map<string, OrderHint>> {
-  const { cfg, filter, now, excludedRuns } = await scanSetup(store, opts)
+  const { cfg, filter, now, excludedRuns, summaries } = await scanSetup(store, opts)
+  opts.onRuns?.(summaries, excludedRuns)
   const order = opts.orderHints
     ? createOrderIndex(cfg.hints, { now, excludedRuns, lookbackDays: cfg.scoring.lookbackDays })
     : null
@@ -67,5 +70,5 @@ async function scanSetup(store: Store, opts: AnalyzeStoreOptions) {
     until: filter.until,
   })
   const now = asOfTime(summaries, opts.now, Date.now())
-  return { cfg, filter, now, excludedRuns: infraRunIds(summaries, cfg) }
+  return { cfg, filter, now, excludedRuns: infraRunIds(summaries, cfg), summaries }
 }

@@ -11,10 +11,25 @@ import {
 } from '../analysis/resolve-analysis-config.js'
 import { toAnalysisJson } from '../analysis/to-analysis-json.js'
 import type { TestAnalysis } from '../analysis/types.js'
-import { analysisWindows, validityAt, VALID_EVER_FROM, VALID_EVER_UNTIL, type Validity } from '../analysis/validity.js'
+import {
+  analysisWindows,
+  fileValidityAt,
+  validityAt,
+  VALID_EVER_FROM,
+  VALID_EVER_UNTIL,
+  type Validity,
+} from '../analysis/validity.js'
 import { compareText } from '../compare-text.js'
+import { appendAll } from '../extent.js'
 import type { TestHistory } from '../model.js'
-import { ANALYSIS_BATCH, type AnalysisClaim, type AnalysisRead, type PersistedAnalysis } from '../store/analyses.js'
+import {
+  ANALYSIS_BATCH,
+  type AnalysisClaim,
+  type AnalysisRead,
+  type PersistedAnalysis,
+  type RunFile,
+  type TestFile,
+} from '../store/analyses.js'
 import type { Store } from '../store/store.js'
 import { VERSION } from '../version.js'
 
@@ -68,10 +83,17 @@ export function analyzeFiles(
   }
   withOrderHints(analyses, order.hints())
   const windows = analysisWindows(cfg)
+  const alone = fileValidityAt(ctx.now, [], windows)
+  const fileValidity = new Map<string, Validity>()
   const out = new Map<string, GroupAnalysis>()
   sorted.forEach((h, i) => {
     // Without an execution order a test's analysis owes nothing to its file-mates, at any clock.
-    const mates = hasOrder(h) ? files.get(`${h.test.suite}\u0000${h.test.module}`)! : []
+    let mates = alone
+    if (hasOrder(h)) {
+      const key = `${h.test.suite}\u0000${h.test.module}`
+      mates = fileValidity.get(key) ?? alone
+      if (!fileValidity.has(key)) fileValidity.set(key, (mates = fileValidityAt(ctx.now, files.get(key)!, windows)))
+    }
     out.set(h.test.testId, { analysis: analyses[i]!, validity: validityAt(ctx.now, h, mates, windows) })
   })
   return out
@@ -84,13 +106,15 @@ function hasOrder(h: TestHistory): boolean {
 
 /**
  * Reads the histories of these tests' files and analyses them at `clock`, with the infrastructure-failure guard
- * of the runs they name: the cost follows those files' results, not the store's.
+ * of the runs they name: the cost follows those files' results, not the store's. `beforeMates` is called with the
+ * file-mates about to be read (a refresh claims theirs: each file is then analysed once, not once per chunk).
  */
 async function analyzeTestsFiles(
   store: Store,
   cfg: ResolvedAnalysisConfig,
   clock: number,
   testIds: string[],
+  beforeMates?: (mates: string[]) => Promise<void>,
 ): Promise<Map<string, GroupAnalysis>> {
   const analyses = store.analyses()
   const histories: TestHistory[] = []
@@ -100,7 +124,10 @@ async function analyzeTestsFiles(
   if (ordered.length > 0) {
     const own = new Set(testIds)
     const mates = (await analyses.fileMates(ordered)).filter((id) => !own.has(id))
-    if (mates.length > 0) for await (const h of store.scanHistory({ testIds: mates })) histories.push(h)
+    await beforeMates?.(mates)
+    for (let i = 0; i < mates.length; i += ANALYSIS_BATCH) {
+      for await (const h of store.scanHistory({ testIds: mates.slice(i, i + ANALYSIS_BATCH) })) histories.push(h)
+    }
   }
   const runIds = new Set<string>()
   for (const h of histories) for (const e of h.entries) runIds.add(e.run.runId)
@@ -135,76 +162,140 @@ export async function refreshAnalyses(
   const config = analysisFingerprint(cfg)
   const maxRows = opts.maxRows ?? Infinity
   const chunk = opts.chunk ?? REFRESH_CHUNK
-  let claimed = 0
-  let written = 0
-  let otherConfig = opts.otherConfig === true
-  // A writer's runs a batch at a time (a command may store thousands of reports); the sweep's in one pass.
-  const batches: (string[] | undefined)[] = []
-  if (opts.runIds === undefined) batches.push(undefined)
-  else
-    for (let i = 0; i < opts.runIds.length; i += ANALYSIS_BATCH) batches.push(opts.runIds.slice(i, i + ANALYSIS_BATCH))
-  for (const runIds of batches) {
-    while (claimed < maxRows) {
+  const analyses = store.analyses()
+  const done = { claimed: 0, written: 0 }
+  /** Claims and refreshes chunks with `claim` until it finds nothing more (or the bound is reached). */
+  const drain = async (claim: (clock: number, limit: number) => Promise<AnalysisClaim[]>) => {
+    while (done.claimed < maxRows) {
       const clock = opts.clock ?? (await storeClock(store))
-      const limit = Math.min(chunk, maxRows - claimed)
-      let claims = await store.analyses().claimAnalyses({ clock, limit, runIds })
-      if (claims.length === 0 && otherConfig && runIds === undefined) {
-        claims = await store.analyses().claimOtherConfig(config, limit)
-        if (claims.length === 0) otherConfig = false
-      }
-      if (claims.length === 0) break
-      claimed += claims.length
-      written += await refreshClaims(store, cfg, config, clock, claims)
+      const claims = await claim(clock, Math.min(chunk, maxRows - done.claimed))
+      if (claims.length === 0) return
+      done.claimed += claims.length
+      const more = await refreshClaims(store, cfg, config, clock, claims)
+      done.claimed += more.claimed
+      done.written += more.written
     }
   }
-  return { claimed, written }
+  if (opts.runIds === undefined) {
+    await drain((clock, limit) => analyses.claimAnalyses({ clock, limit }))
+    if (opts.otherConfig === true) await drain((_, limit) => analyses.claimOtherConfig(config, limit))
+    return done
+  }
+  // A writer's rows: the files of its runs (a command may store thousands of reports), a page of files at a time,
+  // each claimed file after file. A claim never looks past its page, so its cost follows the files, not the runs.
+  for (let i = 0; i < opts.runIds.length && done.claimed < maxRows; i += ANALYSIS_BATCH) {
+    const runIds = opts.runIds.slice(i, i + ANALYSIS_BATCH)
+    let after: TestFile | null = null
+    while (done.claimed < maxRows) {
+      const files = await analyses.runFiles(runIds, after, ANALYSIS_BATCH)
+      if (files.length === 0) break
+      for (const group of fileGroups(files, chunk)) {
+        await drain((clock, limit) => analyses.claimAnalyses({ clock, limit, files: group }))
+      }
+      if (files.length < ANALYSIS_BATCH) break
+      after = files[files.length - 1]!
+    }
+  }
+  return done
 }
 
+/**
+ * Consecutive files in groups of about `tests` tests, a larger file alone: a claim of a group looks at its tests
+ * only, so claiming a page of files costs its tests once, not once per chunk.
+ */
+function fileGroups(files: readonly RunFile[], tests: number): RunFile[][] {
+  const groups: RunFile[][] = []
+  let current: RunFile[] = []
+  let size = 0
+  for (const f of files) {
+    if (current.length > 0 && size + f.tests > tests) {
+      groups.push(current)
+      current = []
+      size = 0
+    }
+    current.push(f)
+    size += f.tests
+  }
+  if (current.length > 0) groups.push(current)
+  return groups
+}
+
+/**
+ * Analyses the claimed rows and writes them, a chunk at a time. The due rows of the file-mates read for their
+ * order hints are claimed too (before their histories are read, as the claim protocol requires) and written from
+ * the same analysis: a file of 3,000 ordered tests is then read once, not once per chunk of its tests.
+ */
 async function refreshClaims(
   store: Store,
   cfg: ResolvedAnalysisConfig,
   config: string,
   clock: number,
   claims: AnalysisClaim[],
-): Promise<number> {
+): Promise<{ claimed: number; written: number }> {
+  const mateClaims: AnalysisClaim[] = []
   const group = await analyzeTestsFiles(
     store,
     cfg,
     clock,
     claims.map((c) => c.testId),
+    async (mates) => {
+      for (let i = 0; i < mates.length; i += ANALYSIS_BATCH) {
+        const batch = mates.slice(i, i + ANALYSIS_BATCH)
+        appendAll(mateClaims, await store.analyses().claimAnalyses({ clock, limit: batch.length, testIds: batch }))
+      }
+    },
   )
-  const rows: PersistedAnalysis[] = claims.map((c) => {
-    const found = group.get(c.testId)
-    // No results any more (pruned): the row says so for good, until a write of results marks it again.
-    if (found === undefined) {
-      return { ...c, analysis: null, config, asOf: clock, validFrom: VALID_EVER_FROM, validUntil: VALID_EVER_UNTIL }
+  // Written a chunk at a time: only a chunk's JSON is held at once, however many mates a file has.
+  const write = async (part: AnalysisClaim[]) => {
+    let n = 0
+    for (let i = 0; i < part.length; i += ANALYSIS_BATCH) {
+      const rows = part.slice(i, i + ANALYSIS_BATCH).map((c) => persistedRow(c, group.get(c.testId), config, clock))
+      n += await store.analyses().writeAnalyses(rows)
     }
-    const a = found.analysis
-    return {
-      ...c,
-      analysis: {
-        json: JSON.stringify(toAnalysisJson(a)),
-        summary: {
-          verdict: a.verdict,
-          score: a.score,
-          flipRate: a.flipRate,
-          flipRateClass: a.flipRateClass,
-          runs: a.runs,
-          failures: a.failures,
-          passRate: a.passRate,
-          lastStatus: a.lastStatus,
-          lastFailureAt: a.lastFailureAt,
-          firstRunAt: a.firstRunAt,
-          lastRunAt: a.lastRunAt,
-        },
+    return n
+  }
+  const written = await write(claims)
+  // The mates were claimed after the claimed tests' own histories were read: a write of results in between would
+  // make their analyses stale, unseen by their versions. It marked the whole file, the claimed tests' rows too, so
+  // one of those failed to be written: then the mates are left, their leases to run out, for the next refresh.
+  if (written < claims.length) return { claimed: mateClaims.length, written }
+  return { claimed: mateClaims.length, written: written + (await write(mateClaims)) }
+}
+
+/** The row of a claimed test: its analysis, or, with no results any more (pruned), a row saying so for good. */
+function persistedRow(
+  c: AnalysisClaim,
+  found: GroupAnalysis | undefined,
+  config: string,
+  clock: number,
+): PersistedAnalysis {
+  if (found === undefined) {
+    return { ...c, analysis: null, config, asOf: clock, validFrom: VALID_EVER_FROM, validUntil: VALID_EVER_UNTIL }
+  }
+  const a = found.analysis
+  return {
+    ...c,
+    analysis: {
+      json: JSON.stringify(toAnalysisJson(a)),
+      summary: {
+        verdict: a.verdict,
+        score: a.score,
+        flipRate: a.flipRate,
+        flipRateClass: a.flipRateClass,
+        runs: a.runs,
+        failures: a.failures,
+        passRate: a.passRate,
+        lastStatus: a.lastStatus,
+        lastFailureAt: a.lastFailureAt,
+        firstRunAt: a.firstRunAt,
+        lastRunAt: a.lastRunAt,
       },
-      config,
-      asOf: clock,
-      validFrom: found.validity.from,
-      validUntil: found.validity.until,
-    }
-  })
-  return store.analyses().writeAnalyses(rows)
+    },
+    config,
+    asOf: clock,
+    validFrom: found.validity.from,
+    validUntil: found.validity.until,
+  }
 }
 
 /**

@@ -64,13 +64,29 @@ export interface AnalysisRead {
   flipRateClass: FlipClass | null
 }
 
+/** A file of tests: what order hints compare, and what a writer's refresh goes through one at a time. */
+export interface TestFile {
+  suite: string
+  module: string
+}
+
+/** A file of a writer's runs, with how many tests it has in all (what claiming it whole would take). */
+export interface RunFile extends TestFile {
+  tests: number
+}
+
 export interface AnalysisClaimOptions {
   /** The clock rows are refreshed for: a row not valid at it (stale, ended, or not begun) needs work. */
   clock: number
   /** Most rows claimed at once. */
   limit: number
-  /** Only rows of the files (suite and module) of the tests with results in these runs: a writer's own rows. */
-  runIds?: string[]
+  /**
+   * Only rows of these files (at most {@link ANALYSIS_BATCH}), file after file: a writer's own (see `runFiles`).
+   * A chunk then spans few files, so the file-mates its order hints read are few.
+   */
+  files?: TestFile[]
+  /** Only the rows of these tests (at most {@link ANALYSIS_BATCH}): the file-mates a refresh reads anyway. */
+  testIds?: string[]
 }
 
 /** The persisted analyses of a store (see the module comment). */
@@ -88,6 +104,11 @@ export interface AnalysisStore {
   claimOtherConfig(config: string, limit: number): Promise<AnalysisClaim[]>
   /** Writes each row whose version is still the one claimed, and ends its lease; returns how many were written. */
   writeAnalyses(rows: PersistedAnalysis[]): Promise<number>
+  /**
+   * The files of the tests with results in these runs (at most {@link ANALYSIS_BATCH} runs), in order, `limit` at a
+   * time after `after`: what a writer re-analyses, read a page at a time (a report may hold 150,000 files).
+   */
+  runFiles(runIds: string[], after: TestFile | null, limit: number): Promise<RunFile[]>
   /** The tests of the files (suite and module) of these tests, themselves included. */
   fileMates(testIds: string[]): Promise<string[]>
   /** Per-run counts of the infrastructure-failure guard, for these runs only. */

@@ -148,6 +148,33 @@ describe('bad input gives a ReportParseError naming the file (and the line, for 
     expect(e.detail).toBe('testcase name is 1048576 characters long (limit 16384)')
   })
 
+  it('a name, module or file past 16,384 characters is refused in every JSON format (found by bench/fuzz.mjs)', async () => {
+    const big = 'a'.repeat(70_000)
+    const reports: [Format, string][] = [
+      ['mocha-json', JSON.stringify({ stats: {}, tests: [{ title: 't', fullTitle: 't', file: big, err: {} }] })],
+      [
+        'rspec-json',
+        JSON.stringify({
+          version: '3',
+          examples: [{ id: '1', description: 't', full_description: 't', status: 'passed', file_path: big }],
+        }),
+      ],
+      [
+        'ctrf',
+        JSON.stringify({ results: { tool: { name: 'x' }, tests: [{ name: big, status: 'passed', duration: 1 }] } }),
+      ],
+      [
+        'jest-json',
+        JSON.stringify({ testResults: [{ name: 'a.test.js', assertionResults: [{ title: big, status: 'passed' }] }] }),
+      ],
+      ['simple-json', JSON.stringify({ tests: { [`m/${big}`]: true } })],
+    ]
+    for (const [format, text] of reports) {
+      const e = await failure(`${format}.json`, text, format)
+      expect(e.detail, format).toMatch(/^test (name|module|file) is 7\d{4} characters long \(limit 16384\)$/)
+    }
+  })
+
   it('10,000-deep nesting: a clean error, not a stack overflow', async () => {
     const deep = `<testsuites>\n${'<testsuite name="s">'.repeat(10_000)}${'</testsuite>'.repeat(10_000)}</testsuites>`
     const e = await failure('deep.xml', deep)

@@ -254,8 +254,56 @@ async function staleHistory(store: Store): Promise<number> {
   return 3 * 4
 }
 
+/** One run of 600 files of 2 tests and one file of 1,100, every test with an execution position. */
+async function oneWideRun(store: Store): Promise<{ runId: string; tests: number }> {
+  const run = toRunMeta('wide', 'unit', { branch: 'main', startedAt: new Date(T0).toISOString() })
+  const files = [
+    ...Array.from({ length: 600 }, (_, f) => ({ module: `f${f}`, tests: 2 })),
+    { module: 'big', tests: 1100 },
+  ]
+  const results: Result[] = files.flatMap(({ module, tests }) =>
+    Array.from({ length: tests }, (_, t) => ({
+      test: { testId: makeTestId('unit', module, `t${t}`), suite: 'unit', module, name: `t${t}`, file: null },
+      status: t % 7 === 3 ? ('failed' as const) : ('passed' as const),
+      flakyOnRetry: false,
+      durationMs: 5,
+      errorType: null,
+      message: null,
+      healingOccurred: false,
+      attempts: [],
+      position: t,
+    })),
+  )
+  await store.ingestReport({ file: 'wide.json', contentHash: 'wide', runs: [{ run, results }] })
+  return { runId: 'wide', tests: results.length }
+}
+
 /** Leases and version-conditional writes, with two stores on one database standing for two instances. */
 function leaseChecks(backend: string, open: () => Promise<[Store, Store]>) {
+  describe(`a writer's refresh reads each file once (${backend})`, () => {
+    it('over more files than one page, and a file larger than a chunk, each test is read once', async () => {
+      const [a, b] = await open()
+      try {
+        const { runId, tests } = await oneWideRun(a)
+        let read = 0
+        const scan = a.scanHistory.bind(a)
+        a.scanHistory = (filter) => {
+          read += filter?.testIds?.length ?? Infinity
+          return scan(filter)
+        }
+        expect(await refreshAnalyses(a, cfg, { runIds: [runId] })).toEqual({ claimed: tests, written: tests })
+        // Chunks of 500 rows claimed file after file, the rest of a larger file with its first chunk: no history
+        // is read twice (a chunk of the 1,100-test file used to read all of it, three times).
+        expect(read).toBe(tests)
+        const clock = await storeClock(b)
+        expect(await b.analyses().analysisBacklog(clock)).toEqual({ rows: tests, due: 0 })
+        expect(await exactRows(b, clock)).toEqual(await reference(b, clock))
+      } finally {
+        await Promise.all([a.close(), b.close()])
+      }
+    })
+  })
+
   describe(`the sweep shares its work through leases (${backend})`, () => {
     it('two instances sweeping at once analyse each row once, and the result is the full re-analysis', async () => {
       const [a, b] = await open()

@@ -5,6 +5,8 @@ import type {
   AnalysisRead,
   AnalysisStore,
   PersistedAnalysis,
+  RunFile,
+  TestFile,
 } from '../analyses.js'
 import type { PgConnection } from './connection.js'
 import type { PgQueryable } from './driver.js'
@@ -60,7 +62,13 @@ const markFiles = (tests: string) => `
  */
 export async function markRunsStalePg(db: PgQueryable, runKeys: readonly number[]): Promise<void> {
   if (runKeys.length === 0) return
-  await db.query(markFiles('SELECT test FROM results WHERE run = ANY($1::integer[])'), [runKeys])
+  // `at` beside the run's key: each run's results are looked up in its own day's partition only.
+  await db.query(
+    markFiles(
+      'SELECT r.test FROM runs x JOIN results r ON r.run = x.id AND r.at = x.at WHERE x.id = ANY($1::integer[])',
+    ),
+    [runKeys],
+  )
 }
 
 /**
@@ -100,22 +108,52 @@ export class PgAnalyses implements AnalysisStore {
   constructor(private readonly conn: PgConnection) {}
 
   claimAnalyses(opts: AnalysisClaimOptions): Promise<AnalysisClaim[]> {
-    if (opts.runIds === undefined) {
+    const due = '(a.valid_until <= $1 OR a.valid_from > $1) AND a.lease_until < now.ms'
+    if (opts.files?.length === 1) {
+      // One file: its rows in key order straight from the index, stopping at the limit.
+      const [file] = opts.files
       return this.claim(
-        `SELECT a.test FROM analyses a, now WHERE (a.valid_until <= $1 OR a.valid_from > $1) AND a.lease_until < now.ms
-         ORDER BY a.valid_until LIMIT $2 FOR UPDATE OF a SKIP LOCKED`,
-        [opts.clock, opts.limit],
+        `SELECT a.test FROM tests t JOIN analyses a ON a.test = t.id, now
+         WHERE t.suite = $3 AND t.module = $4 AND ${due}
+         ORDER BY t.id LIMIT $2 FOR UPDATE OF a SKIP LOCKED`,
+        [opts.clock, opts.limit, file!.suite, file!.module],
+      )
+    }
+    if (opts.files !== undefined) {
+      const files = opts.files.slice(0, ANALYSIS_BATCH)
+      return this.claim(
+        `SELECT a.test FROM tests t JOIN analyses a ON a.test = t.id, now
+         WHERE (t.suite, t.module) IN (SELECT * FROM unnest($3::text[], $4::text[])) AND ${due}
+         ORDER BY t.suite, t.module, t.id LIMIT $2 FOR UPDATE OF a SKIP LOCKED`,
+        [opts.clock, opts.limit, files.map((f) => f.suite), files.map((f) => f.module)],
+      )
+    }
+    if (opts.testIds !== undefined) {
+      return this.claim(
+        `SELECT a.test FROM tests t JOIN analyses a ON a.test = t.id, now
+         WHERE t.test_id = ANY($3::text[]) AND ${due} LIMIT $2 FOR UPDATE OF a SKIP LOCKED`,
+        [opts.clock, opts.limit, opts.testIds.slice(0, ANALYSIS_BATCH)],
       )
     }
     return this.claim(
-      `SELECT a.test FROM analyses a JOIN tests t ON t.id = a.test, now
-       WHERE (t.suite, t.module) IN (
-         SELECT s.suite, s.module FROM tests s WHERE s.id IN (
-           SELECT r.test FROM results r WHERE r.run IN (SELECT id FROM runs WHERE run_id = ANY($3::text[]))))
-         AND (a.valid_until <= $1 OR a.valid_from > $1) AND a.lease_until < now.ms
-       ORDER BY a.valid_until LIMIT $2 FOR UPDATE OF a SKIP LOCKED`,
-      [opts.clock, opts.limit, opts.runIds.slice(0, ANALYSIS_BATCH)],
+      `SELECT a.test FROM analyses a, now WHERE ${due} ORDER BY a.valid_until LIMIT $2 FOR UPDATE OF a SKIP LOCKED`,
+      [opts.clock, opts.limit],
     )
+  }
+
+  async runFiles(runIds: string[], after: TestFile | null, limit: number): Promise<RunFile[]> {
+    // `at` beside the run's key: each run's results are looked up in its own day's partition only.
+    const { rows } = await this.conn.db.query<RunFile>(
+      `SELECT f.suite, f.module,
+         (SELECT count(*) FROM tests c WHERE c.suite = f.suite AND c.module = f.module)::integer AS tests
+       FROM (SELECT DISTINCT t.suite, t.module FROM runs x JOIN results r ON r.run = x.id AND r.at = x.at
+           JOIN tests t ON t.id = r.test
+         WHERE x.run_id = ANY($1::text[]) AND ($2::text IS NULL OR (t.suite, t.module) > ($2, $3::text))
+         ORDER BY t.suite, t.module LIMIT $4) f
+       ORDER BY f.suite, f.module`,
+      [runIds.slice(0, ANALYSIS_BATCH), after?.suite ?? null, after?.module ?? null, limit],
+    )
+    return rows
   }
 
   claimOtherConfig(config: string, limit: number): Promise<AnalysisClaim[]> {

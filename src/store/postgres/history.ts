@@ -62,6 +62,27 @@ export class PgHistory implements HistoryStore {
     return map
   }
 
+  /** Reads the runs these rows name that `runs` lacks: each one selected by the filter, or null. */
+  private async addRuns(
+    db: PgQueryable,
+    filter: HistoryFilter,
+    runs: Map<number, RunInfo | null>,
+    rows: ResultRow[],
+  ): Promise<void> {
+    const missing = new Set<number>()
+    for (const row of rows) if (!runs.has(row[1])) missing.add(row[1])
+    if (missing.size === 0) return
+    const p = new Params()
+    const where = runWhere(filter, p)
+    const keys = p.add([...missing])
+    const { rows: found } = await db.query<RunRow & { id: number }>(
+      `SELECT id, ${RUN_COLUMNS} FROM runs ${where ? `${where} AND` : 'WHERE'} id = ANY(${keys}::integer[])`,
+      p.values,
+    )
+    for (const key of missing) runs.set(key, null)
+    for (const row of found) runs.set(row.id, runInfoFromRow(row))
+  }
+
   private async testsFor(db: PgQueryable, testIds?: string[]): Promise<Map<number, TestRef>> {
     const { rows } = await db.query<[number, string, string, string, string, string | null]>({
       text: `SELECT id, test_id, suite, module, name, file FROM tests
@@ -138,17 +159,24 @@ export class PgHistory implements HistoryStore {
     let broken: unknown = undefined
     try {
       await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY')
-      const runs = await this.runsFor(client, filter, filter.lastRuns)
-      if (runs.size === 0) return
+      // A few tests: only the runs their results name are read (a page at a time, below), never every run.
+      const byKey = filter.testIds !== undefined && filter.lastRuns === undefined
+      const runs = byKey ? new Map<number, RunInfo | null>() : await this.runsFor(client, filter, filter.lastRuns)
+      if (!byKey && runs.size === 0) return
       const tests = await this.testsFor(client, filter.testIds)
       if (tests.size === 0) return
       const p = new Params()
       const where: string[] = []
-      if (narrowed(filter)) {
+      if (byKey) {
+        // The filter's own time bounds: the results' `at` is their run's, so partitions outside are skipped.
+        if (filter.since !== undefined) where.push(`at >= ${p.add(filter.since)}`)
+        if (filter.until !== undefined) where.push(`at <= ${p.add(filter.until)}`)
+      } else if (narrowed(filter)) {
         // Rows outside the selected runs are dropped below; the time bounds let the index skip most of them.
         let minAt = Infinity
         let maxAt = -Infinity
         for (const r of runs.values()) {
+          if (r === null) continue
           minAt = Math.min(minAt, r.at)
           maxAt = Math.max(maxAt, r.at)
         }
@@ -175,6 +203,7 @@ export class PgHistory implements HistoryStore {
         if (rows.length === 0) break
         // The server reads the next page while this one is analysed: the scan's two halves on two cores.
         if (rows.length === SCAN_PAGE) next = fetchPage()
+        if (byKey) await this.addRuns(client, filter, runs, rows)
         const messages = await this.messagesFor(
           client,
           rows.map((r) => r[8]),

@@ -6,6 +6,8 @@ import {
   type AnalysisRead,
   type AnalysisStore,
   type PersistedAnalysis,
+  type RunFile,
+  type TestFile,
 } from '../analyses.js'
 import type { SqliteConnection } from './connection.js'
 import type { SqliteDb } from './driver.js'
@@ -84,24 +86,60 @@ export class SqliteAnalyses implements AnalysisStore {
 
   claimAnalyses(opts: AnalysisClaimOptions): Promise<AnalysisClaim[]> {
     const now = Date.now()
-    if (opts.runIds === undefined) {
+    const due = '(a.valid_until <= ? OR a.valid_from > ?) AND a.lease_until < ?'
+    if (opts.files?.length === 1) {
+      // One file: its rows in key order straight from the index, stopping at the limit.
+      const [file] = opts.files
       return this.claim(
-        `SELECT test FROM analyses WHERE (valid_until <= ? OR valid_from > ?) AND lease_until < ?
-         ORDER BY valid_until LIMIT ?`,
-        [opts.clock, opts.clock, now, opts.limit],
+        `SELECT a.test FROM tests t JOIN analyses a ON a.test = t.id
+         WHERE t.suite = ? AND t.module = ? AND ${due} ORDER BY t.id LIMIT ?`,
+        [file!.suite, file!.module, opts.clock, opts.clock, now, opts.limit],
         now,
       )
     }
-    const runs = JSON.stringify(opts.runIds.slice(0, ANALYSIS_BATCH))
+    if (opts.files !== undefined) {
+      const files = JSON.stringify(opts.files.slice(0, ANALYSIS_BATCH).map((f) => [f.suite, f.module]))
+      return this.claim(
+        `SELECT a.test FROM tests t JOIN analyses a ON a.test = t.id
+         WHERE (t.suite, t.module) IN (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?))
+           AND ${due} ORDER BY t.suite, t.module, t.id LIMIT ?`,
+        [files, opts.clock, opts.clock, now, opts.limit],
+        now,
+      )
+    }
+    if (opts.testIds !== undefined) {
+      return this.claim(
+        `SELECT a.test FROM tests t JOIN analyses a ON a.test = t.id
+         WHERE t.test_id IN (SELECT value FROM json_each(?)) AND ${due} LIMIT ?`,
+        [JSON.stringify(opts.testIds.slice(0, ANALYSIS_BATCH)), opts.clock, opts.clock, now, opts.limit],
+        now,
+      )
+    }
     return this.claim(
-      `SELECT a.test FROM analyses a JOIN tests t ON t.id = a.test
-       WHERE (t.suite, t.module) IN (
-         SELECT s.suite, s.module FROM tests s WHERE s.id IN (
-           SELECT r.test FROM results r WHERE r.run IN (SELECT id FROM runs WHERE run_id IN (SELECT value FROM json_each(?)))))
-         AND (a.valid_until <= ? OR a.valid_from > ?) AND a.lease_until < ? ORDER BY a.valid_until LIMIT ?`,
-      [runs, opts.clock, opts.clock, now, opts.limit],
+      `SELECT test FROM analyses a WHERE ${due} ORDER BY valid_until LIMIT ?`,
+      [opts.clock, opts.clock, now, opts.limit],
       now,
     )
+  }
+
+  runFiles(runIds: string[], after: TestFile | null, limit: number): Promise<RunFile[]> {
+    const rows = this.conn.db
+      .prepare(
+        `SELECT f.suite, f.module, (SELECT count(*) FROM tests c WHERE c.suite = f.suite AND c.module = f.module) AS tests
+         FROM (SELECT DISTINCT t.suite, t.module FROM results r JOIN tests t ON t.id = r.test
+           WHERE r.run IN (SELECT id FROM runs WHERE run_id IN (SELECT value FROM json_each(?)))
+             AND (? IS NULL OR (t.suite, t.module) > (?, ?))
+           ORDER BY t.suite, t.module LIMIT ?) f
+         ORDER BY f.suite, f.module`,
+      )
+      .all(
+        JSON.stringify(runIds.slice(0, ANALYSIS_BATCH)),
+        after === null ? null : 1,
+        after?.suite ?? null,
+        after?.module ?? null,
+        limit,
+      ) as RunFile[]
+    return Promise.resolve(rows)
   }
 
   claimOtherConfig(config: string, limit: number): Promise<AnalysisClaim[]> {

@@ -43,6 +43,44 @@ type RunInfoRow = [
   pipelineUrl: string | null,
   artifactsUrl: string | null,
 ]
+const RUN_INFO_COLUMNS = `id, run_id, suite, at, branch, revision, pipeline_id, job_status, pipeline_status,
+  runner_id, env, status, pipeline_url, artifacts_url`
+
+/**
+ * Makes `RunInfo`s from `RUN_INFO_COLUMNS` rows, sharing the values that repeat from run to run (suite, branch,
+ * runner, statuses, the env facets) instead of copying them once per run.
+ */
+function runInfoMaker(): (row: RunInfoRow) => RunInfo {
+  const shared = new Map<string, string>()
+  const one = <T extends string | null>(text: T): T => {
+    if (text === null) return text
+    let kept = shared.get(text)
+    if (kept === undefined) shared.set(text, (kept = text))
+    return kept as T
+  }
+  const envs = new Map<string, EnvFacets>()
+  return (row) => {
+    const [, runId, suite, at, branch, revision, pipelineId, jobStatus, pipelineStatus, runnerId, envText] = row
+    let env = envs.get(envText ?? '')
+    if (env === undefined) envs.set(envText ?? '', (env = envText ? (JSON.parse(envText) as EnvFacets) : {}))
+    return {
+      runId,
+      suite: one(suite),
+      at: Number(at),
+      branch: one(branch),
+      revision,
+      pipelineId,
+      jobStatus: one(jobStatus),
+      pipelineStatus: one(pipelineStatus),
+      runnerId: one(runnerId),
+      env,
+      status: row[11],
+      pipelineUrl: row[12],
+      artifactsUrl: row[13],
+    }
+  }
+}
+
 type TestRow = [id: number, testId: string, suite: string, module: string, name: string, file: string | null]
 
 type ResultRow = [
@@ -83,41 +121,33 @@ export class SqliteHistory implements HistoryStore {
     const { sql: where, params } = runWhere(filter)
     params.push(limit ?? -1)
     const rows = this.conn.db
-      .prepare(
-        `SELECT id, run_id, suite, at, branch, revision, pipeline_id, job_status, pipeline_status, runner_id, env,
-          status, pipeline_url, artifacts_url FROM runs ${where} ORDER BY at DESC, id DESC LIMIT ?`,
-      )
+      .prepare(`SELECT ${RUN_INFO_COLUMNS} FROM runs ${where} ORDER BY at DESC, id DESC LIMIT ?`)
       .raw(true)
-    const shared = new Map<string, string>()
-    const one = <T extends string | null>(text: T): T => {
-      if (text === null) return text
-      let kept = shared.get(text)
-      if (kept === undefined) shared.set(text, (kept = text))
-      return kept as T
-    }
-    const envs = new Map<string, EnvFacets>()
+    const info = runInfoMaker()
     const map = new Map<number, RunInfo>()
-    for (const row of rows.iterate(...params) as Iterable<RunInfoRow>) {
-      const [id, runId, suite, at, branch, revision, pipelineId, jobStatus, pipelineStatus, runnerId, envText] = row
-      let env = envs.get(envText ?? '')
-      if (env === undefined) envs.set(envText ?? '', (env = envText ? (JSON.parse(envText) as EnvFacets) : {}))
-      map.set(id, {
-        runId,
-        suite: one(suite),
-        at: Number(at),
-        branch: one(branch),
-        revision,
-        pipelineId,
-        jobStatus: one(jobStatus),
-        pipelineStatus: one(pipelineStatus),
-        runnerId: one(runnerId),
-        env,
-        status: row[11],
-        pipelineUrl: row[12],
-        artifactsUrl: row[13],
-      })
-    }
+    for (const row of rows.iterate(...params) as Iterable<RunInfoRow>) map.set(row[0], info(row))
     return map
+  }
+
+  /**
+   * The selected runs by key, read as results name them: for a few tests' histories, whose runs are a few of the
+   * store's (which may hold a million). A run outside the filter is remembered as null.
+   */
+  private runsByKey(filter: HistoryFilter): (key: number) => RunInfo | undefined {
+    const { sql: where, params } = runWhere(filter)
+    const stmt = this.conn.db
+      .prepare(`SELECT ${RUN_INFO_COLUMNS} FROM runs ${where ? `${where} AND` : 'WHERE'} id = ?`)
+      .raw(true)
+    const info = runInfoMaker()
+    const known = new Map<number, RunInfo | null>()
+    return (key) => {
+      let run = known.get(key)
+      if (run === undefined) {
+        const row = stmt.get(...params, key) as RunInfoRow | undefined
+        known.set(key, (run = row === undefined ? null : info(row)))
+      }
+      return run ?? undefined
+    }
   }
 
   private entryFromRow(row: ResultRow, run: RunInfo): HistoryEntry {
@@ -137,10 +167,17 @@ export class SqliteHistory implements HistoryStore {
   }
 
   async *scanHistory(filter: HistoryFilter = {}): AsyncIterable<TestHistory> {
+    if (filter.testIds && filter.lastRuns === undefined) {
+      // A few tests: only the runs their results name are read, never every run of the store.
+      yield* this.historiesOf(filter.testIds, filter.since ?? -Number.MAX_SAFE_INTEGER, this.runsByKey(filter))
+      return
+    }
     const runs = this.runsFor(filter, filter.lastRuns)
     if (runs.size === 0) return
     if (filter.testIds) {
-      yield* this.historiesOf(filter.testIds, runs)
+      let minAt = Infinity
+      for (const r of runs.values()) minAt = Math.min(minAt, r.at)
+      yield* this.historiesOf(filter.testIds, minAt, (key) => runs.get(key))
       return
     }
     let minAt = Infinity
@@ -235,9 +272,11 @@ export class SqliteHistory implements HistoryStore {
    * The histories of a few named tests, each read by the primary key (test, at, run): the cost follows those
    * tests' results, never the store's size. This is what an incremental analysis reads after an upload.
    */
-  private *historiesOf(testIds: string[], runs: Map<number, RunInfo>): Iterable<TestHistory> {
-    let minAt = Infinity
-    for (const r of runs.values()) minAt = Math.min(minAt, r.at)
+  private *historiesOf(
+    testIds: string[],
+    minAt: number,
+    runOf: (key: number) => RunInfo | undefined,
+  ): Iterable<TestHistory> {
     const byName = this.conn.db
       .prepare('SELECT id, test_id, suite, module, name, file FROM tests WHERE test_id = ?')
       .raw()
@@ -250,7 +289,7 @@ export class SqliteHistory implements HistoryStore {
       const [id, , suite, module, name, file] = t
       const history: TestHistory = { test: { testId, suite, module, name, file }, entries: [] }
       for (const row of rowsOf.all(id, minAt) as ResultRow[]) {
-        const run = runs.get(row[2])
+        const run = runOf(row[2])
         if (run) history.entries.push(this.entryFromRow(row, run))
       }
       if (history.entries.length) yield history

@@ -280,6 +280,18 @@ const ARG_KEYS = [
   'files',
 ]
 
+const smallSeeds = seeds.filter((x) => x.bytes.length <= 4 * 1024).map((x) => x.bytes.toString('utf8'))
+
+/** Arguments each tool accepts: a seeded test's id, a reason, a real report's text. */
+function validArgs(tool: string, report: string): Record<string, unknown> {
+  const testId = 'unit::mod::flaky'
+  if (tool === 'explain_test' || tool === 'release_test') return { test_id: testId }
+  if (tool === 'quarantine_test') return { test_id: testId, reason: 'fuzz' }
+  if (tool === 'triage_report') return { content: report }
+  if (tool === 'setup_plan') return { files: [{ path: 'package.json', content: '{"devDependencies":{"vitest":"1"}}' }] }
+  return {}
+}
+
 interface ToolCall {
   tool: string
   args: Record<string, unknown>
@@ -294,14 +306,22 @@ export const mcpSurface: Surface<ToolCall> = {
   runs: 1000,
   setup,
   arbitrary: () =>
-    fc.record({
-      tool: fc.constantFrom(...TOOLS),
-      args: fc.dictionary(
-        fc.constantFrom(...ARG_KEYS),
-        fc.oneof(value, fc.jsonValue({ maxDepth: 3 }), fc.array(value, { maxLength: 3 })),
-        { maxKeys: 4 },
-      ),
-    }),
+    fc
+      .record({
+        tool: fc.constantFrom(...TOOLS),
+        valid: fc.boolean(),
+        report: fc.nat({ max: smallSeeds.length - 1 }),
+        args: fc.dictionary(
+          fc.constantFrom(...ARG_KEYS),
+          fc.oneof(value, fc.jsonValue({ maxDepth: 3 }), fc.array(value, { maxLength: 3 })),
+          { maxKeys: 3 },
+        ),
+      })
+      // Half the calls start from arguments the tool takes, so that most reach the tool rather than its schema.
+      .map(({ tool, valid, report, args }) => ({
+        tool,
+        args: { ...(valid ? validArgs(tool, smallSeeds[report]!) : {}), ...args },
+      })),
   check: async ({ tool, args }) => {
     const s = await app()
     const res = await s.app.inject({
