@@ -4,6 +4,7 @@ import { analysisOptions, type ResolvedConfig } from '../config/load.js'
 import type { TestHistory, TestRef } from '../model.js'
 import type { AuditEntry, QuarantineRecord, Store } from '../store/store.js'
 import { analyzeStore } from './analyze-store.js'
+import { findTest } from './find-test.js'
 
 /** Everything `flakewatch show` says about one test. */
 export interface TestExplanation {
@@ -47,8 +48,8 @@ export async function explainTest(
 ): Promise<TestExplanation | null> {
   let found: TestExplanation | undefined
   // A name the test was seen under shows the test.
-  const named = (await store.testNames().listNames({ nameId: requested })).find((n) => n.source !== 'split')
-  const testId = named && !(await store.getTest(requested)) ? named.testId : requested
+  const named = await findTest(store, requested)
+  const testId = named.kind === 'found' ? named.ref.testId : requested
   // The as-of time is the newest run of the whole store, not of this one test, so that the verdict is the one
   // `analyze` lists.
   const now = opts.asOf ?? asOfTime(await store.runSummaries({}), undefined, Date.now())

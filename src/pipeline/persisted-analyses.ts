@@ -22,6 +22,7 @@ import {
 import { compareText } from '../compare-text.js'
 import { appendAll } from '../extent.js'
 import type { TestHistory } from '../model.js'
+import { windowFacts, type WindowFacts } from '../analysis/window-facts.js'
 import {
   ANALYSIS_BATCH,
   type AnalysisClaim,
@@ -57,6 +58,8 @@ export async function storeClock(store: Store, suite?: string): Promise<number> 
 export interface GroupAnalysis {
   analysis: TestAnalysis
   validity: Validity
+  /** What the server's kiosk and trends read besides the analysis (see `windowFacts`). */
+  facts: WindowFacts
 }
 
 /**
@@ -94,7 +97,11 @@ export function analyzeFiles(
       mates = fileValidity.get(key) ?? alone
       if (!fileValidity.has(key)) fileValidity.set(key, (mates = fileValidityAt(ctx.now, files.get(key)!, windows)))
     }
-    out.set(h.test.testId, { analysis: analyses[i]!, validity: validityAt(ctx.now, h, mates, windows) })
+    out.set(h.test.testId, {
+      analysis: analyses[i]!,
+      validity: validityAt(ctx.now, h, mates, windows),
+      facts: windowFacts(h, cfg, ctx),
+    })
   })
   return out
 }
@@ -289,6 +296,9 @@ function persistedRow(
         lastFailureAt: a.lastFailureAt,
         firstRunAt: a.firstRunAt,
         lastRunAt: a.lastRunAt,
+        passRateClass: a.passRateClass,
+        timeLostMs: a.timeLostMs,
+        ...found.facts,
       },
     },
     config,

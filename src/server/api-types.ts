@@ -150,6 +150,11 @@ export interface LeaderboardResponse {
   sort: SortKey
   order: 'asc' | 'desc'
   summary: LeaderboardSummary
+  /**
+   * Present when some tests' stored analyses were not current at this answer's clock (more than a read
+   * re-analyses before answering): they show as last analysed, and the background sweep is catching up.
+   */
+  pending?: number
   rows: LeaderboardRow[]
 }
 

@@ -34,6 +34,8 @@ import { AnalysisStoppedError, createSnapshotBuilder } from './snapshot-builder.
 import { createSnapshotCache, type SnapshotCacheOptions } from './snapshot-cache.js'
 import { UploadPool } from './upload-pool.js'
 import { installReadRouting } from './read-routing.js'
+import { PersistedReads } from './persisted-reads.js'
+import { projectOverview } from './project-overview.js'
 import type { ReadReplica } from './read-replica.js'
 
 export interface AppDeps {
@@ -100,7 +102,7 @@ declare module 'fastify' {
     flakewatchAnalysis: 'worker' | 'in-process'
     /** Where uploads are parsed and stored: worker threads, or this one. */
     flakewatchUploads: 'worker' | 'in-process'
-    /** This store's figures for the organisation overview, computed where analysis snapshots are built. */
+    /** This store's figures for the organisation overview, from its persisted analyses. */
     flakewatchOverview: () => Promise<ProjectOverview>
     /** Where bundle downloads are written: a worker thread each, or this one. */
     flakewatchBundles: 'worker' | 'in-process'
@@ -159,7 +161,7 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
       ? null
       : startAnalysisSweep({
           // In the analysis worker thread, beside builds: never on the thread that answers requests.
-          refresh: (chunk) => builder.refresh(chunk),
+          refresh: (chunk) => builder.refresh(deps.now ? { ...chunk, clock: deps.now() } : chunk),
           ...deps.analysisSweep,
           onReport: (r) => {
             if (r.error instanceof AnalysisStoppedError) return
@@ -184,7 +186,7 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
   })
   app.decorate('flakewatchAnalysis', builder.kind)
   app.decorate('flakewatchUploads', uploads.kind)
-  app.decorate('flakewatchOverview', () => builder.overview(config))
+  app.decorate('flakewatchOverview', () => projectOverview(ctx))
   app.decorate('flakewatchBundles', bundleStreamKind(deps.db))
   const routing = deps.replica ? installReadRouting(app, store, deps.replica) : null
   const ctx: ServerContext = {
@@ -202,6 +204,15 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
       fresh: routing ? () => routing.choice()?.pinned === true : undefined,
       onError: (error) => {
         if (!(error instanceof AnalysisStoppedError)) app.log.error({ err: error }, 'background analysis failed')
+      },
+    }),
+    reads: new PersistedReads({
+      store: () => routing?.store ?? store,
+      cfg: analysis,
+      now: deps.now,
+      refresh: (ask) => builder.refresh(ask),
+      onError: (error) => {
+        if (!(error instanceof AnalysisStoppedError)) app.log.warn({ err: error }, 'a read could not refresh analyses')
       },
     }),
     quarantine: createQuarantineManager({

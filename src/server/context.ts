@@ -6,6 +6,7 @@ import type { OwnerLookup } from '../owners/read-codeowners.js'
 import type { AuthTokens } from './auth.js'
 import type { NotifierStatus } from './notifier.js'
 import type { ReadReplica } from './read-replica.js'
+import type { PersistedReads } from './persisted-reads.js'
 import type { SnapshotCache } from './snapshot-cache.js'
 import type { UploadPool } from './upload-pool.js'
 
@@ -21,6 +22,8 @@ export interface ServerContext {
   analysis: ResolvedAnalysisConfig
   tokens: AuthTokens
   cache: SnapshotCache
+  /** Reads answered from the persisted analyses (the default selection's leaderboard, kiosk, heatmap, trends). */
+  reads: PersistedReads
   quarantine: QuarantineManager
   now: () => number
   /** Runs older than this many days have probably lost their CI artifacts. */

@@ -43,6 +43,21 @@ const REPLICA_READS = new Set<string>([
   'getFingerprint',
 ])
 
+/**
+ * Reads of the persisted analyses (`store.analyses()`) that the replica may answer: the server's leaderboard,
+ * kiosk, heatmap, trends and test detail (docs/server.md). Claims and writes of rows go to the primary.
+ */
+const REPLICA_ANALYSIS_READS = new Set<string>([
+  'pageAnalyses',
+  'countAnalyses',
+  'dueAnalyses',
+  'otherConfigAnalyses',
+  'suiteHealth',
+  'brokenSuites',
+  'trendDays',
+  'windowRuns',
+])
+
 declare module 'fastify' {
   interface FastifyRequest {
     /** Where this request's reads go, for an API read on a server with a replica. */
@@ -93,8 +108,19 @@ export class ReadRouting {
     private readonly primary: Store,
     private readonly replica: ReadReplica,
   ) {
+    const analyses = new Proxy(primary.analyses(), {
+      get: (target, prop) => {
+        const value: unknown = Reflect.get(target, prop, target)
+        if (typeof value !== 'function') return value
+        if (typeof prop === 'string' && REPLICA_ANALYSIS_READS.has(prop)) {
+          return (...args: unknown[]) => this.route((store) => call(store.analyses(), prop, args))
+        }
+        return (value as (...a: unknown[]) => unknown).bind(target)
+      },
+    })
     this.store = new Proxy(primary, {
       get: (target, prop) => {
+        if (prop === 'analyses') return () => analyses
         const value: unknown = Reflect.get(target, prop, target)
         if (typeof value !== 'function') return value
         if (typeof prop === 'string' && REPLICA_READS.has(prop)) return (...args: unknown[]) => this.read(prop, args)
@@ -114,19 +140,25 @@ export class ReadRouting {
   }
 
   private read(method: string, args: unknown[]): Promise<unknown> {
-    const call = (store: Store) =>
-      (store[method as keyof Store] as (...a: unknown[]) => Promise<unknown>).apply(store, args)
+    return this.route((store) => call(store, method, args))
+  }
+
+  private route(read: (store: Store) => Promise<unknown>): Promise<unknown> {
     const choice = this.choice()
     const replica = this.replica.store
-    if (choice?.from !== 'replica' || !replica) return call(this.primary)
-    return call(replica).catch((error: unknown) => {
+    if (choice?.from !== 'replica' || !replica) return read(this.primary)
+    return read(replica).catch((error: unknown) => {
       // Reads are safe to repeat; the answer then says where it really came from.
       this.replica.failed(error)
       choice.from = 'primary'
       choice.lagMs = null
-      return call(this.primary)
+      return read(this.primary)
     })
   }
+}
+
+function call(target: object, method: string, args: unknown[]): Promise<unknown> {
+  return (target[method as keyof typeof target] as (...a: unknown[]) => Promise<unknown>).apply(target, args)
 }
 
 function isApi(request: FastifyRequest): boolean {

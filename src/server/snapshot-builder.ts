@@ -3,10 +3,7 @@ import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import type { ResolvedAnalysisConfig } from '../analysis/index.js'
 import { InputError, NotFoundError, StoreError } from '../errors.js'
-import type { ResolvedConfig } from '../config/load.js'
 import { lookForChanges, type LookReport, type LookRequest } from '../notify/look.js'
-import type { ProjectOverview } from './api-types.js'
-import { projectOverview } from './project-overview.js'
 import { refreshAnalyses, type RefreshOptions } from '../pipeline/persisted-analyses.js'
 import type { Store } from '../store/store.js'
 import type { Selection } from './selection.js'
@@ -24,8 +21,6 @@ export interface SnapshotBuilder {
    * run, off the thread that answers requests whenever a worker is possible.
    */
   look(request: LookRequest): Promise<LookReport>
-  /** One project's figures for the organisation overview (`projectOverview`), likewise a whole-store analysis. */
-  overview(config: ResolvedConfig): Promise<ProjectOverview>
   /**
    * Re-analyses persisted analyses (`refreshAnalyses`): one chunk of the background sweep, likewise reading
    * histories, so likewise off the thread that answers requests (on a connection that may write).
@@ -41,7 +36,7 @@ export interface SnapshotWorkerData {
 }
 
 /** What one refresh re-analyses (see `RefreshOptions`). */
-export type RefreshAsk = Pick<RefreshOptions, 'runIds' | 'maxRows' | 'otherConfig'>
+export type RefreshAsk = Pick<RefreshOptions, 'runIds' | 'maxRows' | 'otherConfig' | 'clock'>
 export interface RefreshOutcome {
   claimed: number
   written: number
@@ -51,14 +46,12 @@ type SnapshotAsk =
   | { selection: Selection; now: number | undefined }
   | { selection: Selection; base: DeltaBase; changedRuns: string[] }
   | { look: LookRequest }
-  | { overview: ResolvedConfig }
   | { refresh: RefreshAsk }
 export type SnapshotRequest = SnapshotAsk & { id: number }
 export type SnapshotReply =
   | { id: number; snapshot: Snapshot }
   | { id: number; delta: SnapshotDelta | null }
   | { id: number; look: LookReport }
-  | { id: number; overview: ProjectOverview }
   | { id: number; refreshed: RefreshOutcome }
   | { id: number; error: { code: string | null; message: string } }
 
@@ -148,10 +141,6 @@ class WorkerBuilder implements SnapshotBuilder {
     return ((await this.ask({ look: request })) as { look: LookReport }).look
   }
 
-  async overview(config: ResolvedConfig): Promise<ProjectOverview> {
-    return ((await this.ask({ overview: config })) as { overview: ProjectOverview }).overview
-  }
-
   async refresh(chunk: RefreshAsk): Promise<RefreshOutcome> {
     return ((await this.ask({ refresh: chunk })) as { refreshed: RefreshOutcome }).refreshed
   }
@@ -189,7 +178,6 @@ export function createSnapshotBuilder(opts: SnapshotBuilderOptions): SnapshotBui
     build: (selection, now) => buildSnapshot(opts.store, selection, { cfg: opts.cfg, now, scanStore: opts.scanStore }),
     delta: (selection, base, changedRuns) => snapshotDelta(opts.store, selection, base, changedRuns, opts.cfg),
     look: (request) => lookForChanges(opts.store, opts.scanStore ?? opts.store, request),
-    overview: (config) => projectOverview(opts.scanStore ?? opts.store, config),
     refresh: (chunk) => refreshAnalyses(opts.store, opts.cfg, chunk),
     close: () => Promise.resolve(),
   }

@@ -4,7 +4,6 @@ import { lookForChanges } from '../notify/look.js'
 import { refreshAnalyses } from '../pipeline/persisted-analyses.js'
 import { openStore } from '../store/open.js'
 import type { Store } from '../store/store.js'
-import { projectOverview } from './project-overview.js'
 import { buildSnapshot, snapshotDelta } from './snapshot.js'
 import { SERVER_CACHE_MB } from './memory-settings.js'
 import { lowerThreadPriority } from './worker-priority.js'
@@ -32,7 +31,6 @@ function writing(): Promise<Store> {
 }
 
 async function answer(request: SnapshotRequest): Promise<SnapshotReply> {
-  if ('overview' in request) return { id: request.id, overview: await projectOverview(store, request.overview) }
   if ('look' in request) return { id: request.id, look: await lookForChanges(await writing(), store, request.look) }
   if ('refresh' in request) {
     return { id: request.id, refreshed: await refreshAnalyses(await writing(), cfg, request.refresh) }

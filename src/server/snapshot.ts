@@ -10,17 +10,10 @@ import {
   type TestAnalysisJson,
 } from '../analysis/index.js'
 import { periodSignals } from '../analysis/period-signals.js'
-import {
-  isFailure,
-  type HistoryEntry,
-  type ResultStatus,
-  type Run,
-  type TestHistory,
-  type TestRef,
-  type VerdictKind,
-} from '../model.js'
+import { cellOf } from '../analysis/window-facts.js'
+import { isFailure, type ResultStatus, type Run, type TestHistory, type TestRef, type VerdictKind } from '../model.js'
 import type { HistoryFilter, RunSummary, Store } from '../store/store.js'
-import type { HeatCell, TrendDay } from './api-types.js'
+import type { TrendDay } from './api-types.js'
 import { runTime, selectRuns, type Selection } from './selection.js'
 import { leaderboardRowBase } from './to-json.js'
 import { maxOf, minOf } from '../extent.js'
@@ -156,18 +149,7 @@ function slicer(): () => Promise<void> | undefined {
   }
 }
 
-export function cellOf(e: Pick<HistoryEntry, 'status' | 'flakyOnRetry'>): HeatCell {
-  switch (e.status) {
-    case 'passed':
-      return e.flakyOnRetry ? 'R' : 'P'
-    case 'failed':
-      return 'F'
-    case 'error':
-      return 'E'
-    default:
-      return 'S'
-  }
-}
+export { cellOf }
 
 /** Per-day counters while scanning; turned into {@link TrendDay}s at the end. */
 interface DayCount {

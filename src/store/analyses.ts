@@ -1,5 +1,5 @@
 import type { VerdictKind } from '../model.js'
-import type { FlipClass } from '../analysis/types.js'
+import type { FlipClass, PassRateClass } from '../analysis/types.js'
 
 /**
  * Persisted analyses (docs/scaling.md, "Persisted analyses"): one row per test in `analyses`, exact for every
@@ -31,6 +31,14 @@ export interface AnalysisSummary {
   lastFailureAt: number | null
   firstRunAt: number | null
   lastRunAt: number | null
+  passRateClass: PassRateClass
+  timeLostMs: number
+  /** The kiosk's and trends' facts over the analysis window (`windowFacts`). */
+  last5: string
+  streak: number
+  streakSince: number | null
+  windowFailureAt: number | null
+  days: number[]
 }
 
 /** One row to write: the analysis of a claimed test, or null when the test has no stored results any more. */
@@ -122,7 +130,161 @@ export interface AnalysisStore {
   countExact(opts: { clock: number; config: string; suite?: string }): Promise<{ tests: number; exact: number }>
   /** How many rows are stale or need work at `clock`, and how many there are: for `/healthz` and the benches. */
   analysisBacklog(clock: number): Promise<{ rows: number; due: number }>
+  /**
+   * The tests of the analysis window that match `filter`, sorted and paged, with their rows as they are (exact or
+   * not: see {@link AnalysisStore.dueAnalyses}). Index reads of `analyses` and `tests`, never of results.
+   */
+  pageAnalyses(filter: AnalysisPage): Promise<AnalysisPageRow[]>
+  /** How many tests of the analysis window match `filter`, per verdict. */
+  countAnalyses(filter: AnalysisFilter): Promise<Record<VerdictKind, number>>
+  /** How many rows are not exact at `clock` (stale, or outside their validity): two index ranges. */
+  dueAnalyses(clock: number): Promise<number>
+  /** How many rows were made with another configuration than `config` (after an upgrade or a config change). */
+  otherConfigAnalyses(config: string): Promise<number>
+  /** Per suite of the window's tests: when one last failed (countable results), and its newest run since `since`. */
+  suiteHealth(since: number): Promise<{ suite: string; lastFailureAt: number | null; lastRunAt: number | null }[]>
+  /** The CI time the tests matching `filter` lost (`time_lost_ms` of their analyses), summed. */
+  timeLost(filter: AnalysisFilter): Promise<number>
+  /** The suites with a broken test in the window. */
+  brokenSuites(since: number): Promise<string[]>
+  /** The trends' per-day sums over the window's tests (`days` of each row), and the window's runs per day. */
+  trendDays(since: number): Promise<{ day: number; flaky: number; broken: number; tests: number; runs: number }[]>
+  /** How many runs there are since `since`, and when the newest one is. */
+  windowRuns(since: number): Promise<{ runs: number; newest: number | null }>
+}
+
+/** The sort keys of {@link AnalysisStore.pageAnalyses}: the leaderboard's (`SORT_KEYS`), and the kiosk's `since`. */
+export type AnalysisSortKey =
+  'flaky' | 'score' | 'pass_rate' | 'runs' | 'flip_rate' | 'name' | 'last' | 'class' | 'verdict' | 'streak_since'
+
+/** Which tests the server's reads of persisted analyses show. */
+export interface AnalysisFilter {
+  /** The analysis window's start: only tests with a result since then. */
+  since: number
+  /** Case-insensitive substring of the test id (ASCII case folding on SQLite). */
+  search?: string
+  verdict?: VerdictKind
+  /** Only these tests (at most {@link ANALYSIS_BATCH}). */
+  testIds?: string[]
+}
+
+export interface AnalysisPage extends AnalysisFilter {
+  sort: AnalysisSortKey
+  order: 'asc' | 'desc'
+  offset: number
+  /** Most rows; null: all of them. */
+  limit: number | null
+  /** Leave out the analysis JSON (a caller after refs and sort fields only). */
+  refsOnly?: boolean
+}
+
+/** One row of {@link AnalysisStore.pageAnalyses}. */
+export interface AnalysisPageRow {
+  testId: string
+  suite: string
+  module: string
+  name: string
+  file: string | null
+  /** The analysis as `analyze --json` prints it (null with `refsOnly`). */
+  json: string | null
+  verdict: VerdictKind
+  score: number
+  last5: string
+  streak: number
+  streakSince: number | null
+}
+
+const VERDICT_ORDER = `CASE a.verdict WHEN 'flaky' THEN 0 WHEN 'broken' THEN 1 WHEN 'healthy' THEN 2 ELSE 3 END`
+
+/**
+ * The ORDER BY of {@link AnalysisStore.pageAnalyses}, the same on both backends: the key, then "most flaky first"
+ * (flaky, then broken, each by score, failures, flip rate and id) so that pages are stable. `binary` is the
+ * collation that compares text byte by byte (test ids and names sort as the dashboard's code points do).
+ */
+export function analysisOrderSql(sort: AnalysisSortKey, order: 'asc' | 'desc', binary: string): string {
+  const mostFlaky = [
+    `${VERDICT_ORDER} ASC`,
+    'a.score DESC',
+    'a.failures DESC',
+    'a.flip_rate DESC',
+    `t.test_id${binary} ASC`,
+  ]
+  if (sort === 'flaky') {
+    if (order === 'desc') return mostFlaky.join(', ')
+    return mostFlaky
+      .map((k) => (k.endsWith(' ASC') ? k.replace(/ ASC$/, ' DESC') : k.replace(/ DESC$/, ' ASC')))
+      .join(', ')
+  }
+  const dir = order === 'asc' ? 'ASC' : 'DESC'
+  const key: Record<Exclude<AnalysisSortKey, 'flaky'>, string> = {
+    score: 'a.score',
+    pass_rate: 'coalesce(a.pass_rate, 2)',
+    runs: 'a.runs',
+    flip_rate: 'a.flip_rate',
+    name: `t.name${binary} ${dir}, t.test_id${binary}`,
+    last: `CASE a.last_status WHEN 'skipped' THEN 0 WHEN 'passed' THEN 1 WHEN 'failed' THEN 2 WHEN 'error' THEN 3 ELSE -1 END`,
+    class: `CASE a.pass_rate_class WHEN 'stable' THEN 0 WHEN 'intermittent' THEN 1 WHEN 'actively_flaky' THEN 2 ELSE 3 END`,
+    verdict: `CASE a.verdict WHEN 'insufficient_data' THEN 0 WHEN 'healthy' THEN 1 WHEN 'broken' THEN 2 ELSE 3 END`,
+    streak_since: 'coalesce(a.streak_since, 0)',
+  }
+  return [`${key[sort]} ${dir}`, ...mostFlaky].join(', ')
 }
 
 /** Most test ids one statement of the analyses concern binds at once. */
 export const ANALYSIS_BATCH = 500
+
+/** Per-verdict counts from `GROUP BY verdict` rows, every verdict present. */
+export function verdictCounts(rows: { verdict: VerdictKind; n: number | string }[]): Record<VerdictKind, number> {
+  const out: Record<VerdictKind, number> = { flaky: 0, broken: 0, healthy: 0, insufficient_data: 0 }
+  for (const r of rows) if (r.verdict in out) out[r.verdict] = Number(r.n)
+  return out
+}
+
+/** Each suite's newest countable failure (of its tests) and newest run, sorted by suite. */
+export function suiteHealthOf(
+  failures: { suite: string; at: number | string | null }[],
+  runs: { suite: string; at: number | string | null }[],
+): { suite: string; lastFailureAt: number | null; lastRunAt: number | null }[] {
+  const failed = new Map(failures.map((f) => [f.suite, f.at === null ? null : Number(f.at)]))
+  const ran = new Map(runs.map((r) => [r.suite, r.at === null ? null : Number(r.at)]))
+  const suites = new Set<string>()
+  for (const [suite, at] of failed) if (at !== null) suites.add(suite)
+  for (const suite of ran.keys()) suites.add(suite)
+  return [...suites].sort().map((suite) => ({
+    suite,
+    lastFailureAt: failed.get(suite) ?? null,
+    lastRunAt: ran.get(suite) ?? null,
+  }))
+}
+
+const DAY_MS = 86_400_000
+
+/**
+ * The trends' days from each test's share (`[day, flaky, broken, …]` as JSON) and the window's run times: days
+ * before the window's start are left out, and only days with a test or a run are kept, oldest first.
+ */
+export function sumTrendDays(
+  shares: Iterable<string>,
+  runAts: Iterable<number | string>,
+  since: number,
+): { day: number; flaky: number; broken: number; tests: number; runs: number }[] {
+  const first = Math.floor(since / DAY_MS)
+  const days = new Map<number, { day: number; flaky: number; broken: number; tests: number; runs: number }>()
+  const at = (day: number) => {
+    let d = days.get(day)
+    if (!d) days.set(day, (d = { day, flaky: 0, broken: 0, tests: 0, runs: 0 }))
+    return d
+  }
+  for (const json of shares) {
+    const share = JSON.parse(json) as number[]
+    for (let i = 0; i + 2 < share.length; i += 3) {
+      if (share[i]! < first) continue
+      const d = at(share[i]!)
+      d.tests++
+      d.flaky += share[i + 1]!
+      d.broken += share[i + 2]!
+    }
+  }
+  for (const ms of runAts) at(Math.floor(Number(ms) / DAY_MS)).runs++
+  return [...days.values()].sort((a, b) => a.day - b.day)
+}

@@ -56,6 +56,7 @@ const cases = (): { path: string | null; argv: string[]; env?: Record<string, st
   { path: 'analyze', argv: ['analyze', '--json', '--limit', '5'] },
   { path: 'analyze', argv: ['analyze', '--format', 'json', '--verdict', 'flaky'] },
   { path: 'show', argv: ['show', FLAKY, '--json'] },
+  { path: 'impact', argv: ['impact', '--json', '--limit', '5'] },
   { path: 'quarantine add', argv: ['quarantine', 'add', FLAKY, '--reason', 'payment sandbox', '--json'] },
   {
     path: 'quarantine rule add',

@@ -55,7 +55,6 @@ function countingBuilder(real: SnapshotBuilder): {
       return real.delta(...args)
     },
     look: (request) => real.look(request),
-    overview: (config) => real.overview(config),
     refresh: (chunk) => real.refresh(chunk),
     close: () => real.close(),
   }
@@ -93,8 +92,11 @@ async function setup(deps: Partial<AppDeps> = {}, onScan?: () => void) {
   const c = counting(raw, onScan)
   const app = await createApp({ store: c.store, config: config(), now: () => NOW, webRoot: null, ...deps })
   cleanups.push(() => app.close())
+  // A suite's selection: the default one is answered from the persisted analyses, with no snapshot to cache.
   const board = async (q = '') =>
-    (await app.inject({ method: 'GET', url: `/api/v1/leaderboard${q}` })).json<LeaderboardResponse>()
+    (
+      await app.inject({ method: 'GET', url: `/api/v1/leaderboard?suite=unit${q.replace('?', '&')}` })
+    ).json<LeaderboardResponse>()
   return { app, file, raw, scans: c.scans, filters: c.filters, board }
 }
 
@@ -105,13 +107,15 @@ function newcomerBatch(runId: string) {
 describe('analysis cache', () => {
   it('answers every view of one selection from one scan, even when asked at once', async () => {
     const { app, scans } = await setup()
-    const urls = ['leaderboard', 'heatmap', 'trends', 'kiosk', 'leaderboard?sort=name'].map((u) => `/api/v1/${u}`)
+    const urls = ['leaderboard', 'heatmap', 'trends', 'kiosk', 'leaderboard?sort=name&'].map(
+      (u) => `/api/v1/${u}${u.endsWith('&') ? '' : '?'}suite=unit`,
+    )
     const answers = await Promise.all(urls.map((url) => app.inject({ method: 'GET', url })))
     expect(answers.map((a) => a.statusCode)).toEqual([200, 200, 200, 200, 200])
     expect(scans()).toBe(1)
-    await app.inject({ method: 'GET', url: '/api/v1/leaderboard?last=5' })
+    await app.inject({ method: 'GET', url: '/api/v1/leaderboard?suite=unit&last=5' })
     expect(scans()).toBe(2)
-    await app.inject({ method: 'GET', url: '/api/v1/heatmap?last=5' })
+    await app.inject({ method: 'GET', url: '/api/v1/heatmap?suite=unit&last=5' })
     expect(scans()).toBe(2)
   })
 

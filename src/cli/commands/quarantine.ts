@@ -10,6 +10,7 @@ import { validateExpiry } from '../../quarantine/validate.js'
 import type { QuarantineRecord, QuarantineRule, Store } from '../../store/store.js'
 import { openStore } from '../../store/open.js'
 import { ownerLookupFromConfig } from '../../owners/read-codeowners.js'
+import { findTest } from '../../pipeline/find-test.js'
 import { emitJson, renderTable, type Io } from '../output.js'
 import { printConfigWarnings, selectConfig, type StoreFlags } from '../project-option.js'
 
@@ -185,6 +186,7 @@ export async function quarantineAdd(testId: string, opts: QuarantineCommandOptio
   if (!opts.reason) throw new InputError('quarantine add needs --reason')
   const expiresAt = parseExpiry(opts.expires)
   return withStore(opts, io, async (store, config) => {
+    testId = await storedTestId(store, testId, io)
     if (opts.allowUnknown && !(await store.getTest(testId))) {
       io.stderr.write(`warning: ${testId} has no stored results yet\n`)
     }
@@ -201,9 +203,34 @@ export async function quarantineAdd(testId: string, opts: QuarantineCommandOptio
 
 export async function quarantineRemove(testId: string, opts: QuarantineCommandOptions, io: Io): Promise<boolean> {
   if (!opts.reason) throw new InputError('quarantine remove needs --reason')
-  return withStore(opts, io, async (store, config) =>
-    manager(store, config).unquarantine(testId, { reason: opts.reason!, actor: resolveActor(opts.actor, io.env) }),
+  return withStore(opts, io, async (store, config) => {
+    // A quarantine kept under the id as typed (one added with --allow-unknown) is released as it is.
+    if (!(await store.getQuarantine(testId))) testId = await storedTestId(store, testId, io)
+    return manager(store, config).unquarantine(testId, {
+      reason: opts.reason!,
+      actor: resolveActor(opts.actor, io.env),
+    })
+  })
+}
+
+/**
+ * The id of the stored test a typed id names: itself, or the test it was seen under another name of, or the one
+ * test ingest would match it to (see `findTest`), said on stderr. An id that fits several tests is refused with
+ * them listed; one that names none stays as typed (the manager then refuses it unless --allow-unknown).
+ */
+async function storedTestId(store: Store, requested: string, io: Io): Promise<string> {
+  const found = await findTest(store, requested, { match: true })
+  if (found.kind === 'ambiguous') {
+    throw new InputError(
+      `${requested} fits several stored tests: ${found.candidates.join(', ')}; give one of their ids ` +
+        '(or `flakewatch tests merge` them if they are one test)',
+    )
+  }
+  if (found.kind !== 'found' || found.how === 'id') return requested
+  io.stderr.write(
+    `${requested} is ${found.how === 'name' ? 'a name of' : 'matched, as ingest would, to'} ${found.ref.testId}\n`,
   )
+  return found.ref.testId
 }
 
 export function quarantineList(opts: QuarantineCommandOptions, io: Io, now = Date.now()): Promise<QuarantineListing> {

@@ -1,10 +1,15 @@
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import type { Run } from '../../model.js'
-import type { HeatmapResponse, HeatmapRun } from '../api-types.js'
+import type { HeatmapResponse, HeatmapRun, HeatmapTest } from '../api-types.js'
+import type { VerdictKind } from '../../model.js'
+import { ANALYSIS_BATCH } from '../../store/analyses.js'
+import { cellOf } from '../../analysis/window-facts.js'
+import { answeredByRows } from '../persisted-reads.js'
+import { minOf } from '../../extent.js'
 import type { ServerContext } from '../context.js'
 import { parseInput, runTime, selectionKey, toSelection } from '../selection.js'
-import { heatOf, memoize } from '../snapshot.js'
+import { HEATMAP_MAX_RUNS, heatOf, memoize } from '../snapshot.js'
 import { iso } from '../to-json.js'
 import { viewTests } from '../views.js'
 import { toView, viewShape } from './view-query.js'
@@ -45,38 +50,22 @@ export function heatmapRoutes(api: FastifyInstance, ctx: ServerContext): void {
     const q = parseInput(HeatmapQuery, request.query, 'query')
     const selection = toSelection(q)
     const view = toView(q)
+    if (answeredByRows(selection)) {
+      return reply.type('application/json; charset=utf-8').send(JSON.stringify(await fromRows(ctx, q)))
+    }
     const snapshot = await ctx.cache.get(selection)
     const key = `heatmap:${selectionKey(selection)}:${JSON.stringify(view)}:${q.offset}:${q.limit}`
     const body = memoize(snapshot, key, () => {
       const tests = viewTests(snapshot, view)
       const expiredBefore = ctx.now() - ctx.artifactExpiryDays * DAY_MS
       const runs = snapshot.heatRuns.map((r) => heatRun(r, expiredBefore))
-      const row = (a: (typeof tests)[number]) => ({
-        test_id: a.testId,
-        name: a.name,
-        module: a.module,
-        suite: a.suite,
-        verdict: a.verdict,
-        score: Math.round(a.score * 1e4) / 1e4,
-      })
-      let limit = q.limit
-      if (limit === undefined) {
-        // Rows are added while they fit the budget: their size varies with names, the runs' with their URLs.
-        let bytes = Buffer.byteLength(JSON.stringify(runs)) + 400
-        limit = 0
-        for (let i = q.offset; i < tests.length && limit < 10_000; i++) {
-          bytes += Buffer.byteLength(JSON.stringify(row(tests[i]!))) + snapshot.heatRuns.length + 4
-          if (bytes > HEATMAP_DEFAULT_BYTES) break
-          limit++
-        }
-        limit = Math.max(1, limit)
-      }
+      const limit = q.limit ?? fitting(runs, tests.slice(q.offset, q.offset + 10_000).map(heatTest))
       const page = tests.slice(q.offset, q.offset + limit)
       const response: HeatmapResponse = {
         generated_at: iso(snapshot.computedAt),
         artifact_expiry_days: ctx.artifactExpiryDays,
         runs,
-        tests: page.map(row),
+        tests: page.map(heatTest),
         cells: page.map((t) => heatOf(snapshot, t)),
         total_tests: tests.length,
         offset: q.offset,
@@ -87,4 +76,94 @@ export function heatmapRoutes(api: FastifyInstance, ctx: ServerContext): void {
     })
     return reply.type('application/json; charset=utf-8').send(body)
   })
+}
+
+function heatTest(a: {
+  testId: string
+  name: string
+  module: string
+  suite: string
+  verdict: VerdictKind
+  score: number
+}): HeatmapTest {
+  return {
+    test_id: a.testId,
+    name: a.name,
+    module: a.module,
+    suite: a.suite,
+    verdict: a.verdict,
+    score: Math.round(a.score * 1e4) / 1e4,
+  }
+}
+
+/** How many of these rows a default page holds: rows are added while they fit {@link HEATMAP_DEFAULT_BYTES}. */
+function fitting(runs: HeatmapRun[], rows: HeatmapTest[]): number {
+  // Their size varies with names, the runs' with their URLs.
+  let bytes = Buffer.byteLength(JSON.stringify(runs)) + 400
+  let limit = 0
+  for (const row of rows) {
+    bytes += Buffer.byteLength(JSON.stringify(row)) + runs.length + 4
+    if (bytes > HEATMAP_DEFAULT_BYTES) break
+    limit++
+  }
+  return Math.max(1, limit)
+}
+
+/**
+ * The default selection's heatmap from the persisted analyses and an index range: the newest runs of the window
+ * (at most {@link HEATMAP_MAX_RUNS}), one page of tests in the leaderboard's order, and those tests' results since
+ * the oldest of those runs, read by test.
+ */
+async function fromRows(ctx: ServerContext, q: z.output<typeof HeatmapQuery>): Promise<HeatmapResponse> {
+  const view = toView(q)
+  const w = await ctx.reads.window()
+  const analyses = ctx.store.analyses()
+  const filter = ctx.reads.filter(w, view)
+  const [heatRuns, counts] = await Promise.all([
+    ctx.store.listRuns({ since: w.since, limit: HEATMAP_MAX_RUNS }),
+    analyses.countAnalyses(filter),
+  ])
+  heatRuns.reverse()
+  const expiredBefore = ctx.now() - ctx.artifactExpiryDays * DAY_MS
+  const runs = heatRuns.map((r) => heatRun(r, expiredBefore))
+  // Every row takes at least a cell per run and its names: an upper bound on what a default page can hold.
+  const most = q.limit ?? Math.min(10_000, Math.ceil(HEATMAP_DEFAULT_BYTES / (runs.length + 60)) + 1)
+  const rows = await analyses.pageAnalyses({
+    ...filter,
+    sort: view.sort,
+    order: view.order,
+    offset: q.offset,
+    limit: most,
+    refsOnly: true,
+  })
+  const tests = rows.map(heatTest)
+  const limit = q.limit ?? fitting(runs, tests)
+  const page = rows.slice(0, limit)
+  const column = new Map(heatRuns.map((r, i) => [r.runId, i]))
+  const cells = new Map(page.map((t) => [t.testId, Buffer.alloc(heatRuns.length, '.')]))
+  if (heatRuns.length && page.length) {
+    // Run metadata only approximates the stored time, hence the margin.
+    const since = minOf(heatRuns.map(runTime)) - DAY_MS
+    for (let i = 0; i < page.length; i += ANALYSIS_BATCH) {
+      const testIds = page.slice(i, i + ANALYSIS_BATCH).map((t) => t.testId)
+      for await (const h of ctx.store.scanHistory({ testIds, since })) {
+        const row = cells.get(h.test.testId)
+        if (!row) continue
+        for (const e of h.entries) {
+          const col = column.get(e.run.runId)
+          if (col !== undefined) row[col] = cellOf(e).charCodeAt(0)
+        }
+      }
+    }
+  }
+  return {
+    generated_at: iso(w.computedAt),
+    artifact_expiry_days: ctx.artifactExpiryDays,
+    runs,
+    tests: tests.slice(0, limit),
+    cells: page.map((t) => cells.get(t.testId)!.toString('latin1')),
+    total_tests: counts.flaky + counts.broken + counts.healthy + counts.insufficient_data,
+    offset: q.offset,
+    limit,
+  }
 }

@@ -1,8 +1,9 @@
 import type { FastifyInstance } from 'fastify'
-import type { KioskResponse } from '../api-types.js'
+import type { KioskResponse, KioskSuite } from '../api-types.js'
+import { answeredByRows } from '../persisted-reads.js'
 import type { ServerContext } from '../context.js'
 import { parseInput, SelectionQuery, toSelection } from '../selection.js'
-import { memoize } from '../snapshot.js'
+import { memoize, type SuiteHealth } from '../snapshot.js'
 import { iso } from '../to-json.js'
 
 const DAY_MS = 86_400_000
@@ -12,7 +13,9 @@ const KIOSK_ROWS = 8
 /** `GET /kiosk`: the wall display's data: what is broken now, the top flaky tests, and days without failures. */
 export function kioskRoutes(api: FastifyInstance, ctx: ServerContext): void {
   api.get('/kiosk', async (request): Promise<KioskResponse> => {
-    const snapshot = await ctx.cache.get(toSelection(parseInput(SelectionQuery, request.query, 'query')))
+    const selection = toSelection(parseInput(SelectionQuery, request.query, 'query'))
+    if (answeredByRows(selection)) return fromRows(ctx)
+    const snapshot = await ctx.cache.get(selection)
     return memoize(snapshot, 'kiosk', (): KioskResponse => {
       const broken = snapshot.tests.filter((t) => t.verdict === 'broken')
       // Every panel reads the same as-of time as the verdicts (the analysis clock, not the wall clock), so that
@@ -45,18 +48,57 @@ export function kioskRoutes(api: FastifyInstance, ctx: ServerContext): void {
             score: Math.round(t.score * 1e4) / 1e4,
             last5: t.last5,
           })),
-        suites: snapshot.suites.map((s) => ({
-          suite: s.suite,
-          // A suite with a test broken now has no days without failures, whatever its newest run said.
-          days_without_failure: brokenSuites.has(s.suite)
-            ? 0
-            : s.lastFailureAt === null
-              ? null
-              : Math.max(0, Math.floor((asOf - s.lastFailureAt) / DAY_MS)),
-          last_failure_at: s.lastFailureAt === null ? null : iso(s.lastFailureAt),
-          last_run_at: s.lastRunAt === null ? null : iso(s.lastRunAt),
-        })),
+        suites: kioskSuites(snapshot.suites, brokenSuites, asOf),
       }
     })
   })
+}
+
+function kioskSuites(suites: SuiteHealth[], brokenSuites: Set<string>, asOf: number): KioskSuite[] {
+  return suites.map((s) => ({
+    suite: s.suite,
+    // A suite with a test broken now has no days without failures, whatever its newest run said.
+    days_without_failure: brokenSuites.has(s.suite)
+      ? 0
+      : s.lastFailureAt === null
+        ? null
+        : Math.max(0, Math.floor((asOf - s.lastFailureAt) / DAY_MS)),
+    last_failure_at: s.lastFailureAt === null ? null : iso(s.lastFailureAt),
+    last_run_at: s.lastRunAt === null ? null : iso(s.lastRunAt),
+  }))
+}
+
+/** The default selection's wall display from the persisted analyses: two short pages, two counts, one per suite. */
+async function fromRows(ctx: ServerContext): Promise<KioskResponse> {
+  const w = await ctx.reads.window()
+  const analyses = ctx.store.analyses()
+  const page = { since: w.since, offset: 0, limit: KIOSK_ROWS, refsOnly: true } as const
+  const [broken, brokenSuites, flaky, counts, suites] = await Promise.all([
+    analyses.pageAnalyses({ ...page, verdict: 'broken', sort: 'streak_since', order: 'desc' }),
+    analyses.brokenSuites(w.since),
+    analyses.pageAnalyses({ ...page, verdict: 'flaky', sort: 'flaky', order: 'desc' }),
+    analyses.countAnalyses({ since: w.since, verdict: 'broken' }),
+    analyses.suiteHealth(w.since),
+  ])
+  return {
+    generated_at: iso(w.computedAt),
+    as_of: iso(w.clock),
+    newest_run_at: w.newestRunAt === null ? null : iso(w.newestRunAt),
+    broken_total: counts.broken,
+    broken: broken.map((t) => ({
+      test_id: t.testId,
+      name: t.name,
+      suite: t.suite,
+      streak: t.streak,
+      since: t.streakSince === null ? null : iso(t.streakSince),
+    })),
+    flaky: flaky.map((t) => ({
+      test_id: t.testId,
+      name: t.name,
+      suite: t.suite,
+      score: Math.round(t.score * 1e4) / 1e4,
+      last5: t.last5,
+    })),
+    suites: kioskSuites(suites, new Set(brokenSuites), w.clock),
+  }
 }

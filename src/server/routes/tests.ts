@@ -5,7 +5,9 @@ import type { AttemptsResponse, HistoryResponse, TestDetailResponse, TestsRespon
 import type { ServerContext } from '../context.js'
 import { cachedAudit, cachedQuarantines } from '../quarantine-cache.js'
 import { testRefOf } from '../snapshot.js'
-import { parseInput, SelectionQuery, toSelection } from '../selection.js'
+import { parseInput, SelectionQuery, toSelection, type Selection } from '../selection.js'
+import { answeredByRows } from '../persisted-reads.js'
+import type { TestRef } from '../../model.js'
 import { attemptToJson, auditToJson, entryToJson, iso, quarantineToJson, testRefToJson } from '../to-json.js'
 
 const TestsQuery = z.object({
@@ -39,28 +41,25 @@ export function testRoutes(api: FastifyInstance, ctx: ServerContext): void {
   api.get<TestParams>('/tests/:testId', async (request, reply) => {
     const { testId } = request.params
     const selection = toSelection(parseInput(SelectionQuery, request.query, 'query'))
-    // All at once: on PostgreSQL each query is a round trip, and one after the other they add up under load. The
-    // test, its quarantine and its audit come from memory when they can: a test the snapshot analysed carries its
-    // ref.
-    const [snapshot, quarantines, audit] = await Promise.all([
-      ctx.cache.get(selection),
+    // All at once: on PostgreSQL each query is a round trip, and one after the other they add up under load.
+    const [known, quarantines, audit] = await Promise.all([
+      analysedTest(ctx, selection, testId),
       cachedQuarantines(ctx),
       cachedAudit(ctx, testId),
     ])
-    const known = snapshot.byId.get(testId)
-    const test = known ? testRefOf(known) : await ctx.store.getTest(testId)
+    const test = known.ref ?? (await ctx.store.getTest(testId))
     if (!test) throw new NotFoundError(`no test "${testId}"`)
     const quarantine = quarantines.get(testId)
     const head: Pick<TestDetailResponse, 'generated_at' | 'test'> = {
-      generated_at: iso(snapshot.computedAt),
+      generated_at: iso(known.computedAt),
       test: testRefToJson(test),
     }
     const tail: Pick<TestDetailResponse, 'quarantine' | 'audit'> = {
       quarantine: quarantine ? quarantineToJson(quarantine, ctx.now()) : null,
       audit: audit.map(auditToJson),
     }
-    // The analysis is kept serialised in the snapshot: spliced in as it is, never parsed and written again.
-    const analysis = known ? known.detail : 'null'
+    // The analysis is kept serialised: spliced in as it is, never parsed and written again.
+    const analysis = known.detail ?? 'null'
     return reply
       .type('application/json; charset=utf-8')
       .send(`${JSON.stringify(head).slice(0, -1)},"analysis":${analysis},${JSON.stringify(tail).slice(1)}`)
@@ -85,4 +84,32 @@ export function testRoutes(api: FastifyInstance, ctx: ServerContext): void {
     if (attempts.length === 0) throw new NotFoundError(`no result of "${testId}" in run "${runId}"`)
     return { test_id: testId, run_id: runId, attempts: attempts.map(attemptToJson) }
   })
+}
+
+/**
+ * A test's analysis in a selection, serialised, with its ref when known: for the default selection its persisted
+ * row (when it has a result in the analysis window), else the selection's snapshot.
+ */
+async function analysedTest(
+  ctx: ServerContext,
+  selection: Selection,
+  testId: string,
+): Promise<{ ref: TestRef | null; detail: string | null; computedAt: number }> {
+  if (answeredByRows(selection)) {
+    const w = await ctx.reads.window()
+    const [row] = await ctx.store.analyses().pageAnalyses({
+      since: w.since,
+      testIds: [testId],
+      sort: 'flaky',
+      order: 'desc',
+      offset: 0,
+      limit: 1,
+    })
+    if (!row) return { ref: null, detail: null, computedAt: w.computedAt }
+    const ref = { testId: row.testId, suite: row.suite, module: row.module, name: row.name, file: row.file }
+    return { ref, detail: row.json, computedAt: w.computedAt }
+  }
+  const snapshot = await ctx.cache.get(selection)
+  const known = snapshot.byId.get(testId)
+  return { ref: known ? testRefOf(known) : null, detail: known?.detail ?? null, computedAt: snapshot.computedAt }
 }

@@ -1,13 +1,24 @@
-import { ANALYSIS_BATCH, ANALYSIS_LEASE_MS } from '../analyses.js'
+import {
+  ANALYSIS_BATCH,
+  ANALYSIS_LEASE_MS,
+  analysisOrderSql,
+  suiteHealthOf,
+  sumTrendDays,
+  verdictCounts,
+} from '../analyses.js'
 import type {
   AnalysisClaim,
   AnalysisClaimOptions,
+  AnalysisFilter,
+  AnalysisPage,
+  AnalysisPageRow,
   AnalysisRead,
   AnalysisStore,
   PersistedAnalysis,
   RunFile,
   TestFile,
 } from '../analyses.js'
+import type { VerdictKind } from '../../model.js'
 import type { PgConnection } from './connection.js'
 import type { PgQueryable } from './driver.js'
 
@@ -40,6 +51,15 @@ export const POSTGRES_ANALYSES_SCHEMA = `
   CREATE INDEX analyses_rank ON analyses (verdict, score DESC, flip_rate DESC);
   CREATE INDEX tests_file ON tests (suite, module);
   INSERT INTO analyses (test) SELECT id FROM tests;
+`
+
+/** Migration 0019: what the server's reads need besides the JSON; every row is analysed again to fill them. */
+export const POSTGRES_ANALYSES_READS = `
+  ALTER TABLE analyses ADD COLUMN streak_since bigint, ADD COLUMN window_failure_at bigint, ADD COLUMN streak integer,
+    ADD COLUMN time_lost_ms double precision, ADD COLUMN pass_rate_class text, ADD COLUMN last5 text,
+    ADD COLUMN days text;
+  CREATE INDEX analyses_window ON analyses (last_run_at);
+  UPDATE analyses SET valid_until = 0, version = version + 1;
 `
 
 /** The database's clock in epoch ms: leases compare against one clock, whichever instance set them. */
@@ -186,9 +206,12 @@ export class PgAnalyses implements AnalysisStore {
         `WITH v AS (
            SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::double precision[],
              $7::double precision[], $8::text[], $9::integer[], $10::integer[], $11::double precision[], $12::text[],
-             $13::bigint[], $14::bigint[], $15::bigint[], $16::bigint[], $17::bigint[], $18::bigint[])
+             $13::bigint[], $14::bigint[], $15::bigint[], $16::bigint[], $17::bigint[], $18::bigint[],
+             $19::text[], $20::text[], $21::integer[], $22::bigint[], $23::bigint[], $24::text[],
+             $25::double precision[])
              AS v(test_id, version, analysis, config, verdict, score, flip_rate, flip_rate_class, runs, failures,
-               pass_rate, last_status, last_failure_at, first_run_at, last_run_at, as_of, valid_from, valid_until)
+               pass_rate, last_status, last_failure_at, first_run_at, last_run_at, as_of, valid_from, valid_until,
+               pass_rate_class, last5, streak, streak_since, window_failure_at, days, time_lost_ms)
          ), free AS (
            SELECT a.test, v.* FROM analyses a JOIN tests t ON t.id = a.test JOIN v ON v.test_id = t.test_id
            WHERE a.version = v.version FOR UPDATE OF a SKIP LOCKED
@@ -197,7 +220,9 @@ export class PgAnalyses implements AnalysisStore {
            flip_rate = f.flip_rate, flip_rate_class = f.flip_rate_class, runs = f.runs, failures = f.failures,
            pass_rate = f.pass_rate, last_status = f.last_status, last_failure_at = f.last_failure_at,
            first_run_at = f.first_run_at, last_run_at = f.last_run_at, as_of = f.as_of, valid_from = f.valid_from,
-           valid_until = f.valid_until, lease_until = 0
+           valid_until = f.valid_until, pass_rate_class = f.pass_rate_class, last5 = f.last5, streak = f.streak,
+           streak_since = f.streak_since, window_failure_at = f.window_failure_at, days = f.days,
+           time_lost_ms = f.time_lost_ms, lease_until = 0
          FROM free f WHERE a.test = f.test AND a.version = f.version`,
         [
           col((r) => r.testId),
@@ -218,6 +243,13 @@ export class PgAnalyses implements AnalysisStore {
           col((r) => r.asOf),
           col((r) => r.validFrom),
           col((r) => r.validUntil),
+          col((r) => r.analysis?.summary.passRateClass ?? null),
+          col((r) => r.analysis?.summary.last5 ?? null),
+          col((r) => r.analysis?.summary.streak ?? null),
+          col((r) => r.analysis?.summary.streakSince ?? null),
+          col((r) => r.analysis?.summary.windowFailureAt ?? null),
+          col((r) => (r.analysis ? JSON.stringify(r.analysis.summary.days) : null)),
+          col((r) => r.analysis?.summary.timeLostMs ?? null),
         ],
       )
       written += rowCount ?? 0
@@ -281,6 +313,107 @@ export class PgAnalyses implements AnalysisStore {
     return rows[0]!
   }
 
+  async pageAnalyses(page: AnalysisPage): Promise<AnalysisPageRow[]> {
+    const { where, params } = windowWhere(page)
+    const limit = page.limit === null ? '' : `LIMIT ${Math.trunc(page.limit)}`
+    const { rows } = await this.conn.db.query<AnalysisPageRow>(
+      `SELECT t.test_id AS "testId", t.suite, t.module, t.name, t.file,
+         ${page.refsOnly ? 'NULL' : 'a.analysis'} AS json, a.verdict, a.score, coalesce(a.last5, '') AS last5,
+         coalesce(a.streak, 0) AS streak, a.streak_since AS "streakSince"
+       FROM analyses a JOIN tests t ON t.id = a.test WHERE ${where}
+       ORDER BY ${analysisOrderSql(page.sort, page.order, ' COLLATE "C"')} ${limit} OFFSET ${Math.trunc(page.offset)}`,
+      params,
+    )
+    for (const r of rows) if (r.streakSince !== null) r.streakSince = Number(r.streakSince)
+    return rows
+  }
+
+  async countAnalyses(filter: AnalysisFilter): Promise<Record<VerdictKind, number>> {
+    const { where, params } = windowWhere(filter)
+    const { rows } = await this.conn.db.query<{ verdict: VerdictKind; n: string }>(
+      `SELECT a.verdict, count(*) AS n FROM analyses a JOIN tests t ON t.id = a.test WHERE ${where} GROUP BY a.verdict`,
+      params,
+    )
+    return verdictCounts(rows)
+  }
+
+  async dueAnalyses(clock: number): Promise<number> {
+    const { rows } = await this.conn.db.query<{ n: number }>(
+      `SELECT ((SELECT count(*) FROM analyses WHERE valid_until <= $1)
+         + (SELECT count(*) FROM analyses WHERE valid_from > $1 AND valid_until > $1))::integer AS n`,
+      [clock],
+    )
+    return rows[0]!.n
+  }
+
+  async otherConfigAnalyses(config: string): Promise<number> {
+    const { rows } = await this.conn.db.query<{ n: number }>(
+      'SELECT count(*)::integer AS n FROM analyses WHERE config <> $1',
+      [config],
+    )
+    return rows[0]!.n
+  }
+
+  async suiteHealth(
+    since: number,
+  ): Promise<{ suite: string; lastFailureAt: number | null; lastRunAt: number | null }[]> {
+    const [failures, runs] = await Promise.all([
+      this.conn.db.query<{ suite: string; at: string | null }>(
+        `SELECT t.suite, max(a.window_failure_at) AS at FROM analyses a JOIN tests t ON t.id = a.test
+         WHERE a.last_run_at >= $1 AND a.verdict IS NOT NULL GROUP BY t.suite`,
+        [since],
+      ),
+      this.conn.db.query<{ suite: string; at: string }>(
+        'SELECT suite, max(at) AS at FROM runs WHERE at >= $1 GROUP BY suite',
+        [since],
+      ),
+    ])
+    return suiteHealthOf(failures.rows, runs.rows)
+  }
+
+  async timeLost(filter: AnalysisFilter): Promise<number> {
+    const { where, params } = windowWhere(filter)
+    const { rows } = await this.conn.db.query<{ ms: number }>(
+      `SELECT coalesce(sum(a.time_lost_ms), 0)::double precision AS ms
+       FROM analyses a JOIN tests t ON t.id = a.test WHERE ${where}`,
+      params,
+    )
+    return rows[0]!.ms
+  }
+
+  async brokenSuites(since: number): Promise<string[]> {
+    const { rows } = await this.conn.db.query<{ suite: string }>(
+      `SELECT DISTINCT t.suite FROM analyses a JOIN tests t ON t.id = a.test
+       WHERE a.verdict = 'broken' AND a.last_run_at >= $1`,
+      [since],
+    )
+    return rows.map((r) => r.suite)
+  }
+
+  async trendDays(
+    since: number,
+  ): Promise<{ day: number; flaky: number; broken: number; tests: number; runs: number }[]> {
+    const [shares, runs] = await Promise.all([
+      this.conn.db.query<{ days: string }>('SELECT days FROM analyses WHERE last_run_at >= $1 AND days IS NOT NULL', [
+        since,
+      ]),
+      this.conn.db.query<{ at: string }>('SELECT at FROM runs WHERE at >= $1', [since]),
+    ])
+    return sumTrendDays(
+      shares.rows.map((r) => r.days),
+      runs.rows.map((r) => r.at),
+      since,
+    )
+  }
+
+  async windowRuns(since: number): Promise<{ runs: number; newest: number | null }> {
+    const { rows } = await this.conn.db.query<{ runs: number; newest: string | null }>(
+      'SELECT count(*)::integer AS runs, max(at) AS newest FROM runs WHERE at >= $1',
+      [since],
+    )
+    return { runs: rows[0]!.runs, newest: rows[0]!.newest === null ? null : Number(rows[0]!.newest) }
+  }
+
   async analysisBacklog(clock: number): Promise<{ rows: number; due: number }> {
     const { rows } = await this.conn.db.query<{ rows: number; due: number }>(
       'SELECT count(*)::integer AS rows, count(*) FILTER (WHERE valid_until <= $1 OR valid_from > $1)::integer AS due FROM analyses',
@@ -288,4 +421,23 @@ export class PgAnalyses implements AnalysisStore {
     )
     return rows[0]!
   }
+}
+
+/** The WHERE of the window reads: tests analysed with a result since the window's start, narrowed as asked. */
+function windowWhere(f: AnalysisFilter): { where: string; params: unknown[] } {
+  const params: unknown[] = [f.since]
+  const parts = ['a.last_run_at >= $1', 'a.verdict IS NOT NULL']
+  if (f.verdict !== undefined) {
+    params.push(f.verdict)
+    parts.push(`a.verdict = $${params.length}`)
+  }
+  if (f.search !== undefined) {
+    params.push(f.search.toLowerCase())
+    parts.push(`strpos(lower(t.test_id), $${params.length}) > 0`)
+  }
+  if (f.testIds !== undefined) {
+    params.push(f.testIds.slice(0, ANALYSIS_BATCH))
+    parts.push(`t.test_id = ANY($${params.length}::text[])`)
+  }
+  return { where: parts.join(' AND '), params }
 }

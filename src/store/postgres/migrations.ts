@@ -6,7 +6,7 @@ import {
   type LegacyQuarantineAuditRow,
   type LegacyRuleAuditRow,
 } from '../legacy-audit.js'
-import { POSTGRES_ANALYSES_SCHEMA } from './analyses.js'
+import { POSTGRES_ANALYSES_READS, POSTGRES_ANALYSES_SCHEMA } from './analyses.js'
 import { appendPostgresAudit, POSTGRES_AUDIT_SCHEMA } from './audit-log.js'
 import type { PgClient, PgQueryable } from './driver.js'
 import { DAY_MS, dayPartitionsDdl, daysAhead, PARTITIONED_INDEXES, partitionable } from './partitions.js'
@@ -469,6 +469,14 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
           PRIMARY KEY (run, name)
         );
       `)
+    },
+  },
+  {
+    // What the server's reads need of a persisted analysis besides its JSON (issue 32, docs/scaling.md): every row
+    // is analysed again to fill them.
+    id: '0019-analysis-reads',
+    async up(client) {
+      await client.query(POSTGRES_ANALYSES_READS)
     },
   },
 ]

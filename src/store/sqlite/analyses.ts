@@ -1,14 +1,22 @@
 import {
   ANALYSIS_BATCH,
   ANALYSIS_LEASE_MS,
+  analysisOrderSql,
+  suiteHealthOf,
+  sumTrendDays,
+  verdictCounts,
   type AnalysisClaim,
   type AnalysisClaimOptions,
+  type AnalysisFilter,
+  type AnalysisPage,
+  type AnalysisPageRow,
   type AnalysisRead,
   type AnalysisStore,
   type PersistedAnalysis,
   type RunFile,
   type TestFile,
 } from '../analyses.js'
+import type { VerdictKind } from '../../model.js'
 import type { SqliteConnection } from './connection.js'
 import type { SqliteDb } from './driver.js'
 
@@ -40,6 +48,19 @@ export const SQLITE_ANALYSES_SCHEMA = `
   CREATE INDEX analyses_rank ON analyses (verdict, score DESC, flip_rate DESC);
   CREATE INDEX tests_file ON tests (suite, module);
   INSERT INTO analyses (test) SELECT id FROM tests;
+`
+
+/** Migration 0019: what the server's reads need besides the JSON; every row is analysed again to fill them. */
+export const SQLITE_ANALYSES_READS = `
+  ALTER TABLE analyses ADD COLUMN pass_rate_class TEXT;
+  ALTER TABLE analyses ADD COLUMN last5 TEXT;
+  ALTER TABLE analyses ADD COLUMN streak INTEGER;
+  ALTER TABLE analyses ADD COLUMN streak_since INTEGER;
+  ALTER TABLE analyses ADD COLUMN window_failure_at INTEGER;
+  ALTER TABLE analyses ADD COLUMN days TEXT;
+  ALTER TABLE analyses ADD COLUMN time_lost_ms REAL;
+  CREATE INDEX analyses_window ON analyses (last_run_at);
+  UPDATE analyses SET valid_until = 0, version = version + 1;
 `
 
 /** Marks stale, creating rows as needed: every test of the files (suite and module) of the tests selected. */
@@ -179,7 +200,8 @@ export class SqliteAnalyses implements AnalysisStore {
       const stmt = db.prepare(
         `UPDATE analyses SET analysis = ?, config = ?, verdict = ?, score = ?, flip_rate = ?, flip_rate_class = ?,
            runs = ?, failures = ?, pass_rate = ?, last_status = ?, last_failure_at = ?, first_run_at = ?,
-           last_run_at = ?, as_of = ?, valid_from = ?, valid_until = ?, lease_until = 0
+           last_run_at = ?, pass_rate_class = ?, last5 = ?, streak = ?, streak_since = ?, window_failure_at = ?,
+           days = ?, time_lost_ms = ?, as_of = ?, valid_from = ?, valid_until = ?, lease_until = 0
          WHERE test = (SELECT id FROM tests WHERE test_id = ?) AND version = ?`,
       )
       const written = db
@@ -201,6 +223,13 @@ export class SqliteAnalyses implements AnalysisStore {
               s?.lastFailureAt ?? null,
               s?.firstRunAt ?? null,
               s?.lastRunAt ?? null,
+              s?.passRateClass ?? null,
+              s?.last5 ?? null,
+              s?.streak ?? null,
+              s?.streakSince ?? null,
+              s?.windowFailureAt ?? null,
+              s === undefined ? null : JSON.stringify(s.days),
+              s?.timeLostMs ?? null,
               r.asOf,
               r.validFrom,
               r.validUntil,
@@ -292,10 +321,130 @@ export class SqliteAnalyses implements AnalysisStore {
     return Promise.resolve(row)
   }
 
+  pageAnalyses(page: AnalysisPage): Promise<AnalysisPageRow[]> {
+    const { where, params } = windowWhere(page)
+    const limit = page.limit === null ? '' : `LIMIT ${Math.trunc(page.limit)} OFFSET ${Math.trunc(page.offset)}`
+    const rows = this.conn.db
+      .prepare(
+        `SELECT t.test_id AS testId, t.suite, t.module, t.name, t.file,
+           ${page.refsOnly ? 'NULL' : 'a.analysis'} AS json, a.verdict, a.score, coalesce(a.last5, '') AS last5,
+           coalesce(a.streak, 0) AS streak, a.streak_since AS streakSince
+         FROM analyses a JOIN tests t ON t.id = a.test WHERE ${where}
+         ORDER BY ${analysisOrderSql(page.sort, page.order, '')} ${limit}`,
+      )
+      .all(...params) as AnalysisPageRow[]
+    if (page.limit === null && page.offset > 0) return Promise.resolve(rows.slice(page.offset))
+    return Promise.resolve(rows)
+  }
+
+  countAnalyses(filter: AnalysisFilter): Promise<Record<VerdictKind, number>> {
+    const { where, params } = windowWhere(filter)
+    const rows = this.conn.db
+      .prepare(
+        `SELECT a.verdict AS verdict, count(*) AS n FROM analyses a JOIN tests t ON t.id = a.test WHERE ${where}
+         GROUP BY a.verdict`,
+      )
+      .all(...params) as { verdict: VerdictKind; n: number }[]
+    return Promise.resolve(verdictCounts(rows))
+  }
+
+  dueAnalyses(clock: number): Promise<number> {
+    const row = this.conn.db
+      .prepare(
+        `SELECT (SELECT count(*) FROM analyses WHERE valid_until <= ?)
+           + (SELECT count(*) FROM analyses WHERE valid_from > ? AND valid_until > ?)`,
+      )
+      .pluck()
+      .get(clock, clock, clock) as number
+    return Promise.resolve(row)
+  }
+
+  otherConfigAnalyses(config: string): Promise<number> {
+    return Promise.resolve(
+      this.conn.db.prepare('SELECT count(*) FROM analyses WHERE config <> ?').pluck().get(config) as number,
+    )
+  }
+
+  suiteHealth(since: number): Promise<{ suite: string; lastFailureAt: number | null; lastRunAt: number | null }[]> {
+    const db = this.conn.db
+    const failures = db
+      .prepare(
+        `SELECT t.suite AS suite, max(a.window_failure_at) AS at FROM analyses a JOIN tests t ON t.id = a.test
+         WHERE a.last_run_at >= ? AND a.verdict IS NOT NULL GROUP BY t.suite`,
+      )
+      .all(since) as { suite: string; at: number | null }[]
+    const runs = db.prepare('SELECT suite, max(at) AS at FROM runs WHERE at >= ? GROUP BY suite').all(since) as {
+      suite: string
+      at: number
+    }[]
+    return Promise.resolve(suiteHealthOf(failures, runs))
+  }
+
+  timeLost(filter: AnalysisFilter): Promise<number> {
+    const { where, params } = windowWhere(filter)
+    const sql = `SELECT coalesce(sum(a.time_lost_ms), 0) FROM analyses a JOIN tests t ON t.id = a.test WHERE ${where}`
+    return Promise.resolve(
+      this.conn.db
+        .prepare(sql)
+        .pluck()
+        .get(...params) as number,
+    )
+  }
+
+  brokenSuites(since: number): Promise<string[]> {
+    return Promise.resolve(
+      this.conn.db
+        .prepare(
+          `SELECT DISTINCT t.suite FROM analyses a JOIN tests t ON t.id = a.test
+           WHERE a.verdict = 'broken' AND a.last_run_at >= ?`,
+        )
+        .pluck()
+        .all(since) as string[],
+    )
+  }
+
+  trendDays(since: number): Promise<{ day: number; flaky: number; broken: number; tests: number; runs: number }[]> {
+    const db = this.conn.db
+    const shares = db
+      .prepare('SELECT days FROM analyses WHERE last_run_at >= ? AND days IS NOT NULL')
+      .pluck()
+      .iterate(since) as Iterable<string>
+    const runs = db.prepare('SELECT at FROM runs WHERE at >= ?').pluck().iterate(since) as Iterable<number>
+    return Promise.resolve(sumTrendDays(shares, runs, since))
+  }
+
+  windowRuns(since: number): Promise<{ runs: number; newest: number | null }> {
+    return Promise.resolve(
+      this.conn.db.prepare('SELECT count(*) AS runs, max(at) AS newest FROM runs WHERE at >= ?').get(since) as {
+        runs: number
+        newest: number | null
+      },
+    )
+  }
+
   analysisBacklog(clock: number): Promise<{ rows: number; due: number }> {
     const row = this.conn.db
       .prepare('SELECT count(*) AS rows, coalesce(sum(valid_until <= ? OR valid_from > ?), 0) AS due FROM analyses')
       .get(clock, clock) as { rows: number; due: number }
     return Promise.resolve(row)
   }
+}
+
+/** The WHERE of the window reads: tests analysed with a result since the window's start, narrowed as asked. */
+function windowWhere(f: AnalysisFilter): { where: string; params: unknown[] } {
+  const parts = ['a.last_run_at >= ?', 'a.verdict IS NOT NULL']
+  const params: unknown[] = [f.since]
+  if (f.verdict !== undefined) {
+    parts.push('a.verdict = ?')
+    params.push(f.verdict)
+  }
+  if (f.search !== undefined) {
+    parts.push('instr(lower(t.test_id), ?) > 0')
+    params.push(f.search.toLowerCase())
+  }
+  if (f.testIds !== undefined) {
+    parts.push('t.test_id IN (SELECT value FROM json_each(?))')
+    params.push(JSON.stringify(f.testIds.slice(0, ANALYSIS_BATCH)))
+  }
+  return { where: parts.join(' AND '), params }
 }

@@ -5,7 +5,7 @@ import {
   type LegacyQuarantineAuditRow,
   type LegacyRuleAuditRow,
 } from '../legacy-audit.js'
-import { SQLITE_ANALYSES_SCHEMA } from './analyses.js'
+import { SQLITE_ANALYSES_READS, SQLITE_ANALYSES_SCHEMA } from './analyses.js'
 import { appendSqliteAudit, SQLITE_AUDIT_SCHEMA } from './audit-log.js'
 import type { SqliteDb } from './driver.js'
 
@@ -376,6 +376,14 @@ export const SQLITE_MIGRATIONS: SqliteMigration[] = [
           PRIMARY KEY (run, name)
         ) WITHOUT ROWID;
       `)
+    },
+  },
+  {
+    // What the server's reads need of a persisted analysis besides its JSON (issue 32, docs/scaling.md): every row
+    // is analysed again to fill them.
+    id: '0019-analysis-reads',
+    up(db) {
+      db.exec(SQLITE_ANALYSES_READS)
     },
   },
 ]

@@ -1,0 +1,199 @@
+import type { FastifyInstance } from 'fastify'
+import { join } from 'node:path'
+import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { resolveAnalysisConfig } from '../../src/analysis/index.js'
+import { refreshAnalyses } from '../../src/pipeline/persisted-analyses.js'
+import type { LeaderboardResponse } from '../../src/server/api-types.js'
+import { createApp } from '../../src/server/app.js'
+import { openPostgresStore } from '../../src/store/postgres/postgres-store.js'
+import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js'
+import type { HistoryFilter, Store } from '../../src/store/store.js'
+import { batch, result, runMeta } from '../helpers/builders.js'
+import { random, randomUploads } from '../helpers/random-history.js'
+import { resolveTestPg, schemas } from '../store/pg-helpers.js'
+import { config, DAY, NOW, tempDir } from './helpers.js'
+
+const pg = await resolveTestPg()
+const cfg = resolveAnalysisConfig()
+
+/** The store, recording the filter of every history scan: a wrapper, every call reaches the real store. */
+function recordingScans(store: Store): { store: Store; filters: HistoryFilter[] } {
+  const filters: HistoryFilter[] = []
+  const wrapped = new Proxy(store, {
+    get(target, prop) {
+      const value = Reflect.get(target, prop, target) as unknown
+      if (prop === 'scanHistory') {
+        return (filter?: HistoryFilter) => {
+          filters.push(filter ?? {})
+          return target.scanHistory(filter)
+        }
+      }
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value
+    },
+  })
+  return { store: wrapped, filters }
+}
+
+const cleanups: (() => Promise<void> | void)[] = []
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c()
+})
+
+interface Backend {
+  name: string
+  open(): Promise<Store>
+}
+
+const backends: Backend[] = [
+  {
+    name: 'SQLite',
+    async open() {
+      const tmp = tempDir()
+      cleanups.push(tmp.cleanup)
+      return openSqliteStore(join(tmp.dir, 'fw.db'))
+    },
+  },
+]
+const pgSchemas = pg.url === undefined ? null : schemas(pg.url)
+if (pgSchemas) {
+  afterAll(() => pgSchemas.dropAll())
+  backends.push({ name: 'PostgreSQL', open: () => openPostgresStore(pgSchemas.fresh()) })
+}
+
+/** An app over the store, answering on this thread, with no sweep: whatever it analyses, a read asked for. */
+async function appOver(store: Store): Promise<FastifyInstance> {
+  const app = await createApp({
+    store,
+    config: config(),
+    webRoot: null,
+    analysisWorker: false,
+    uploadWorkers: false,
+    analysisSweep: false,
+  })
+  cleanups.push(() => app.close())
+  return app
+}
+
+const get = async <T>(app: FastifyInstance, url: string): Promise<T> => {
+  const r = await app.inject({ method: 'GET', url: `/api/v1/${url}` })
+  expect({ url, status: r.statusCode }).toEqual({ url, status: 200 })
+  return r.json<T>()
+}
+
+/** An answer without the time it was read at. */
+const timeless = (body: unknown) => ({ ...(body as object), generated_at: null })
+
+for (const backend of backends) {
+  describe(`reads answered from the persisted analyses (${backend.name})`, () => {
+    it('answers its first reads on a store of many tests without scanning their history', async () => {
+      const store = await backend.open()
+      cleanups.push(() => store.close())
+      const tests = Array.from({ length: 600 }, (_, i) => `t-${i}`)
+      for (let r = 0; r < 8; r++) {
+        const run = runMeta(`r${r}`, new Date(NOW - (r + 1) * 3_600_000).toISOString())
+        await store.ingestReport(
+          batch(
+            run,
+            tests.map((t, i) => result(t, (r + i) % 5 ? 'passed' : 'failed')),
+          ),
+        )
+      }
+      // As `flakewatch ingest` and uploads leave them: every test analysed.
+      await refreshAnalyses(store, cfg)
+      const recorded = recordingScans(store)
+      const app = await appOver(recorded.store)
+      const board = await get<LeaderboardResponse>(app, 'leaderboard?limit=5')
+      expect(board.total).toBe(600)
+      expect(board.rows).toHaveLength(5)
+      expect(board.pending).toBeUndefined()
+      await get(app, 'kiosk')
+      await get(app, 'trends')
+      await get(app, `tests/${encodeURIComponent(board.rows[0]!.test_id)}`)
+      await get(app, 'leaderboard?sort=name&search=t-5&verdict=flaky')
+      // The heatmap reads its page's tests' recent results, by test: never the store's.
+      await get(app, 'heatmap?limit=20')
+      expect(recorded.filters.filter((f) => f.testIds === undefined)).toEqual([])
+      expect(recorded.filters.flatMap((f) => f.testIds ?? []).length).toBeLessThanOrEqual(20)
+    })
+
+    it('says how many tests are pending when more are stale than a read re-analyses, and catches up', async () => {
+      const store = await backend.open()
+      cleanups.push(() => store.close())
+      const tests = Array.from({ length: 700 }, (_, i) => `s-${i}`)
+      for (let r = 0; r < 3; r++) {
+        const run = runMeta(`p${r}`, new Date(NOW - (r + 1) * DAY).toISOString())
+        await store.ingestReport(
+          batch(
+            run,
+            tests.map((t) => result(t, 'passed')),
+          ),
+        )
+      }
+      const app = await appOver(store)
+      const first = await get<LeaderboardResponse>(app, 'leaderboard')
+      expect(first.pending).toBeGreaterThan(0)
+      let last = first
+      for (let i = 0; i < 200 && (last.total < 700 || last.pending !== undefined); i++) {
+        last = await get<LeaderboardResponse>(app, 'leaderboard')
+      }
+      expect(last.total).toBe(700)
+      expect(last.pending).toBeUndefined()
+    })
+
+    it.each([2000, 2001, 2002, 2003])(
+      'answers as a full analysis of the history does, random seed %i',
+      async (seed) => {
+        const store = await backend.open()
+        cleanups.push(() => store.close())
+        const rand = random(seed)
+        let n = 0
+        for (const u of randomUploads(rand)) {
+          await store.ingestReport(
+            {
+              file: `${u.run.runId}-${n}.json`,
+              contentHash: `${seed}-${n++}`,
+              runs: [{ run: u.run, results: u.results }],
+            },
+            { replace: u.replace },
+          )
+        }
+        const app = await appOver(store)
+        // Every run of these histories is of suite `unit`: that selection sees the same runs at the same clock, and
+        // is still analysed from the histories in full (the snapshot), so its answers are the reference.
+        const views = [
+          'leaderboard?limit=1000',
+          'leaderboard?limit=1000&sort=score&order=asc',
+          'leaderboard?limit=1000&sort=pass_rate',
+          'leaderboard?limit=1000&sort=runs',
+          'leaderboard?limit=1000&sort=flip_rate&order=asc',
+          'leaderboard?limit=1000&sort=name',
+          'leaderboard?limit=1000&sort=last',
+          'leaderboard?limit=1000&sort=class',
+          'leaderboard?limit=1000&sort=verdict',
+          'leaderboard?limit=3&offset=2&search=F1',
+          'leaderboard?limit=1000&verdict=flaky',
+          'kiosk',
+          'trends',
+          'heatmap',
+          'heatmap?sort=name&limit=4&offset=1',
+        ]
+        for (const view of views) {
+          const rows = await get(app, view)
+          const snapshot = await get(app, `${view}${view.includes('?') ? '&' : '?'}suite=unit`)
+          expect({ seed, view, body: timeless(rows) }).toEqual({ seed, view, body: timeless(snapshot) })
+        }
+        const board = await get<LeaderboardResponse>(app, 'leaderboard?limit=1000')
+        for (const row of board.rows.slice(0, 3)) {
+          const path = `tests/${encodeURIComponent(row.test_id)}`
+          const detail = await get<{ analysis: Record<string, unknown> }>(app, path)
+          const reference = await get<{ analysis: Record<string, unknown> }>(app, `${path}?suite=unit`)
+          // The persisted analysis is `analyze --json`'s, over the whole history: its first run may be older.
+          expect({ seed, analysis: { ...detail.analysis, first_run_at: null } }).toEqual({
+            seed,
+            analysis: { ...reference.analysis, first_run_at: null },
+          })
+        }
+      },
+    )
+  })
+}
