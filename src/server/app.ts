@@ -146,6 +146,7 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
     capacity: config.server.uploadQueue,
     workers: config.server.uploadWorkers,
     worker: deps.uploadWorkers,
+    refresh: (runIds, maxRows) => builder.refresh({ runIds, maxRows }),
   })
   const notifier = startAppNotifier(deps, (request) => builder.look(request))
   const maintenance = startMaintenance({
@@ -170,14 +171,14 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
             else app.log.debug({ claimed: r.claimed, written: r.written }, 'analysis sweep')
           },
         })
-  // A look or a sweep in flight uses the builder's worker: they end first.
+  // Every accepted upload is stored before the app reports closed; it, a look or a sweep in flight may use the
+  // builder's worker (an upload stored on this thread has its tests re-analysed there): they end first.
   app.addHook('onClose', async () => {
+    await uploads.close()
     await sweep?.stop()
     await notifier?.stop()
     await builder.close()
   })
-  // Every accepted upload is stored before the app reports closed.
-  app.addHook('onClose', () => uploads.close())
   const requestLevel = deps.requestLogLevel ?? 'debug'
   app.addHook('onResponse', (request, reply, done) => {
     const ms = Math.round(reply.elapsedTime)

@@ -177,6 +177,19 @@ export class PgAnalyses implements AnalysisStore {
     return rows
   }
 
+  async dueFiles(clock: number, limit: number): Promise<RunFile[]> {
+    const { rows } = await this.conn.db.query<RunFile>(
+      `SELECT f.suite, f.module,
+         (SELECT count(*) FROM tests c WHERE c.suite = f.suite AND c.module = f.module)::integer AS tests
+       FROM (SELECT DISTINCT t.suite, t.module FROM tests t WHERE t.id IN (
+         SELECT test FROM analyses WHERE (valid_until <= $1 OR valid_from > $1) AND lease_until < ${DB_NOW}
+         ORDER BY valid_until LIMIT $2)) f
+       ORDER BY f.suite, f.module`,
+      [clock, limit],
+    )
+    return rows
+  }
+
   claimOtherConfig(config: string, limit: number): Promise<AnalysisClaim[]> {
     return this.claim(
       `SELECT a.test FROM analyses a, now WHERE a.config <> $1 AND a.lease_until < now.ms

@@ -164,6 +164,19 @@ export class SqliteAnalyses implements AnalysisStore {
     return Promise.resolve(rows)
   }
 
+  dueFiles(clock: number, limit: number): Promise<RunFile[]> {
+    const rows = this.conn.db
+      .prepare(
+        `SELECT f.suite, f.module, (SELECT count(*) FROM tests c WHERE c.suite = f.suite AND c.module = f.module) AS tests
+         FROM (SELECT DISTINCT t.suite, t.module FROM tests t WHERE t.id IN (
+           SELECT test FROM analyses WHERE (valid_until <= ? OR valid_from > ?) AND lease_until < ?
+           ORDER BY valid_until LIMIT ?)) f
+         ORDER BY f.suite, f.module`,
+      )
+      .all(clock, clock, Date.now(), limit) as RunFile[]
+    return Promise.resolve(rows)
+  }
+
   claimOtherConfig(config: string, limit: number): Promise<AnalysisClaim[]> {
     const now = Date.now()
     return this.claim(
