@@ -33,6 +33,7 @@ import { startNotifier, type Notifier } from './notifier.js'
 import { AnalysisStoppedError, createSnapshotBuilder } from './snapshot-builder.js'
 import { createSnapshotCache, type SnapshotCacheOptions } from './snapshot-cache.js'
 import { UploadPool } from './upload-pool.js'
+import { drainUnreadBody } from './unread-body.js'
 import { installReadRouting } from './read-routing.js'
 import { PersistedReads } from './persisted-reads.js'
 import { projectOverview } from './project-overview.js'
@@ -248,6 +249,7 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
     throw new NotFoundError(`no route ${request.method} ${path}`)
   })
   app.addHook('onSend', async (request, reply, payload) => {
+    drainUnreadBody(request, reply)
     void reply.headers(SECURITY_HEADERS)
     if (request.url.startsWith(API_PREFIX) && !reply.hasHeader('cache-control')) {
       void reply.header('cache-control', 'no-store')

@@ -125,7 +125,10 @@ export async function reportRoutes(scope: FastifyInstance, ctx: ServerContext): 
   scope.addContentTypeParser(RAW_TYPES, async (request: FastifyRequest, payload: IncomingMessage) => {
     const declared = Number(request.headers['content-length'])
     if (declared > ctx.bodyLimit) throw tooLarge(ctx.bodyLimit)
-    return spoolUpload(payload, ctx.bodyLimit, Number.isFinite(declared) ? declared : undefined)
+    // Not destroyed when the spool stops at the limit: that would drop the connection under the 413 being sent
+    // (see drainUnreadBody, which reads the rest).
+    const body = payload.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>
+    return spoolUpload(body, ctx.bodyLimit, Number.isFinite(declared) ? declared : undefined)
   })
   await scope.register(multipart, {
     limits: { fileSize: ctx.bodyLimit, files: 50, fields: 100, fieldSize: 8192, parts: 200 },
