@@ -25,6 +25,15 @@ export function retryAfterMs(value: string | null, now = Date.now()): number | n
 }
 
 /**
+ * A failed fetch in words. Node's fetch says only "fetch failed"; its cause says what happened ("write EPIPE",
+ * "read ECONNRESET", "other side closed", "connect ECONNREFUSED 127.0.0.1:8080").
+ */
+export function fetchErrorText(error: Error): string {
+  const cause = (error as { cause?: unknown }).cause
+  return cause instanceof Error && cause.message ? `${error.message}: ${cause.message}` : error.message
+}
+
+/**
  * `fetch` that retries 5xx, 429, timeouts and network errors with exponential backoff, honouring `Retry-After`
  * (capped at {@link MAX_RETRY_AFTER_MS}). Never throws: a final failure comes back as `{ ok: false }`.
  * @example const r = await retryingFetch('https://api.github.com/…', { method: 'POST', body }, { retries: 3 })
@@ -52,7 +61,7 @@ export async function retryingFetch(
       await res.body?.cancel().catch(() => {})
     } catch (error) {
       const e = error as Error
-      reason = e.name === 'TimeoutError' ? 'timed out' : `network error: ${e.message}`
+      reason = e.name === 'TimeoutError' ? 'timed out' : `network error: ${fetchErrorText(e)}`
       failed = { ok: false, error: reason }
     }
     if (attempt >= retries) return failed

@@ -184,7 +184,11 @@ export async function refreshAnalyses(
     }
   }
   if (opts.runIds === undefined) {
-    await drain((clock, limit) => analyses.claimAnalyses({ clock, limit }))
+    // The files of the oldest rows due, a group of them at a time, so that a chunk's order hints read few files.
+    await drain(async (clock, limit) => {
+      const [group] = fileGroups(await analyses.dueFiles(clock, limit), limit)
+      return group === undefined ? [] : analyses.claimAnalyses({ clock, limit, files: group })
+    })
     if (opts.otherConfig === true) await drain((_, limit) => analyses.claimOtherConfig(config, limit))
     return done
   }
@@ -228,6 +232,12 @@ function fileGroups(files: readonly RunFile[], tests: number): RunFile[][] {
 }
 
 /**
+ * Most rows of file-mates one chunk claims besides its own: a file of 100,000 ordered tests is then read 20 times
+ * while it is refreshed, and a chunk ends soon enough for the server that runs it to stop without a long wait.
+ */
+const MATE_CLAIMS = 5_000
+
+/**
  * Analyses the claimed rows and writes them, a chunk at a time. The due rows of the file-mates read for their
  * order hints are claimed too (before their histories are read, as the claim protocol requires) and written from
  * the same analysis: a file of 3,000 ordered tests is then read once, not once per chunk of its tests.
@@ -246,7 +256,7 @@ async function refreshClaims(
     clock,
     claims.map((c) => c.testId),
     async (mates) => {
-      for (let i = 0; i < mates.length; i += ANALYSIS_BATCH) {
+      for (let i = 0; i < mates.length && mateClaims.length < MATE_CLAIMS; i += ANALYSIS_BATCH) {
         const batch = mates.slice(i, i + ANALYSIS_BATCH)
         appendAll(mateClaims, await store.analyses().claimAnalyses({ clock, limit: batch.length, testIds: batch }))
       }
@@ -332,8 +342,14 @@ export async function refreshAfterWrite(
     await refreshAnalyses(store, resolveAnalysisConfig(analysis), { runIds, ...(maxRows ? { maxRows } : {}) })
     return null
   } catch (error) {
-    return `the stored analyses of this report's tests were not refreshed (the sweep will): ${(error as Error).message}`
+    return refreshWarning(error)
   }
+}
+
+/** The warning a writer gives when its refresh failed: its report is stored, its rows wait for the sweep. */
+export function refreshWarning(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error)
+  return `the stored analyses of this report's tests were not refreshed (the sweep will): ${message}`
 }
 
 /** Share of a selection's tests that may lack an exact row before a full scan is cheaper than reading by index. */

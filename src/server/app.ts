@@ -33,6 +33,7 @@ import { startNotifier, type Notifier } from './notifier.js'
 import { AnalysisStoppedError, createSnapshotBuilder } from './snapshot-builder.js'
 import { createSnapshotCache, type SnapshotCacheOptions } from './snapshot-cache.js'
 import { UploadPool } from './upload-pool.js'
+import { drainUnreadBody } from './unread-body.js'
 import { installReadRouting } from './read-routing.js'
 import { PersistedReads } from './persisted-reads.js'
 import { projectOverview } from './project-overview.js'
@@ -146,6 +147,7 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
     capacity: config.server.uploadQueue,
     workers: config.server.uploadWorkers,
     worker: deps.uploadWorkers,
+    refresh: (runIds, maxRows) => builder.refresh({ runIds, maxRows }),
   })
   const notifier = startAppNotifier(deps, (request) => builder.look(request))
   const maintenance = startMaintenance({
@@ -170,14 +172,14 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
             else app.log.debug({ claimed: r.claimed, written: r.written }, 'analysis sweep')
           },
         })
-  // A look or a sweep in flight uses the builder's worker: they end first.
+  // Every accepted upload is stored before the app reports closed; it, a look or a sweep in flight may use the
+  // builder's worker (an upload stored on this thread has its tests re-analysed there): they end first.
   app.addHook('onClose', async () => {
+    await uploads.close()
     await sweep?.stop()
     await notifier?.stop()
     await builder.close()
   })
-  // Every accepted upload is stored before the app reports closed.
-  app.addHook('onClose', () => uploads.close())
   const requestLevel = deps.requestLogLevel ?? 'debug'
   app.addHook('onResponse', (request, reply, done) => {
     const ms = Math.round(reply.elapsedTime)
@@ -211,6 +213,8 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
       cfg: analysis,
       now: deps.now,
       refresh: (ask) => builder.refresh(ask),
+      ttlMs: deps.cache?.ttlMs,
+      fresh: routing ? () => routing.choice()?.pinned === true : undefined,
       onError: (error) => {
         if (!(error instanceof AnalysisStoppedError)) app.log.warn({ err: error }, 'a read could not refresh analyses')
       },
@@ -245,6 +249,7 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
     throw new NotFoundError(`no route ${request.method} ${path}`)
   })
   app.addHook('onSend', async (request, reply, payload) => {
+    drainUnreadBody(request, reply)
     void reply.headers(SECURITY_HEADERS)
     if (request.url.startsWith(API_PREFIX) && !reply.hasHeader('cache-control')) {
       void reply.header('cache-control', 'no-store')

@@ -3,6 +3,7 @@ import type { Readable } from 'node:stream'
 import { HttpError } from './http-error.js'
 import { handleError } from './error-handler.js'
 import { answerClientError, SECURITY_HEADERS } from './security-headers.js'
+import { drainUnreadBody } from './unread-body.js'
 import { tokenMatches } from './auth.js'
 import { createApp, type AppDeps } from './app.js'
 import type { ResolvedConfig } from '../config/load.js'
@@ -64,7 +65,8 @@ export async function createProjectsApp(opts: ProjectsAppOptions): Promise<Fasti
     clientErrorHandler: answerClientError,
   })
   app.setErrorHandler(handleError)
-  app.addHook('onSend', async (_request, reply) => {
+  app.addHook('onSend', async (request, reply) => {
+    drainUnreadBody(request, reply)
     for (const [k, v] of Object.entries(SECURITY_HEADERS)) if (!reply.hasHeader(k)) void reply.header(k, v)
   })
   // Bodies pass through unread: the project's app parses (and limits) them as it always does.

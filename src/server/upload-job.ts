@@ -3,7 +3,7 @@ import { appendAll } from '../extent.js'
 import type { Format } from '../ingest/formats.js'
 import { sourceFromBuffer, sourceFromFile } from '../ingest/source.js'
 import { emptySummary, ingestSource, type IngestSummary } from '../pipeline/ingest-files.js'
-import { REFRESH_BEFORE_ANSWER_ROWS, refreshAfterWrite } from '../pipeline/persisted-analyses.js'
+import { REFRESH_BEFORE_ANSWER_ROWS, refreshAfterWrite, refreshWarning } from '../pipeline/persisted-analyses.js'
 import type { RunContext } from '../pipeline/run-context.js'
 import type { Store } from '../store/store.js'
 
@@ -22,8 +22,17 @@ export interface UploadJob {
   analysis?: AnalysisConfigOptions
 }
 
-/** Stores each file of an upload as `flakewatch ingest` would: one transaction per report, failures listed. */
-export async function ingestUpload(store: Store, job: UploadJob): Promise<IngestSummary> {
+/**
+ * Re-analyses an upload's runs elsewhere than on its store's connection: an upload stored on the thread that
+ * answers requests has its analysis thread do it (`SnapshotBuilder.refresh`).
+ */
+export type UploadRefresh = (runIds: string[], maxRows: number) => Promise<unknown>
+
+/**
+ * Stores each file of an upload as `flakewatch ingest` would: one transaction per report, failures listed; then
+ * re-analyses its tests' persisted analyses (at most {@link REFRESH_BEFORE_ANSWER_ROWS}), with `store` or `refresh`.
+ */
+export async function ingestUpload(store: Store, job: UploadJob, refresh?: UploadRefresh): Promise<IngestSummary> {
   const summary = emptySummary()
   for (const file of job.files) {
     const source = file.path
@@ -46,12 +55,11 @@ export async function ingestUpload(store: Store, job: UploadJob): Promise<Ingest
   }
   // Just after the commits, before the answer: the uploader's next read finds its tests' analyses current.
   if (job.analysis !== undefined) {
-    const warning = await refreshAfterWrite(
-      store,
-      job.analysis,
-      summary.ingested.map((i) => i.run_id),
-      REFRESH_BEFORE_ANSWER_ROWS,
-    )
+    const runIds = summary.ingested.map((i) => i.run_id)
+    const warning =
+      refresh === undefined || runIds.length === 0
+        ? await refreshAfterWrite(store, job.analysis, runIds, REFRESH_BEFORE_ANSWER_ROWS)
+        : await refresh(runIds, REFRESH_BEFORE_ANSWER_ROWS).then(() => null, refreshWarning)
     if (warning !== null) for (const i of summary.ingested) (i.warnings ??= []).push(warning)
   }
   return summary

@@ -6,7 +6,7 @@ import { StoreError } from '../errors.js'
 import type { IngestSummary } from '../pipeline/ingest-files.js'
 import type { Store } from '../store/store.js'
 import { UPLOAD_WORKER_V8_FLAGS, uploadWorkerEnv } from './memory-settings.js'
-import { ingestUpload, type UploadJob } from './upload-job.js'
+import { ingestUpload, type UploadJob, type UploadRefresh } from './upload-job.js'
 import { lowerProcessPriority } from './worker-priority.js'
 
 /** To an upload worker: first the store to open, then one upload at a time. */
@@ -57,6 +57,11 @@ export interface UploadPoolOptions {
   workers?: number | null
   /** Set false to parse and store on this thread even when workers are possible. */
   worker?: boolean
+  /**
+   * Where an upload stored on this thread has its tests re-analysed (the analysis thread, when there is one): a
+   * worker process re-analyses its own, at its lower priority; this thread only answers requests.
+   */
+  refresh?: UploadRefresh
 }
 
 /**
@@ -150,7 +155,7 @@ export class UploadPool {
 
   private async runHere(q: Queued): Promise<void> {
     try {
-      q.resolve(await ingestUpload(this.opts.store, q.job))
+      q.resolve(await ingestUpload(this.opts.store, q.job, this.opts.refresh))
     } catch (error) {
       q.reject(error as Error)
     } finally {

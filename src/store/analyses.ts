@@ -117,6 +117,11 @@ export interface AnalysisStore {
    * time after `after`: what a writer re-analyses, read a page at a time (a report may hold 150,000 files).
    */
   runFiles(runIds: string[], after: TestFile | null, limit: number): Promise<RunFile[]>
+  /**
+   * The files of the `limit` rows that need work at `clock` and are not leased, oldest validity first: where the
+   * sweep claims next, file by file (rows in key order span every file of a report whose classes interleave).
+   */
+  dueFiles(clock: number, limit: number): Promise<RunFile[]>
   /** The tests of the files (suite and module) of these tests, themselves included. */
   fileMates(testIds: string[]): Promise<string[]>
   /** Per-run counts of the infrastructure-failure guard, for these runs only. */
@@ -287,4 +292,9 @@ export function sumTrendDays(
   }
   for (const ms of runAts) at(Math.floor(Number(ms) / DAY_MS)).runs++
   return [...days.values()].sort((a, b) => a.day - b.day)
+}
+
+/** The join a window read needs only when it narrows by test id (search, or a list of tests): counts skip it. */
+export function testsJoin(f: AnalysisFilter): string {
+  return f.search !== undefined || f.testIds !== undefined ? 'JOIN tests t ON t.id = a.test' : ''
 }

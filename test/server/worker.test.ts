@@ -15,6 +15,17 @@ import { config, NOW, seed, tempDir } from './helpers.js'
 const DIST_APP = join(import.meta.dirname, '..', '..', 'dist', 'server', 'app.js')
 const DIST_BUILDER = join(import.meta.dirname, '..', '..', 'dist', 'server', 'snapshot-builder.js')
 
+/** Counts the scans asked of `store` (on this thread): `scanHistory` is where analysis reads histories. */
+function countScans(store: SqliteStore): () => number {
+  let scans = 0
+  const scan = store.scanHistory.bind(store)
+  store.scanHistory = (filter) => {
+    scans++
+    return scan(filter)
+  }
+  return () => scans
+}
+
 describe.skipIf(!existsSync(DIST_APP))('analysis in a worker thread', () => {
   let createApp: typeof CreateApp
   let store: SqliteStore
@@ -97,6 +108,42 @@ describe.skipIf(!existsSync(DIST_APP))('analysis in a worker thread', () => {
     }
   })
 
+  it('has an upload stored on the main thread re-analysed in the analysis thread before its 201', async () => {
+    const tmp = tempDir()
+    const db = join(tmp.dir, 'up.db')
+    const own = await openSqliteStore(db)
+    const mainThreadScans = countScans(own)
+    // Uploads on this thread (no worker process), no sweep: only the upload's own refresh can analyse its rows.
+    const app = await createApp({
+      store: own,
+      db,
+      config: config(),
+      now: () => NOW,
+      webRoot: null,
+      uploadWorkers: false,
+      analysisSweep: false,
+    })
+    try {
+      expect(app.flakewatchUploads).toBe('in-process')
+      const cases = Array.from({ length: 30 }, (_, i) => `<testcase classname="m${i % 3}" name="t${i}"/>`).join('')
+      const headers = { authorization: `Bearer ${config().server.writeToken}`, 'content-type': 'application/xml' }
+      const up = await app.inject({
+        method: 'POST',
+        url: '/api/v1/reports?suite=unit&run_id=main-thread-upload',
+        headers,
+        payload: `<testsuite name="s" timestamp="2026-03-01T10:00:00Z">${cases}</testsuite>`,
+      })
+      expect(up.statusCode).toBe(201)
+      expect(JSON.stringify(up.json())).not.toMatch(/not refreshed/)
+      expect(await own.analyses().analysisBacklog(Date.parse('2026-03-01T10:00:00Z') + 1)).toEqual({ rows: 30, due: 0 })
+      expect(mainThreadScans()).toBe(0)
+    } finally {
+      await app.close()
+      await own.close()
+      tmp.cleanup()
+    }
+  })
+
   it('keeps the main thread free while a large store is analysed', async () => {
     const tmp = tempDir()
     const big = await openSqliteStore(join(tmp.dir, 'big.db'))
@@ -112,12 +159,7 @@ describe.skipIf(!existsSync(DIST_APP))('analysis in a worker thread', () => {
     }
     const db = join(tmp.dir, 'big.db')
     // The scan must happen off this thread: the request's store is never asked to scan.
-    let mainThreadScans = 0
-    const scan = big.scanHistory.bind(big)
-    big.scanHistory = (filter) => {
-      mainThreadScans++
-      return scan(filter)
-    }
+    const mainThreadScans = countScans(big)
     // The sweep starts at once: its backlog (every test's row, stale since ingest) is analysed off this thread too.
     const app = await createApp({
       store: big,
@@ -143,11 +185,11 @@ describe.skipIf(!existsSync(DIST_APP))('analysis in a worker thread', () => {
       // The sweep analyses at the app's clock, as its reads do.
       const clock = NOW
       expect(await big.analyses().analysisBacklog(clock)).toEqual({ rows: 1000, due: 0 })
-      expect(mainThreadScans).toBe(0)
+      expect(mainThreadScans()).toBe(0)
     } finally {
       await app.close()
       await big.close()
       tmp.cleanup()
     }
-  })
+  }, 180_000)
 })

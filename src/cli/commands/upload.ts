@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises'
 import { extname } from 'node:path'
 import { InputError } from '../../errors.js'
-import { retryingFetch } from '../../http/retrying-fetch.js'
+import { retryingFetch, type FetchOutcome } from '../../http/retrying-fetch.js'
 import { expandInputs } from '../../pipeline/ingest-files.js'
 import { projectKey } from '../../pipeline/project-key.js'
 import type { RunContext } from '../../pipeline/run-context.js'
@@ -107,7 +107,13 @@ export async function upload(inputs: string[], opts: UploadCommandOptions, io: I
     entries.push(
       outcome.ok
         ? { file, status: outcome.res.status, ok: true, response }
-        : { file, status: outcome.status ?? null, ok: false, response, error: serverError(outcome.error, response) },
+        : {
+            file,
+            status: outcome.status ?? null,
+            ok: false,
+            response,
+            error: serverError(outcome.error, response) + resetWhileSending(outcome, body.length),
+          },
     )
   }
   return entries
@@ -122,8 +128,26 @@ export function printUpload(entries: UploadEntry[], opts: UploadCommandOptions, 
   }
 }
 
-/** The server's own words for a refusal (`{"error":{"message"}}`), beside the HTTP status. */
+/**
+ * A connection reset before an answer, while the report was being sent, is how a server (or a proxy before it)
+ * that refuses a body too large answers when it does not read the rest: the 413 is lost with the connection. Said,
+ * so that a user does not go looking for a network fault.
+ */
+function resetWhileSending(outcome: FetchOutcome, bytes: number): string {
+  if (outcome.ok || outcome.status !== undefined || !/\b(EPIPE|ECONNRESET)\b/.test(outcome.error)) return ''
+  const size = `${(bytes / (1024 * 1024)).toFixed(1)} MB`
+  return (
+    ` (the connection was reset before an answer, with the ${size} report sent or being sent: a server that ` +
+    'refuses reports this large, over its server.bodyLimitMb, may answer so)'
+  )
+}
+
+/**
+ * The server's own words for a refusal (`{"error":{"message"}}`), beside the HTTP status. A 413 whose words were
+ * lost (the connection closed under them) still says what it means.
+ */
 function serverError(status: string, response: unknown): string {
   const message = (response as { error?: { message?: unknown } } | undefined)?.error?.message
-  return typeof message === 'string' ? `${status}: ${message}` : status
+  if (typeof message === 'string') return `${status}: ${message}`
+  return status === 'HTTP 413' ? `${status}: the report is larger than the server takes (server.bodyLimitMb)` : status
 }

@@ -125,7 +125,10 @@ export async function reportRoutes(scope: FastifyInstance, ctx: ServerContext): 
   scope.addContentTypeParser(RAW_TYPES, async (request: FastifyRequest, payload: IncomingMessage) => {
     const declared = Number(request.headers['content-length'])
     if (declared > ctx.bodyLimit) throw tooLarge(ctx.bodyLimit)
-    return spoolUpload(payload, ctx.bodyLimit, Number.isFinite(declared) ? declared : undefined)
+    // Not destroyed when the spool stops at the limit: that would drop the connection under the 413 being sent
+    // (see drainUnreadBody, which reads the rest).
+    const body = payload.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>
+    return spoolUpload(body, ctx.bodyLimit, Number.isFinite(declared) ? declared : undefined)
   })
   await scope.register(multipart, {
     limits: { fileSize: ctx.bodyLimit, files: 50, fields: 100, fieldSize: 8192, parts: 200 },
@@ -222,7 +225,10 @@ export async function reportRoutes(scope: FastifyInstance, ctx: ServerContext): 
     }
     const summary: UploadResponse = await ctx.uploads.run(request.flakewatchUploadSlot!, job)
     // Before the answer: the uploader's next read sees its report. Only the tests it touched are re-analysed.
-    if (summary.ingested.length) await ctx.cache.applyWrite(summary.ingested.map((i) => i.run_id))
+    if (summary.ingested.length) {
+      ctx.reads.invalidate()
+      await ctx.cache.applyWrite(summary.ingested.map((i) => i.run_id))
+    }
     if (ctx.replica && summary.ingested.length) {
       // After the commit: a read presenting this position sees the upload, on whichever server answers it.
       summary.written_lsn = request.flakewatchWritten = await ctx.replica.writtenPosition()

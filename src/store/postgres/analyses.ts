@@ -19,6 +19,7 @@ import type {
   TestFile,
 } from '../analyses.js'
 import type { VerdictKind } from '../../model.js'
+import { testsJoin } from '../analyses.js'
 import type { PgConnection } from './connection.js'
 import type { PgQueryable } from './driver.js'
 
@@ -172,6 +173,19 @@ export class PgAnalyses implements AnalysisStore {
          ORDER BY t.suite, t.module LIMIT $4) f
        ORDER BY f.suite, f.module`,
       [runIds.slice(0, ANALYSIS_BATCH), after?.suite ?? null, after?.module ?? null, limit],
+    )
+    return rows
+  }
+
+  async dueFiles(clock: number, limit: number): Promise<RunFile[]> {
+    const { rows } = await this.conn.db.query<RunFile>(
+      `SELECT f.suite, f.module,
+         (SELECT count(*) FROM tests c WHERE c.suite = f.suite AND c.module = f.module)::integer AS tests
+       FROM (SELECT DISTINCT t.suite, t.module FROM tests t WHERE t.id IN (
+         SELECT test FROM analyses WHERE (valid_until <= $1 OR valid_from > $1) AND lease_until < ${DB_NOW}
+         ORDER BY valid_until LIMIT $2)) f
+       ORDER BY f.suite, f.module`,
+      [clock, limit],
     )
     return rows
   }
@@ -331,7 +345,7 @@ export class PgAnalyses implements AnalysisStore {
   async countAnalyses(filter: AnalysisFilter): Promise<Record<VerdictKind, number>> {
     const { where, params } = windowWhere(filter)
     const { rows } = await this.conn.db.query<{ verdict: VerdictKind; n: string }>(
-      `SELECT a.verdict, count(*) AS n FROM analyses a JOIN tests t ON t.id = a.test WHERE ${where} GROUP BY a.verdict`,
+      `SELECT a.verdict, count(*) AS n FROM analyses a ${testsJoin(filter)} WHERE ${where} GROUP BY a.verdict`,
       params,
     )
     return verdictCounts(rows)
@@ -375,7 +389,7 @@ export class PgAnalyses implements AnalysisStore {
     const { where, params } = windowWhere(filter)
     const { rows } = await this.conn.db.query<{ ms: number }>(
       `SELECT coalesce(sum(a.time_lost_ms), 0)::double precision AS ms
-       FROM analyses a JOIN tests t ON t.id = a.test WHERE ${where}`,
+       FROM analyses a ${testsJoin(filter)} WHERE ${where}`,
       params,
     )
     return rows[0]!.ms

@@ -17,6 +17,7 @@ import {
   type TestFile,
 } from '../analyses.js'
 import type { VerdictKind } from '../../model.js'
+import { testsJoin } from '../analyses.js'
 import type { SqliteConnection } from './connection.js'
 import type { SqliteDb } from './driver.js'
 
@@ -160,6 +161,19 @@ export class SqliteAnalyses implements AnalysisStore {
         after?.module ?? null,
         limit,
       ) as RunFile[]
+    return Promise.resolve(rows)
+  }
+
+  dueFiles(clock: number, limit: number): Promise<RunFile[]> {
+    const rows = this.conn.db
+      .prepare(
+        `SELECT f.suite, f.module, (SELECT count(*) FROM tests c WHERE c.suite = f.suite AND c.module = f.module) AS tests
+         FROM (SELECT DISTINCT t.suite, t.module FROM tests t WHERE t.id IN (
+           SELECT test FROM analyses WHERE (valid_until <= ? OR valid_from > ?) AND lease_until < ?
+           ORDER BY valid_until LIMIT ?)) f
+         ORDER BY f.suite, f.module`,
+      )
+      .all(clock, clock, Date.now(), limit) as RunFile[]
     return Promise.resolve(rows)
   }
 
@@ -341,7 +355,7 @@ export class SqliteAnalyses implements AnalysisStore {
     const { where, params } = windowWhere(filter)
     const rows = this.conn.db
       .prepare(
-        `SELECT a.verdict AS verdict, count(*) AS n FROM analyses a JOIN tests t ON t.id = a.test WHERE ${where}
+        `SELECT a.verdict AS verdict, count(*) AS n FROM analyses a ${testsJoin(filter)} WHERE ${where}
          GROUP BY a.verdict`,
       )
       .all(...params) as { verdict: VerdictKind; n: number }[]
@@ -382,7 +396,7 @@ export class SqliteAnalyses implements AnalysisStore {
 
   timeLost(filter: AnalysisFilter): Promise<number> {
     const { where, params } = windowWhere(filter)
-    const sql = `SELECT coalesce(sum(a.time_lost_ms), 0) FROM analyses a JOIN tests t ON t.id = a.test WHERE ${where}`
+    const sql = `SELECT coalesce(sum(a.time_lost_ms), 0) FROM analyses a ${testsJoin(filter)} WHERE ${where}`
     return Promise.resolve(
       this.conn.db
         .prepare(sql)
