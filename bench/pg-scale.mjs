@@ -47,6 +47,9 @@ const { values: args } = parseArgs({
     'upload-tests': { type: 'string', default: '2000' },
     // With --keep: leave the history whole for a later --reuse run (prune takes half of it).
     'no-prune': { type: 'boolean', default: false },
+    // Fill and keep the schema, measure nothing (with --keep); or, with --reuse, only prune it.
+    'fill-only': { type: 'boolean', default: false },
+    'prune-only': { type: 'boolean', default: false },
   },
 })
 const BASE = process.env.FLAKEWATCH_BENCH_PG ?? 'postgres://postgres@127.0.0.1:5434/scale'
@@ -76,6 +79,9 @@ const urlFor = (schema) => {
 }
 
 const sql = (schema, fn) => withClient(BASE, fn, schema)
+
+/** The analysis configuration `serve` uses when started here (it inherits this process's directory). */
+const analysisConfig = () => resolveAnalysisConfig(analysisOptions(loadConfig({ cwd: process.cwd(), env: {} })))
 
 /** Reports ingested by one writer at each size, after the load. */
 const PROBE_REPORTS = 10
@@ -227,8 +233,7 @@ async function fill(schema, size, now) {
     })
   })
   const live = await openPostgresStore(urlFor(schema))
-  const cfg = resolveAnalysisConfig(analysisOptions(loadConfig({ cwd: process.cwd(), env: {} })))
-  const swept = await step('sweep (analyses rows)', () => refreshAnalyses(live, cfg))
+  const swept = await step('sweep (analyses rows)', () => refreshAnalyses(live, analysisConfig()))
   await sql(schema, (c) => c.query('VACUUM (ANALYZE) analyses'))
   const stats = await live.stats()
   await live.close()
@@ -270,10 +275,25 @@ async function measureSize(size) {
   let filled
   if (args.reuse) {
     const { rows } = await sql(schema, (c) =>
-      c.query('SELECT min(at)::bigint AS lo, count(*)::integer AS runs FROM runs'),
+      c.query("SELECT min(at)::bigint AS lo, count(*)::integer AS runs FROM runs WHERE run_id LIKE 'scale-%'"),
     )
     const first = Math.floor(Number(rows[0].lo) / DAY) * DAY
     filled = { results: null, runs: rows[0].runs, days: daysFor(size), first, steps: {}, reused: true }
+    // A kept store opened by a newer build is migrated first, and the sweep redoes the rows it left due, as after
+    // an upgrade: the measurement starts from swept rows.
+    const swept = await timed(async () => {
+      const live = await openPostgresStore(urlFor(schema))
+      try {
+        return await refreshAnalyses(live, analysisConfig())
+      } finally {
+        await live.close()
+      }
+    })
+    emit({
+      metric: `reuse of ${size.toLocaleString('en')} results: migration and sweep of due rows, s`,
+      value: round(swept.ms / 1000, 1),
+      swept_rows: swept.value.written,
+    })
   } else {
     const t = await timed(() => fill(schema, size, now))
     filled = t.value
@@ -291,7 +311,9 @@ async function measureSize(size) {
     })
   }
   const label = `PostgreSQL ${size.toLocaleString('en')}`
+  if (args['fill-only']) return null
   const rows = await locked(async () => {
+    if (args['prune-only']) return [await prune(schema, filled, label)]
     const loadRows = await measure({
       bench: 'pg-scale',
       backend: 'postgres',
@@ -317,29 +339,36 @@ async function measureSize(size) {
       await store.close()
       return [...loadRows, probeRow]
     }
-    // Prune the oldest 30 days: whole day partitions dropped, row by row only in the day the cutoff straddles.
-    const cutoff = filled.first + 30 * DAY + DAY / 2
-    const expected = (await store.rawQuery('SELECT count(*)::bigint AS n FROM results WHERE at < $1', cutoff))[0].n
-    const before = (await store.stats()).results
-    const pruned = await timed(() => store.prune(cutoff))
-    const after = (await store.stats()).results
     await store.close()
-    if (pruned.value.results !== expected || before - after !== expected) {
-      throw new Error(`prune removed ${pruned.value.results} (${before - after} by count), expected ${expected}`)
-    }
-    const row = {
-      metric: `${label}: prune of the oldest 30 days, s`,
-      value: round(pruned.ms / 1000, 2),
-      target: '≤ 10',
-      results_pruned: pruned.value.results,
-      runs_pruned: pruned.value.runs,
-      load: loadavg()[0].toFixed(2),
-    }
-    emit(row)
-    return [...loadRows, probeRow, row]
+    return [...loadRows, probeRow, await prune(schema, filled, label)]
   })
   if (!args.keep) await sql(null, (c) => c.query(`DROP SCHEMA ${schema} CASCADE`))
-  return summarize(size, rows)
+  return args['prune-only'] ? null : summarize(size, rows)
+}
+
+/** Prunes the oldest 30 days of `schema` (filled from `filled.first`), checks what went, and prints the time. */
+async function prune(schema, filled, label) {
+  const store = await openPostgresStore(urlFor(schema))
+  // Prune the oldest 30 days: whole day partitions dropped, row by row only in the day the cutoff straddles.
+  const cutoff = filled.first + 30 * DAY + DAY / 2
+  const expected = (await store.rawQuery('SELECT count(*)::bigint AS n FROM results WHERE at < $1', cutoff))[0].n
+  const before = (await store.stats()).results
+  const pruned = await timed(() => store.prune(cutoff))
+  const after = (await store.stats()).results
+  await store.close()
+  if (pruned.value.results !== expected || before - after !== expected) {
+    throw new Error(`prune removed ${pruned.value.results} (${before - after} by count), expected ${expected}`)
+  }
+  const row = {
+    metric: `${label}: prune of the oldest 30 days, s`,
+    value: round(pruned.ms / 1000, 2),
+    target: '≤ 10',
+    results_pruned: pruned.value.results,
+    runs_pruned: pruned.value.runs,
+    load: loadavg()[0].toFixed(2),
+  }
+  emit(row)
+  return row
 }
 
 /** The figures the issue's targets name, from the rows of one size. */
@@ -391,7 +420,10 @@ function summarize(size, rows) {
 
 const sizes = args.sizes.split(',').map(Number)
 const all = []
-for (const size of sizes) all.push(await measureSize(size))
+for (const size of sizes) {
+  const figures = await measureSize(size)
+  if (figures) all.push(figures)
+}
 if (all.length > 1) {
   // Flat: the largest size's figure over the smallest's (1.0 is flat; first answer, RSS, p95, visible and prune
   // should stay near it; ingest should not fall).

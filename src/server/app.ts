@@ -213,6 +213,8 @@ export async function createApp(deps: AppDeps): Promise<FastifyInstance> {
       cfg: analysis,
       now: deps.now,
       refresh: (ask) => builder.refresh(ask),
+      ttlMs: deps.cache?.ttlMs,
+      fresh: routing ? () => routing.choice()?.pinned === true : undefined,
       onError: (error) => {
         if (!(error instanceof AnalysisStoppedError)) app.log.warn({ err: error }, 'a read could not refresh analyses')
       },

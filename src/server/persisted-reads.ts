@@ -1,12 +1,24 @@
 import type { ResolvedAnalysisConfig, TestAnalysisJson } from '../analysis/index.js'
 import { analysisFingerprint, storeClock } from '../pipeline/persisted-analyses.js'
-import type { AnalysisFilter } from '../store/analyses.js'
+import type { AnalysisFilter, AnalysisStore } from '../store/analyses.js'
 import type { Store } from '../store/store.js'
 import type { LeaderboardRow } from './api-types.js'
 import type { Selection } from './selection.js'
 import type { RefreshAsk, RefreshOutcome } from './snapshot-builder.js'
 
 const DAY_MS = 86_400_000
+
+/**
+ * How long an instance keeps an answer of the persisted analyses (and the window it read them in). Short: an upload
+ * through another instance shows within it (its own uploads drop them at once).
+ */
+export const ANSWER_TTL_MS = 1000
+
+/** Answers kept at most: keys come from requests (search text, offsets). */
+const MAX_ANSWERS = 256
+
+/** The reads of `AnalysisStore` whose answers are kept. */
+const KEPT_READS = new Set(['pageAnalyses', 'countAnalyses', 'suiteHealth', 'brokenSuites', 'trendDays', 'timeLost'])
 
 /**
  * Rows a read re-analyses before it answers, when no more than this many are not exact at its clock (an upload's
@@ -47,6 +59,12 @@ export function answeredByRows(s: Selection): boolean {
  */
 export class PersistedReads {
   private refreshing: Promise<unknown> | null = null
+  /** Answers of the store's analysis reads, each kept for {@link ANSWER_TTL_MS}; dropped on this process's writes. */
+  private readonly answers = new Map<string, { at: number; value: Promise<unknown> }>()
+  private lastWindow: { at: number; value: AnalysisWindow } | null = null
+  /** Moves with each write of this process: a window read before one is not kept. */
+  private generation = 0
+  private readonly ttlMs: number
   /** Set once no row of another configuration is left: rows written later carry this one. */
   private configCurrent = false
   private readonly config: string
@@ -61,13 +79,68 @@ export class PersistedReads {
       /** Re-analyses rows (in the analysis worker thread when there is one), on the primary. */
       refresh: (ask: RefreshAsk) => Promise<RefreshOutcome>
       onError?: (error: unknown) => void
+      /** How long an answer is kept (default and most {@link ANSWER_TTL_MS}). */
+      ttlMs?: number
+      /** True while a read must see a given write (see `SnapshotCacheOptions.fresh`): nothing kept is used. */
+      fresh?: () => boolean
     },
   ) {
     this.config = analysisFingerprint(opts.cfg)
+    this.ttlMs = Math.min(ANSWER_TTL_MS, opts.ttlMs ?? ANSWER_TTL_MS)
+  }
+
+  /** This process wrote results: answers kept from before are dropped. */
+  invalidate(): void {
+    this.generation++
+    this.answers.clear()
+    this.lastWindow = null
+  }
+
+  /**
+   * The store's analysis reads in window `w`, each answer kept a moment: twenty readers of one page cost one query, and an
+   * upload through another instance shows within {@link ANSWER_TTL_MS} of its rows being written.
+   */
+  analyses(w: AnalysisWindow): AnalysisStore {
+    const real = this.opts.store().analyses()
+    // With rows pending, answers change as they are re-analysed: none is kept.
+    if (this.ttlMs <= 0 || w.pending > 0 || this.opts.fresh?.()) return real
+    return new Proxy(real, {
+      get: (target, prop) => {
+        const value: unknown = Reflect.get(target, prop, target)
+        if (typeof value !== 'function' || typeof prop !== 'string' || !KEPT_READS.has(prop)) return value
+        return (...args: unknown[]) =>
+          this.kept(`${prop}:${JSON.stringify(args)}`, () =>
+            (value as (...a: unknown[]) => Promise<unknown>).apply(target, args),
+          )
+      },
+    })
+  }
+
+  private kept(key: string, compute: () => Promise<unknown>): Promise<unknown> {
+    const now = performance.now()
+    const hit = this.answers.get(key)
+    if (hit && now - hit.at < this.ttlMs) return hit.value
+    const value = compute()
+    value.catch(() => this.answers.delete(key))
+    this.answers.delete(key)
+    this.answers.set(key, { at: now, value })
+    if (this.answers.size > MAX_ANSWERS) this.answers.delete(this.answers.keys().next().value!)
+    return value
   }
 
   /** The window of a read at the current clock, its few stale rows re-analysed first. */
   async window(): Promise<AnalysisWindow> {
+    const kept = this.lastWindow
+    if (kept && performance.now() - kept.at < this.ttlMs && !this.opts.fresh?.()) return kept.value
+    const at = performance.now()
+    const generation = this.generation
+    const value = await this.freshWindow()
+    // Only a window with nothing pending is kept: with rows pending, the next read looks (and refreshes) again.
+    if (value.pending === 0 && this.ttlMs > 0 && generation === this.generation) this.lastWindow = { at, value }
+    return value
+  }
+
+  private async freshWindow(): Promise<AnalysisWindow> {
     const store = this.opts.store()
     const clock = this.opts.now?.() ?? (await storeClock(store))
     const since = clock - this.opts.cfg.scoring.lookbackDays * DAY_MS

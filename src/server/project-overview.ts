@@ -13,9 +13,9 @@ const TOP_FLAKY = 5
  */
 export async function projectOverview(ctx: { store: Store; reads: PersistedReads }): Promise<ProjectOverview> {
   // The window's clock keeps the rows current; the figures cover every analysed test, in the window or not.
-  await ctx.reads.window()
+  const w = await ctx.reads.window()
   const all = { since: Number.MIN_SAFE_INTEGER }
-  const analyses = ctx.store.analyses()
+  const analyses = ctx.reads.analyses(w)
   const [counts, lost, top, quarantines] = await Promise.all([
     analyses.countAnalyses(all),
     analyses.timeLost(all),

@@ -293,3 +293,8 @@ export function sumTrendDays(
   for (const ms of runAts) at(Math.floor(Number(ms) / DAY_MS)).runs++
   return [...days.values()].sort((a, b) => a.day - b.day)
 }
+
+/** The join a window read needs only when it narrows by test id (search, or a list of tests): counts skip it. */
+export function testsJoin(f: AnalysisFilter): string {
+  return f.search !== undefined || f.testIds !== undefined ? 'JOIN tests t ON t.id = a.test' : ''
+}

@@ -117,7 +117,7 @@ function fitting(runs: HeatmapRun[], rows: HeatmapTest[]): number {
 async function fromRows(ctx: ServerContext, q: z.output<typeof HeatmapQuery>): Promise<HeatmapResponse> {
   const view = toView(q)
   const w = await ctx.reads.window()
-  const analyses = ctx.store.analyses()
+  const analyses = ctx.reads.analyses(w)
   const filter = ctx.reads.filter(w, view)
   const [heatRuns, counts] = await Promise.all([
     ctx.store.listRuns({ since: w.since, limit: HEATMAP_MAX_RUNS }),

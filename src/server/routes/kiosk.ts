@@ -71,7 +71,7 @@ function kioskSuites(suites: SuiteHealth[], brokenSuites: Set<string>, asOf: num
 /** The default selection's wall display from the persisted analyses: two short pages, two counts, one per suite. */
 async function fromRows(ctx: ServerContext): Promise<KioskResponse> {
   const w = await ctx.reads.window()
-  const analyses = ctx.store.analyses()
+  const analyses = ctx.reads.analyses(w)
   const page = { since: w.since, offset: 0, limit: KIOSK_ROWS, refsOnly: true } as const
   const [broken, brokenSuites, flaky, counts, suites] = await Promise.all([
     analyses.pageAnalyses({ ...page, verdict: 'broken', sort: 'streak_since', order: 'desc' }),

@@ -68,7 +68,7 @@ export function leaderboardRoutes(api: FastifyInstance, ctx: ServerContext): voi
 async function fromRows(ctx: ServerContext, q: z.output<typeof LeaderboardQuery>): Promise<string> {
   const view = toView(q)
   const [w, quarantines] = await Promise.all([ctx.reads.window(), cachedQuarantines(ctx)])
-  const analyses = ctx.store.analyses()
+  const analyses = ctx.reads.analyses(w)
   const now = ctx.now()
   const active: string[] = []
   for (const r of quarantines.values()) if (isActive(r, now)) active.push(r.testId)

@@ -225,7 +225,10 @@ export async function reportRoutes(scope: FastifyInstance, ctx: ServerContext): 
     }
     const summary: UploadResponse = await ctx.uploads.run(request.flakewatchUploadSlot!, job)
     // Before the answer: the uploader's next read sees its report. Only the tests it touched are re-analysed.
-    if (summary.ingested.length) await ctx.cache.applyWrite(summary.ingested.map((i) => i.run_id))
+    if (summary.ingested.length) {
+      ctx.reads.invalidate()
+      await ctx.cache.applyWrite(summary.ingested.map((i) => i.run_id))
+    }
     if (ctx.replica && summary.ingested.length) {
       // After the commit: a read presenting this position sees the upload, on whichever server answers it.
       summary.written_lsn = request.flakewatchWritten = await ctx.replica.writtenPosition()

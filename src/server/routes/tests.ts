@@ -97,7 +97,7 @@ async function analysedTest(
 ): Promise<{ ref: TestRef | null; detail: string | null; computedAt: number }> {
   if (answeredByRows(selection)) {
     const w = await ctx.reads.window()
-    const [row] = await ctx.store.analyses().pageAnalyses({
+    const [row] = await ctx.reads.analyses(w).pageAnalyses({
       since: w.since,
       testIds: [testId],
       sort: 'flaky',

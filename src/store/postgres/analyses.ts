@@ -19,6 +19,7 @@ import type {
   TestFile,
 } from '../analyses.js'
 import type { VerdictKind } from '../../model.js'
+import { testsJoin } from '../analyses.js'
 import type { PgConnection } from './connection.js'
 import type { PgQueryable } from './driver.js'
 
@@ -344,7 +345,7 @@ export class PgAnalyses implements AnalysisStore {
   async countAnalyses(filter: AnalysisFilter): Promise<Record<VerdictKind, number>> {
     const { where, params } = windowWhere(filter)
     const { rows } = await this.conn.db.query<{ verdict: VerdictKind; n: string }>(
-      `SELECT a.verdict, count(*) AS n FROM analyses a JOIN tests t ON t.id = a.test WHERE ${where} GROUP BY a.verdict`,
+      `SELECT a.verdict, count(*) AS n FROM analyses a ${testsJoin(filter)} WHERE ${where} GROUP BY a.verdict`,
       params,
     )
     return verdictCounts(rows)
@@ -388,7 +389,7 @@ export class PgAnalyses implements AnalysisStore {
     const { where, params } = windowWhere(filter)
     const { rows } = await this.conn.db.query<{ ms: number }>(
       `SELECT coalesce(sum(a.time_lost_ms), 0)::double precision AS ms
-       FROM analyses a JOIN tests t ON t.id = a.test WHERE ${where}`,
+       FROM analyses a ${testsJoin(filter)} WHERE ${where}`,
       params,
     )
     return rows[0]!.ms

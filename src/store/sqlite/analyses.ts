@@ -17,6 +17,7 @@ import {
   type TestFile,
 } from '../analyses.js'
 import type { VerdictKind } from '../../model.js'
+import { testsJoin } from '../analyses.js'
 import type { SqliteConnection } from './connection.js'
 import type { SqliteDb } from './driver.js'
 
@@ -354,7 +355,7 @@ export class SqliteAnalyses implements AnalysisStore {
     const { where, params } = windowWhere(filter)
     const rows = this.conn.db
       .prepare(
-        `SELECT a.verdict AS verdict, count(*) AS n FROM analyses a JOIN tests t ON t.id = a.test WHERE ${where}
+        `SELECT a.verdict AS verdict, count(*) AS n FROM analyses a ${testsJoin(filter)} WHERE ${where}
          GROUP BY a.verdict`,
       )
       .all(...params) as { verdict: VerdictKind; n: number }[]
@@ -395,7 +396,7 @@ export class SqliteAnalyses implements AnalysisStore {
 
   timeLost(filter: AnalysisFilter): Promise<number> {
     const { where, params } = windowWhere(filter)
-    const sql = `SELECT coalesce(sum(a.time_lost_ms), 0) FROM analyses a JOIN tests t ON t.id = a.test WHERE ${where}`
+    const sql = `SELECT coalesce(sum(a.time_lost_ms), 0) FROM analyses a ${testsJoin(filter)} WHERE ${where}`
     return Promise.resolve(
       this.conn.db
         .prepare(sql)
