@@ -489,6 +489,13 @@ export class MemoryProbe {
   /** Largest share of its bound the heap held by one sampled input's result took (reports only). */
   maxHeldShare = 0
 
+  /**
+   * The baseline is the live heap after the first sample's inputs, not before them: bounded caches (the server's
+   * snapshots of a store that other surfaces grew, memoised answers) fill during those, and what is kept beyond
+   * them is what grows with the inputs.
+   */
+  private baselineTaken = false
+
   async start(): Promise<void> {
     this.baseline = await liveHeap()
   }
@@ -501,6 +508,11 @@ export class MemoryProbe {
   /** Called after each input: on a sample, the live heap must be within {@link MAX_RETAINED_HEAP} of the start. */
   async after(surface: string): Promise<void> {
     if (this.n++ % HEAP_EVERY !== HEAP_EVERY - 1) return
+    if (!this.baselineTaken) {
+      this.baselineTaken = true
+      this.baseline = await liveHeap()
+      return
+    }
     const retained = (await liveHeap()) - this.baseline
     if (process.env.FLAKEWATCH_FUZZ_DEBUG) console.log(`${surface} ${this.n} ${(retained / 2 ** 20).toFixed(1)} MB`)
     this.maxRetained = Math.max(this.maxRetained, retained)
