@@ -116,6 +116,15 @@ export class PersistedReads {
     })
   }
 
+  /**
+   * A whole answer computed in window `w`, kept as the store's reads are (see {@link PersistedReads.analyses}): for
+   * answers that also read histories (the heatmap's cells).
+   */
+  keep<T>(w: AnalysisWindow, key: string, compute: () => Promise<T>): Promise<T> {
+    if (this.ttlMs <= 0 || w.pending > 0 || this.opts.fresh?.()) return compute()
+    return this.kept(`answer:${w.clock}:${key}`, compute) as Promise<T>
+  }
+
   private kept(key: string, compute: () => Promise<unknown>): Promise<unknown> {
     const now = performance.now()
     const hit = this.answers.get(key)
@@ -123,6 +132,11 @@ export class PersistedReads {
     const value = compute()
     value.catch(() => this.answers.delete(key))
     this.answers.delete(key)
+    // Oldest first: those past their time go now, so that what is kept is at most a second's answers.
+    for (const [k, kept] of this.answers) {
+      if (now - kept.at < this.ttlMs) break
+      this.answers.delete(k)
+    }
     this.answers.set(key, { at: now, value })
     if (this.answers.size > MAX_ANSWERS) this.answers.delete(this.answers.keys().next().value!)
     return value

@@ -5,7 +5,7 @@ import type { HeatmapResponse, HeatmapRun, HeatmapTest } from '../api-types.js'
 import type { VerdictKind } from '../../model.js'
 import { ANALYSIS_BATCH } from '../../store/analyses.js'
 import { cellOf } from '../../analysis/window-facts.js'
-import { answeredByRows } from '../persisted-reads.js'
+import { answeredByRows, type AnalysisWindow } from '../persisted-reads.js'
 import { minOf } from '../../extent.js'
 import type { ServerContext } from '../context.js'
 import { parseInput, runTime, selectionKey, toSelection } from '../selection.js'
@@ -51,7 +51,12 @@ export function heatmapRoutes(api: FastifyInstance, ctx: ServerContext): void {
     const selection = toSelection(q)
     const view = toView(q)
     if (answeredByRows(selection)) {
-      return reply.type('application/json; charset=utf-8').send(JSON.stringify(await fromRows(ctx, q)))
+      // Kept as bytes a moment: a page reads its tests' recent results, and the same page is asked for often.
+      const w = await ctx.reads.window()
+      const body = await ctx.reads.keep(w, `heatmap:${JSON.stringify(q)}`, async () =>
+        Buffer.from(JSON.stringify(await fromRows(ctx, w, q))),
+      )
+      return reply.type('application/json; charset=utf-8').send(body)
     }
     const snapshot = await ctx.cache.get(selection)
     const key = `heatmap:${selectionKey(selection)}:${JSON.stringify(view)}:${q.offset}:${q.limit}`
@@ -114,9 +119,12 @@ function fitting(runs: HeatmapRun[], rows: HeatmapTest[]): number {
  * (at most {@link HEATMAP_MAX_RUNS}), one page of tests in the leaderboard's order, and those tests' results since
  * the oldest of those runs, read by test.
  */
-async function fromRows(ctx: ServerContext, q: z.output<typeof HeatmapQuery>): Promise<HeatmapResponse> {
+async function fromRows(
+  ctx: ServerContext,
+  w: AnalysisWindow,
+  q: z.output<typeof HeatmapQuery>,
+): Promise<HeatmapResponse> {
   const view = toView(q)
-  const w = await ctx.reads.window()
   const analyses = ctx.reads.analyses(w)
   const filter = ctx.reads.filter(w, view)
   const [heatRuns, counts] = await Promise.all([
