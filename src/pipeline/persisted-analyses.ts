@@ -142,6 +142,22 @@ async function analyzeTestsFiles(
   return analyzeFiles(histories, cfg, { now: clock, excludedRuns })
 }
 
+/**
+ * One test's analysis at `clock`, from its file's histories, as a persisted row holds it (`analyze --json`'s form,
+ * without owners), or null when it has no results: for a read that finds no analysed row and cannot write one (a
+ * read-only instance over a store whose rows a reporter left stale). Costs one file, never the store.
+ */
+export async function analyseTestAfresh(
+  store: Store,
+  cfg: ResolvedAnalysisConfig,
+  clock: number,
+  testId: string,
+): Promise<string | null> {
+  const group = (await analyzeTestsFiles(store, cfg, clock, [testId])).get(testId)
+  if (!group || group.analysis.runs === 0) return null
+  return JSON.stringify(toAnalysisJson(group.analysis))
+}
+
 export interface RefreshOptions {
   /** Only the rows of these runs' files (a writer's own, just after its commit). Default: every row due. */
   runIds?: string[]

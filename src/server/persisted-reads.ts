@@ -1,5 +1,5 @@
 import type { ResolvedAnalysisConfig, TestAnalysisJson } from '../analysis/index.js'
-import { analysisFingerprint, storeClock } from '../pipeline/persisted-analyses.js'
+import { analyseTestAfresh, analysisFingerprint, storeClock } from '../pipeline/persisted-analyses.js'
 import type { AnalysisFilter, AnalysisStore } from '../store/analyses.js'
 import type { Store } from '../store/store.js'
 import type { LeaderboardRow } from './api-types.js'
@@ -191,6 +191,14 @@ export class PersistedReads {
       })
     this.refreshing = run
     return background ? Promise.resolve() : run
+  }
+
+  /**
+   * One test's analysis at the window's clock when its row holds none yet (never analysed, and no refresh could
+   * write it, as on a read-only instance): from its file's histories, at the cost of that one file.
+   */
+  analyseAfresh(w: AnalysisWindow, testId: string): Promise<string | null> {
+    return analyseTestAfresh(this.opts.store(), this.opts.cfg, w.clock, testId)
   }
 
   /** The filter of a read over the window. */

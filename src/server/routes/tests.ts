@@ -105,9 +105,13 @@ async function analysedTest(
       offset: 0,
       limit: 1,
     })
-    if (!row) return { ref: null, detail: null, computedAt: w.computedAt }
-    const ref = { testId: row.testId, suite: row.suite, module: row.module, name: row.name, file: row.file }
-    return { ref, detail: row.json, computedAt: w.computedAt }
+    if (row?.json) {
+      const ref = { testId: row.testId, suite: row.suite, module: row.module, name: row.name, file: row.file }
+      return { ref, detail: row.json, computedAt: w.computedAt }
+    }
+    // No analysed row: a read-only instance over a store whose rows its writer left stale (a reporter writing
+    // SQLite directly) still shows the test's analysis, made from its file alone.
+    return { ref: null, detail: await ctx.reads.analyseAfresh(w, testId), computedAt: w.computedAt }
   }
   const snapshot = await ctx.cache.get(selection)
   const known = snapshot.byId.get(testId)
