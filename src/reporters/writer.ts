@@ -1,5 +1,7 @@
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
+import { analysisOptions, loadConfig } from '../config/load.js'
+import { REFRESH_BEFORE_ANSWER_ROWS, refreshAfterWrite } from '../pipeline/persisted-analyses.js'
 import { IdentityReconciler } from '../pipeline/reconcile-ids.js'
 import { isPostgresUrl, openStore } from '../store/open.js'
 import { streamOfBatch } from '../store/store.js'
@@ -88,6 +90,16 @@ export async function writeRecording(
       const runs = outcomes.map((o) => o.runId).join(', ')
       if (stored.length === 0) say(io, `run ${runs} was already stored in ${where}; nothing written`)
       else say(io, `recorded ${describeCases(rec.report.cases)} as run ${runs} in ${where}`)
+      // Its tests' persisted analyses, as `flakewatch ingest` refreshes them: a store fed by reporters alone is
+      // then read from its rows, also by a read-only `serve`. Bounded as an upload is: the run is waiting.
+      const analysis = projectAnalysis(io.env)
+      const warning = await refreshAfterWrite(
+        store,
+        analysis,
+        stored.map((o) => o.runId),
+        REFRESH_BEFORE_ANSWER_ROWS,
+      )
+      if (warning !== null) say(io, `warning: ${warning}`)
     } finally {
       await store.close().catch(() => undefined)
     }
@@ -96,5 +108,17 @@ export async function writeRecording(
     const message = errorMessage(error)
     say(io, `could not record this run's results in ${where}: ${message}. The test run's outcome is unchanged.`)
     return { ok: false, where, error: message }
+  }
+}
+
+/**
+ * The project's analysis options when its flakewatch config loads, else the defaults: the rows are then re-analysed
+ * by the first reader with another configuration, and a reporter never fails a run over a config.
+ */
+function projectAnalysis(env: Record<string, string | undefined>): ReturnType<typeof analysisOptions> | object {
+  try {
+    return analysisOptions(loadConfig({ env }))
+  } catch {
+    return {}
   }
 }

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { TestDetailResponse } from '../../src/server/api-types.js'
+import type { LeaderboardResponse, TestDetailResponse } from '../../src/server/api-types.js'
 import { createApp } from '../../src/server/app.js'
 import { openStore } from '../../src/store/open.js'
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js'
@@ -141,6 +141,9 @@ describe('order dependency in a real Vitest run with sequence.shuffle', () => {
       expect(res.statusCode, res.body).toBe(200)
       const detail = res.json<TestDetailResponse>()
       expect(detail.analysis!.hints.find((h) => h.kind === 'order_dependency')).toMatchObject({ polluter: POLLUTER })
+      // The reporter refreshed its tests' persisted analyses: a read-only instance, which cannot, lists them all.
+      const board = await app.inject({ method: 'GET', url: '/api/v1/leaderboard' })
+      expect(board.json<LeaderboardResponse>().total).toBe(5)
     } finally {
       await app.close()
       await store.close()
