@@ -45,8 +45,22 @@ export interface WindowFacts {
  */
 export function windowFacts(h: TestHistory, cfg: ResolvedAnalysisConfig, ctx: AnalysisContext): WindowFacts {
   const since = ctx.now - cfg.scoring.lookbackDays * DAY_MS
-  const excluded = ctx.excludedRuns ?? new Set<string>()
-  const entries = h.entries.filter((e) => e.run.at >= since)
+  return entryFacts(
+    h.entries.filter((e) => e.run.at >= since),
+    ctx.excludedRuns ?? new Set<string>(),
+    cfg,
+  )
+}
+
+/**
+ * The {@link WindowFacts} of these results, oldest first, whatever selected them: the analysis window's for a
+ * persisted row, a dashboard selection's for the server's snapshot. Pure.
+ */
+export function entryFacts(
+  entries: readonly HistoryEntry[],
+  excluded: ReadonlySet<string>,
+  cfg: ResolvedAnalysisConfig,
+): WindowFacts {
   let streak = 0
   let streakSince: number | null = null
   let lastFailure: number | null = null

@@ -9,9 +9,8 @@ import {
   type ResolvedAnalysisConfig,
   type TestAnalysisJson,
 } from '../analysis/index.js'
-import { periodSignals } from '../analysis/period-signals.js'
-import { cellOf } from '../analysis/window-facts.js'
-import { isFailure, type ResultStatus, type Run, type TestHistory, type TestRef, type VerdictKind } from '../model.js'
+import { cellOf, entryFacts } from '../analysis/window-facts.js'
+import { type ResultStatus, type Run, type TestHistory, type TestRef, type VerdictKind } from '../model.js'
 import type { HistoryFilter, RunSummary, Store } from '../store/store.js'
 import type { TrendDay } from './api-types.js'
 import { runTime, selectRuns, type Selection } from './selection.js'
@@ -261,21 +260,11 @@ function snapshotTestOf(
   const analysis = analyzeTest({ test: h.test, entries }, cfg, { now, excludedRuns })
 
   const row = Buffer.alloc(state.heatRuns.length, '.')
-  let streak = 0
-  let streakSince: number | null = null
-  let lastFailure = -Infinity
   for (const e of entries) {
     const col = heatCol.get(e.run.runId)
     if (col !== undefined) row[col] = cellOf(e).charCodeAt(0)
-    if (e.status === 'skipped' || excludedRuns.has(e.run.runId)) continue
-    if (isFailure(e.status)) {
-      if (streak++ === 0) streakSince = e.run.at
-      if (e.run.at > lastFailure) lastFailure = e.run.at
-    } else {
-      streak = 0
-      streakSince = null
-    }
   }
+  const facts = entryFacts(entries, excludedRuns, cfg)
   return {
     testId: analysis.testId,
     name: analysis.test.name,
@@ -295,14 +284,11 @@ function snapshotTestOf(
     detail: JSON.stringify(toAnalysisJson(analysis)),
     heat: row.toString('latin1'),
     heatAt: 0,
-    last5: entries
-      .slice(-5)
-      .map((e) => cellOf(e))
-      .join(''),
-    streak,
-    streakSince,
-    lastFailure: lastFailure > -Infinity ? lastFailure : null,
-    days: periodSignals(entries, excludedRuns, cfg.verdict.brokenMinConsecutive, (at) => Math.floor(at / DAY_MS)),
+    last5: facts.last5,
+    streak: facts.streak,
+    streakSince: facts.streakSince,
+    lastFailure: facts.windowFailureAt,
+    days: facts.days,
   }
 }
 
