@@ -1,9 +1,10 @@
 import type { FastifyInstance } from 'fastify'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { resolveAnalysisConfig } from '../../src/analysis/index.js'
 import { refreshAnalyses } from '../../src/pipeline/persisted-analyses.js'
-import type { LeaderboardResponse } from '../../src/server/api-types.js'
+import type { ImpactResponse, LeaderboardResponse } from '../../src/server/api-types.js'
 import { createApp } from '../../src/server/app.js'
 import { openPostgresStore } from '../../src/store/postgres/postgres-store.js'
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js'
@@ -61,10 +62,10 @@ if (pgSchemas) {
 }
 
 /** An app over the store, answering on this thread, with no sweep: whatever it analyses, a read asked for. */
-async function appOver(store: Store): Promise<FastifyInstance> {
+async function appOver(store: Store, conf = config()): Promise<FastifyInstance> {
   const app = await createApp({
     store,
-    config: config(),
+    config: conf,
     webRoot: null,
     analysisWorker: false,
     uploadWorkers: false,
@@ -114,6 +115,12 @@ for (const backend of backends) {
       await get(app, 'heatmap?limit=20')
       expect(recorded.filters.filter((f) => f.testIds === undefined)).toEqual([])
       expect(recorded.filters.flatMap((f) => f.testIds ?? []).length).toBeLessThanOrEqual(20)
+      // The impact page reads the results of the tests that failed in the window, by test: never the store's.
+      recorded.filters.length = 0
+      const impact = await get<ImpactResponse>(app, 'impact')
+      expect(impact.totals.tests).toBe(600)
+      expect(recorded.filters.length).toBeGreaterThan(0)
+      expect(recorded.filters.filter((f) => f.testIds === undefined)).toEqual([])
     })
 
     it('says how many tests are pending when more are stale than a read re-analyses, and catches up', async () => {
@@ -157,7 +164,15 @@ for (const backend of backends) {
             { replace: u.replace },
           )
         }
-        const app = await appOver(store)
+        // Owners for the impact page's groups: a test of two owners counts for each, one of none for nobody.
+        const tmp = tempDir()
+        cleanups.push(tmp.cleanup)
+        const codeowners = join(tmp.dir, 'CODEOWNERS')
+        writeFileSync(codeowners, 'src/f0.test.ts @team-a\nsrc/f1.test.ts @team-a @team-b\n')
+        const app = await appOver(store, {
+          ...config(),
+          codeowners: { file: codeowners, dialect: 'github', enabled: true },
+        })
         // Every run of these histories is of suite `unit`: that selection sees the same runs at the same clock, and
         // is still analysed from the histories in full (the snapshot), so its answers are the reference.
         const views = [
@@ -176,6 +191,8 @@ for (const backend of backends) {
           'trends',
           'heatmap',
           'heatmap?sort=name&limit=4&offset=1',
+          'impact',
+          'impact?limit=2',
         ]
         for (const view of views) {
           const rows = await get(app, view)
