@@ -6,6 +6,7 @@ import type { ServerContext } from './context.js'
 import { maxOf, minOf } from '../extent.js'
 import { runState, selectedHistory } from './snapshot.js'
 import { iso } from './to-json.js'
+import { READ_REFRESH_ROWS } from './persisted-reads.js'
 
 /**
  * The default selection's impact (`GET /impact` with no suite, branch, env, last or rev) from the persisted
@@ -18,10 +19,13 @@ import { iso } from './to-json.js'
  *   results in the window only, and tallied as the snapshot's impact tallies them.
  *
  * So its cost follows the failing tests' results in the window, not the store, and it equals the snapshot's answer
- * (a property test compares them on random histories).
+ * (a property test compares them on random histories). Null while more rows are pending than a read re-analyses (a
+ * store just migrated, a changed configuration): their tests would count with no verdict, so the caller answers
+ * from the snapshot, as before the rows, until the sweep catches up.
  */
-export async function impactFromRows(ctx: ServerContext, limit: number): Promise<ImpactResponse> {
+export async function impactFromRows(ctx: ServerContext, limit: number): Promise<ImpactResponse | null> {
   const w = await ctx.reads.window()
+  if (w.pending > READ_REFRESH_ROWS) return null
   const brokenMin = ctx.analysis.verdict.brokenMinConsecutive
   const key = `impact:${limit}`
   return ctx.reads.keep(w, key, async () => {

@@ -3,7 +3,12 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { resolveAnalysisConfig } from '../../src/analysis/index.js'
+import type { TestSummary } from '../../src/mcp/context.js'
+import { listTests, type ListTestsArgs } from '../../src/mcp/list-tests.js'
+import { compareSummaries } from '../../src/mcp/summaries.js'
+import { ownerLookupFromConfig } from '../../src/owners/read-codeowners.js'
 import { refreshAnalyses } from '../../src/pipeline/persisted-analyses.js'
+import { buildSnapshot, testRefOf } from '../../src/server/snapshot.js'
 import type { ImpactResponse, LeaderboardResponse } from '../../src/server/api-types.js'
 import { createApp } from '../../src/server/app.js'
 import { openPostgresStore } from '../../src/store/postgres/postgres-store.js'
@@ -79,6 +84,19 @@ const get = async <T>(app: FastifyInstance, url: string): Promise<T> => {
   const r = await app.inject({ method: 'GET', url: `/api/v1/${url}` })
   expect({ url, status: r.statusCode }).toEqual({ url, status: 200 })
   return r.json<T>()
+}
+
+/** A tool's answer over `POST /mcp` (stateless JSON-RPC), parsed. */
+async function mcpCall(app: FastifyInstance, name: string, args: object): Promise<unknown> {
+  const r = await app.inject({
+    method: 'POST',
+    url: '/mcp',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    payload: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } },
+  })
+  expect({ name, status: r.statusCode }).toEqual({ name, status: 200 })
+  const body = r.json<{ result: { content: { text: string }[] } }>()
+  return JSON.parse(body.result.content[0]!.text)
 }
 
 /** An answer without the time it was read at. */
@@ -169,10 +187,8 @@ for (const backend of backends) {
         cleanups.push(tmp.cleanup)
         const codeowners = join(tmp.dir, 'CODEOWNERS')
         writeFileSync(codeowners, 'src/f0.test.ts @team-a\nsrc/f1.test.ts @team-a @team-b\n')
-        const app = await appOver(store, {
-          ...config(),
-          codeowners: { file: codeowners, dialect: 'github', enabled: true },
-        })
+        const conf = { ...config(), codeowners: { file: codeowners, dialect: 'github' as const, enabled: true } }
+        const app = await appOver(store, conf)
         // Every run of these histories is of suite `unit`: that selection sees the same runs at the same clock, and
         // is still analysed from the histories in full (the snapshot), so its answers are the reference.
         const views = [
@@ -198,6 +214,40 @@ for (const backend of backends) {
           const rows = await get(app, view)
           const snapshot = await get(app, `${view}${view.includes('?') ? '&' : '?'}suite=unit`)
           expect({ seed, view, body: timeless(rows) }).toEqual({ seed, view, body: timeless(snapshot) })
+        }
+        // The MCP tools list the tests the snapshot listed them from, in its order, with its figures.
+        const snapshot = await buildSnapshot(store, { env: [] }, { cfg })
+        const reference = snapshot.tests
+          .map((t): TestSummary => ({
+            ...testRefOf(t),
+            verdict: t.verdict,
+            score: t.score,
+            passRate: t.passRate,
+            flipRate: t.flipRate,
+            runs: t.runs,
+            failures: t.failures,
+            lastFailureAt: t.lastFailure,
+          }))
+          .sort(compareSummaries)
+        const owners = ownerLookupFromConfig(conf, process.cwd())
+        const cases: ListTestsArgs[] = [
+          {},
+          { verdicts: ['flaky', 'broken', 'healthy', 'insufficient_data'] },
+          { verdicts: ['healthy'], suite: 'unit', search: 'F1', limit: 2, offset: 1 },
+          { owner: '@team-b', verdicts: ['flaky', 'healthy'] },
+          { suite: 'other' },
+        ]
+        for (const args of cases) {
+          const listed = await mcpCall(app, 'list_tests', args)
+          const expected = await listTests(
+            {
+              summaries: () => Promise.resolve(reference),
+              ownersOf: owners,
+              quarantine: { list: () => Promise.resolve([]) },
+            } as never,
+            args,
+          )
+          expect({ seed, args, listed }).toEqual({ seed, args, listed: JSON.parse(JSON.stringify(expected)) })
         }
         const board = await get<LeaderboardResponse>(app, 'leaderboard?limit=1000')
         for (const row of board.rows.slice(0, 3)) {

@@ -14,7 +14,10 @@ export function impactRoutes(api: FastifyInstance, ctx: ServerContext): void {
   api.get('/impact', async (request): Promise<ImpactResponse> => {
     const q = parseInput(ImpactQuery, request.query, 'query')
     const selection = toSelection(q)
-    if (answeredByRows(selection)) return impactFromRows(ctx, q.limit)
+    if (answeredByRows(selection)) {
+      const fromRows = await impactFromRows(ctx, q.limit)
+      if (fromRows) return fromRows
+    }
     const snapshot = await ctx.cache.get(selection)
     return impactReport(snapshot, {
       store: ctx.scanStore,
