@@ -57,6 +57,9 @@ const REPLICA_ANALYSIS_READS = new Set<string>([
   'brokenSuites',
   'trendDays',
   'windowRuns',
+  'windowTests',
+  'countWindowTests',
+  'windowFiles',
 ])
 
 declare module 'fastify' {

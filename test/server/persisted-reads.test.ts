@@ -1,9 +1,15 @@
 import type { FastifyInstance } from 'fastify'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { resolveAnalysisConfig } from '../../src/analysis/index.js'
+import type { TestSummary } from '../../src/mcp/context.js'
+import { listTests, type ListTestsArgs } from '../../src/mcp/list-tests.js'
+import { compareSummaries } from '../../src/mcp/summaries.js'
+import { ownerLookupFromConfig } from '../../src/owners/read-codeowners.js'
 import { refreshAnalyses } from '../../src/pipeline/persisted-analyses.js'
-import type { LeaderboardResponse } from '../../src/server/api-types.js'
+import { buildSnapshot, testRefOf } from '../../src/server/snapshot.js'
+import type { ImpactResponse, LeaderboardResponse } from '../../src/server/api-types.js'
 import { createApp } from '../../src/server/app.js'
 import { ANSWER_TTL_MS, PersistedReads, READ_REFRESH_ROWS } from '../../src/server/persisted-reads.js'
 import type { RefreshAsk, RefreshOutcome } from '../../src/server/snapshot-builder.js'
@@ -64,10 +70,10 @@ if (pgSchemas) {
 }
 
 /** An app over the store, answering on this thread, with no sweep: whatever it analyses, a read asked for. */
-async function appOver(store: Store): Promise<FastifyInstance> {
+async function appOver(store: Store, conf = config()): Promise<FastifyInstance> {
   const app = await createApp({
     store,
-    config: config(),
+    config: conf,
     webRoot: null,
     analysisWorker: false,
     uploadWorkers: false,
@@ -81,6 +87,19 @@ const get = async <T>(app: FastifyInstance, url: string): Promise<T> => {
   const r = await app.inject({ method: 'GET', url: `/api/v1/${url}` })
   expect({ url, status: r.statusCode }).toEqual({ url, status: 200 })
   return r.json<T>()
+}
+
+/** A tool's answer over `POST /mcp` (stateless JSON-RPC), parsed. */
+async function mcpCall(app: FastifyInstance, name: string, args: object): Promise<unknown> {
+  const r = await app.inject({
+    method: 'POST',
+    url: '/mcp',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    payload: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } },
+  })
+  expect({ name, status: r.statusCode }).toEqual({ name, status: 200 })
+  const body = r.json<{ result: { content: { text: string }[] } }>()
+  return JSON.parse(body.result.content[0]!.text)
 }
 
 /** An answer without the time it was read at. */
@@ -117,6 +136,12 @@ for (const backend of backends) {
       await get(app, 'heatmap?limit=20')
       expect(recorded.filters.filter((f) => f.testIds === undefined)).toEqual([])
       expect(recorded.filters.flatMap((f) => f.testIds ?? []).length).toBeLessThanOrEqual(20)
+      // The impact page reads the results of the tests that failed in the window, by test: never the store's.
+      recorded.filters.length = 0
+      const impact = await get<ImpactResponse>(app, 'impact')
+      expect(impact.totals.tests).toBe(600)
+      expect(recorded.filters.length).toBeGreaterThan(0)
+      expect(recorded.filters.filter((f) => f.testIds === undefined)).toEqual([])
     })
 
     it('says how many tests are pending when more are stale than a read re-analyses, and catches up', async () => {
@@ -162,7 +187,13 @@ for (const backend of backends) {
             { replace: u.replace },
           )
         }
-        const app = await appOver(store)
+        // Owners for the impact page's groups: a test of two owners counts for each, one of none for nobody.
+        const tmp = tempDir()
+        cleanups.push(tmp.cleanup)
+        const codeowners = join(tmp.dir, 'CODEOWNERS')
+        writeFileSync(codeowners, 'src/f0.test.ts @team-a\nsrc/f1.test.ts @team-a @team-b\n')
+        const conf = { ...config(), codeowners: { file: codeowners, dialect: 'github' as const, enabled: true } }
+        const app = await appOver(store, conf)
         // Every run of these histories is of suite `unit`: that selection sees the same runs at the same clock, and
         // is still analysed from the histories in full (the snapshot), so its answers are the reference.
         const views = [
@@ -181,11 +212,47 @@ for (const backend of backends) {
           'trends',
           'heatmap',
           'heatmap?sort=name&limit=4&offset=1',
+          'impact',
+          'impact?limit=2',
         ]
         for (const view of views) {
           const rows = await get(app, view)
           const snapshot = await get(app, `${view}${view.includes('?') ? '&' : '?'}suite=unit`)
           expect({ seed, view, body: timeless(rows) }).toEqual({ seed, view, body: timeless(snapshot) })
+        }
+        // The MCP tools list the tests the snapshot listed them from, in its order, with its figures.
+        const snapshot = await buildSnapshot(store, { env: [] }, { cfg })
+        const reference = snapshot.tests
+          .map((t): TestSummary => ({
+            ...testRefOf(t),
+            verdict: t.verdict,
+            score: t.score,
+            passRate: t.passRate,
+            flipRate: t.flipRate,
+            runs: t.runs,
+            failures: t.failures,
+            lastFailureAt: t.lastFailure,
+          }))
+          .sort(compareSummaries)
+        const owners = ownerLookupFromConfig(conf, process.cwd())
+        const cases: ListTestsArgs[] = [
+          {},
+          { verdicts: ['flaky', 'broken', 'healthy', 'insufficient_data'] },
+          { verdicts: ['healthy'], suite: 'unit', search: 'F1', limit: 2, offset: 1 },
+          { owner: '@team-b', verdicts: ['flaky', 'healthy'] },
+          { suite: 'other' },
+        ]
+        for (const args of cases) {
+          const listed = await mcpCall(app, 'list_tests', args)
+          const expected = await listTests(
+            {
+              summaries: () => Promise.resolve(reference),
+              ownersOf: owners,
+              quarantine: { list: () => Promise.resolve([]) },
+            } as never,
+            args,
+          )
+          expect({ seed, args, listed }).toEqual({ seed, args, listed: JSON.parse(JSON.stringify(expected)) })
         }
         const board = await get<LeaderboardResponse>(app, 'leaderboard?limit=1000')
         for (const row of board.rows.slice(0, 3)) {
