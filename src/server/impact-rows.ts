@@ -28,9 +28,8 @@ export async function impactFromRows(ctx: ServerContext, limit: number): Promise
   if (w.pending > READ_REFRESH_ROWS) return null
   const brokenMin = ctx.analysis.verdict.brokenMinConsecutive
   const key = `impact:${limit}`
-  return ctx.reads.keep(w, key, async () => {
+  return ctx.reads.keep(key, async (analyses) => {
     const store = ctx.store
-    const analyses = ctx.reads.analyses(w)
     const state = await runState(store, { env: [] }, ctx.analysis, w.clock)
     const times = [...state.runAt.values()]
     const tally = new ImpactTally({ excludedRuns: state.excludedRuns, runTimes: times, brokenMin, limit })

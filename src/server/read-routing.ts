@@ -26,6 +26,7 @@ export const WRITTEN_COOKIE_SECONDS = 300
  */
 const REPLICA_READS = new Set<string>([
   'getTestHistory',
+  'heatCells',
   'getAttempts',
   'listRuns',
   'getRun',

@@ -66,6 +66,21 @@ export const POSTGRES_ANALYSES_READS = `
   UPDATE analyses SET valid_until = 0, version = version + 1;
 `
 
+/**
+ * Migration 0020: the indexes of the server's default reads. The leaderboard's and heatmap's default order
+ * (`analysisOrderSql('flaky', 'desc')`, written here as the query writes it, so that the planner matches it) is
+ * read in index order, a page at a time; the window's per-verdict counts are an index-only range. The covering
+ * window index replaces the plain one.
+ */
+export const POSTGRES_READ_INDEXES = `
+  CREATE INDEX analyses_order ON analyses (
+    (CASE verdict WHEN 'flaky' THEN 0 WHEN 'broken' THEN 1 WHEN 'healthy' THEN 2 ELSE 3 END),
+    score DESC, failures DESC, flip_rate DESC
+  ) WHERE verdict IS NOT NULL;
+  CREATE INDEX analyses_window_verdict ON analyses (last_run_at) INCLUDE (verdict);
+  DROP INDEX analyses_window;
+`
+
 /** The database's clock in epoch ms: leases compare against one clock, whichever instance set them. */
 const DB_NOW = `floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint`
 

@@ -67,6 +67,19 @@ export const SQLITE_ANALYSES_READS = `
   UPDATE analyses SET valid_until = 0, version = version + 1;
 `
 
+/**
+ * Migration 0020: the indexes of the server's default reads, as on PostgreSQL (`POSTGRES_READ_INDEXES`): the
+ * default order as the query writes it, and the verdicts with the window for the counts (verdict first: SQLite
+ * groups them in index order, reading no row).
+ */
+export const SQLITE_READ_INDEXES = `
+  CREATE INDEX analyses_order ON analyses (
+    CASE verdict WHEN 'flaky' THEN 0 WHEN 'broken' THEN 1 WHEN 'healthy' THEN 2 ELSE 3 END,
+    score DESC, failures DESC, flip_rate DESC
+  ) WHERE verdict IS NOT NULL;
+  CREATE INDEX analyses_window_verdict ON analyses (verdict, last_run_at);
+`
+
 /** Marks stale, creating rows as needed: every test of the files (suite and module) of the tests selected. */
 const MARK_FILES = (tests: string) => `
   INSERT INTO analyses (test)
