@@ -472,3 +472,40 @@ for (const backend of backends) {
     })
   })
 }
+
+describe('a read-only instance over rows nobody refreshed (SQLite)', () => {
+  it('lists the analysed tests, and says in list_tests and /impact how many are pending', async () => {
+    const tmp = tempDir()
+    cleanups.push(tmp.cleanup)
+    const file = join(tmp.dir, 'fw.db')
+    const writer = await openSqliteStore(file)
+    cleanups.push(() => writer.close())
+    const run = (id: string, hoursAgo: number, tests: string[]) =>
+      batch(
+        runMeta(id, new Date(NOW - hoursAgo * 3_600_000).toISOString()),
+        tests.map((t, i) => result(t, i % 3 ? 'passed' : 'failed')),
+      )
+    const old = Array.from({ length: 30 }, (_, i) => `old-${i}`)
+    for (let r = 0; r < 4; r++) await writer.ingestReport(run(`o${r}`, 10 - r, old))
+    await refreshAnalyses(writer, cfg)
+    // A writer that does not re-analyse (an old release): its new tests' rows are never analysed.
+    const fresh = Array.from({ length: 12 }, (_, i) => `new-${i}`)
+    await writer.ingestReport(run('n0', 2, fresh))
+    const reader = await openSqliteStore(file, { readOnly: true })
+    cleanups.push(() => reader.close())
+    const app = await appOver(reader)
+    const board = await get<LeaderboardResponse>(app, 'leaderboard?limit=100')
+    expect(board.total).toBe(30)
+    // A bound, not a tally (the old tests' rows were marked with their new file-mates'): at least the new tests.
+    expect(board.pending).toBeGreaterThanOrEqual(12)
+    const listed = (await mcpCall(app, 'list_tests', {
+      verdicts: ['healthy', 'flaky', 'broken', 'insufficient_data'],
+    })) as {
+      total: number
+      pending?: number
+    }
+    expect(listed).toMatchObject({ total: 30, pending: board.pending })
+    const impact = await get<ImpactResponse>(app, 'impact')
+    expect(impact).toMatchObject({ pending: board.pending, totals: { tests: 30 } })
+  })
+})
