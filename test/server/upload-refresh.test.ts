@@ -1,16 +1,21 @@
 import { createHash } from 'node:crypto'
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { resolveAnalysisConfig } from '../../src/analysis/index.js'
 import type { IngestSummary } from '../../src/pipeline/ingest-files.js'
 import { REFRESH_BEFORE_ANSWER_ROWS, refreshAnalyses, storeClock } from '../../src/pipeline/persisted-analyses.js'
+import type { UploadResponse } from '../../src/server/api-types.js'
+import type { createApp as CreateApp } from '../../src/server/app.js'
 import type { UploadJob } from '../../src/server/upload-job.js'
 import { UploadPool } from '../../src/server/upload-pool.js'
 import { openPostgresStore } from '../../src/store/postgres/postgres-store.js'
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js'
 import type { Store } from '../../src/store/store.js'
 import { resolveTestPg, schemas } from '../store/pg-helpers.js'
-import { tempDir } from './helpers.js'
+import { config, tempDir, WRITE_TOKEN } from './helpers.js'
+
+const DIST_APP = join(import.meta.dirname, '..', '..', 'dist', 'server', 'app.js')
 
 const pg = await resolveTestPg()
 const cfg = resolveAnalysisConfig()
@@ -22,23 +27,26 @@ afterEach(async () => {
 
 interface Backend {
   name: string
-  open(): Promise<Store>
+  /** A new store's location: a SQLite file or a PostgreSQL schema's URL. */
+  db(): string
+  open(db: string): Promise<Store>
 }
 
 const backends: Backend[] = [
   {
     name: 'SQLite',
-    async open() {
+    db() {
       const tmp = tempDir()
       cleanups.push(tmp.cleanup)
-      return openSqliteStore(join(tmp.dir, 'fw.db'))
+      return join(tmp.dir, 'fw.db')
     },
+    open: (db) => openSqliteStore(db),
   },
 ]
 const pgSchemas = pg.url === undefined ? null : schemas(pg.url)
 if (pgSchemas) {
   afterAll(() => pgSchemas.dropAll())
-  backends.push({ name: 'PostgreSQL', open: () => openPostgresStore(pgSchemas.fresh()) })
+  backends.push({ name: 'PostgreSQL', db: () => pgSchemas.fresh(), open: (db) => openPostgresStore(db) })
 }
 
 /** Upload `k` of one suite: the same 30 tests in 3 files, one failing in turn, a run of its own an hour apart. */
@@ -65,7 +73,7 @@ const runIdsOf = (s: IngestSummary) => s.ingested.map((i) => i.run_id)
 for (const backend of backends) {
   describe(`uploads re-analysed together before their answers (${backend.name})`, () => {
     it('re-analyses uploads stored one after another in one refresh, and answers each with its rows current', async () => {
-      const store = await backend.open()
+      const store = await backend.open(backend.db())
       cleanups.push(() => store.close())
       const calls: { runIds: string[]; maxRows: number }[] = []
       const pool = new UploadPool({
@@ -94,7 +102,7 @@ for (const backend of backends) {
     })
 
     it('stores no upload while a refresh runs, and answers with a warning when a refresh fails', async () => {
-      const store = await backend.open()
+      const store = await backend.open(backend.db())
       cleanups.push(() => store.close())
       const calls: string[][] = []
       const gate: { release?: () => void } = {}
@@ -129,5 +137,34 @@ for (const backend of backends) {
       // The second refresh took the files both uploads marked: every row is current again.
       expect(await store.analyses().analysisBacklog(await storeClock(store))).toEqual({ rows: 30, due: 0 })
     })
+
+    it.skipIf(!existsSync(DIST_APP))(
+      'answers uploads stored by worker processes once their rows are current (the analysis thread re-analyses them)',
+      async () => {
+        const { createApp } = (await import(DIST_APP)) as { createApp: typeof CreateApp }
+        const db = backend.db()
+        const store = await backend.open(db)
+        cleanups.push(() => store.close())
+        // No sweep: only the uploads' own refresh can analyse their rows.
+        const app = await createApp({ store, db, config: config(), webRoot: null, analysisSweep: false })
+        cleanups.push(() => app.close())
+        expect(app.flakewatchUploads).toBe('worker')
+        const headers = { authorization: `Bearer ${WRITE_TOKEN}`, 'content-type': 'application/xml' }
+        const answers = await Promise.all(
+          [0, 1, 2].map((k) =>
+            app.inject({
+              method: 'POST',
+              url: `/api/v1/reports?suite=unit&run_id=w-${k}`,
+              headers,
+              payload: Buffer.from(upload(k).files[0]!.content!),
+            }),
+          ),
+        )
+        expect(answers.map((a) => a.statusCode)).toEqual([201, 201, 201])
+        const warnings = answers.flatMap((a) => a.json<UploadResponse>().ingested.flatMap((i) => i.warnings ?? []))
+        expect(warnings).toEqual([])
+        expect(await store.analyses().analysisBacklog(await storeClock(store))).toEqual({ rows: 30, due: 0 })
+      },
+    )
   })
 }
