@@ -1,12 +1,10 @@
-import { execFile } from 'node:child_process'
 import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
 import semver from 'semver'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { ROOT, testdir } from '../helpers/run-cli.js'
+import { ENGINE_WARNING, packTarball, run, SCRATCH_PACKAGE, type PackResult } from './pack-tarball.js'
 
-const run = promisify(execFile)
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
   version: string
   scripts: Record<string, string>
@@ -15,23 +13,13 @@ const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
   exports: Record<string, string | { types: string; default: string }>
 }
 
-interface PackResult {
-  filename: string
-  files: { path: string; mode: number }[]
-}
-
 let dir: string
 let packed: PackResult
 let files: string[]
 
 beforeAll(async () => {
   dir = testdir({}, 'pack-')
-  // `prepack` would rebuild; the global setup and `npm test` already built dist/, so pack what is there.
-  const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], {
-    cwd: ROOT,
-    maxBuffer: 16 * 1024 * 1024,
-  })
-  packed = (JSON.parse(stdout) as PackResult[])[0]!
+  packed = await packTarball(dir)
   files = packed.files.map((f) => f.path)
 }, 120_000)
 
@@ -72,7 +60,7 @@ describe('npm i -D flakewatch, from the tarball', () => {
   let install: { stdout: string; stderr: string }
 
   beforeAll(async () => {
-    project = testdir({ 'package.json': '{"name":"scratch","version":"1.0.0","private":true}\n' }, 'install-')
+    project = testdir({ 'package.json': SCRATCH_PACKAGE }, 'install-')
     const tarball = join(dir, packed.filename)
     // Install scripts are skipped so that no native build runs here; the repository's own build of the same
     // better-sqlite3 version stands in for it below. Packages come from npm's cache when it has them.
@@ -89,7 +77,7 @@ describe('npm i -D flakewatch, from the tarball', () => {
   it('prints no engine warning on this Node, which is in the range the README claims', () => {
     const claimed = pkg.engines.node
     expect(semver.satisfies(process.version, claimed), `${process.version} is outside ${claimed}`).toBe(true)
-    expect(install.stderr).not.toMatch(/EBADENGINE|Unsupported engine/)
+    expect(install.stderr).not.toMatch(ENGINE_WARNING)
     const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
     expect(readme).toContain(`Node.js ${describeRange(claimed)}`)
   })
