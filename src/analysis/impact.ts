@@ -173,7 +173,7 @@ export class ImpactTally {
   }
 
   add(t: ImpactInput): void {
-    const { opts, weeks, totals } = this
+    const { opts, weeks } = this
     const share = periodSignals(t.entries, opts.excludedRuns, opts.brokenMin, weekOf, false)
     for (let i = 0; i < share.length; i += 3) {
       const w = weeks[share[i]! - this.firstWeek]
@@ -181,8 +181,7 @@ export class ImpactTally {
       w.flakyTests += share[i + 1]!
       w.brokenTests += share[i + 2]!
     }
-    const flaky = t.verdict === 'flaky' ? 1 : 0
-    const broken = t.verdict === 'broken' ? 1 : 0
+    const flaky = t.verdict === 'flaky'
     const cost = zeroCost()
     let runs = 0
     for (const e of t.entries) {
@@ -199,22 +198,32 @@ export class ImpactTally {
       const w = this.weekAt(e.run.at)
       if (w) addCost(w, one)
     }
+    this.count(t, 1, cost)
+    if (cost.timeLostMs > 0 || cost.failedAttempts > 0 || cost.failures > 0) {
+      this.costly.push({ testId: t.testId, name: t.name, suite: t.suite, owners: [...t.owners], runs, ...cost })
+    }
+  }
+
+  /**
+   * `n` tests of one suite and owners with this verdict, not flaky, whose results add no week signal and no cost (no
+   * countable failure and no failed attempt): what {@link add} would make of each, without reading their results.
+   */
+  addQuiet(t: Pick<ImpactInput, 'suite' | 'owners' | 'verdict'>, n: number): void {
+    this.count(t, n, zeroCost())
+  }
+
+  private count(t: Pick<ImpactInput, 'suite' | 'owners' | 'verdict'>, n: number, cost: ImpactCost): void {
+    const flaky = t.verdict === 'flaky' ? n : 0
+    const broken = t.verdict === 'broken' ? n : 0
     const groups = [
       group(this.suites, t.suite),
       ...(t.owners.length ? t.owners.map((o) => group(this.owners, o)) : [group(this.owners, null)]),
     ]
-    for (const g of new Set(groups)) {
-      g.tests++
+    for (const g of [this.totals, ...new Set(groups)]) {
+      g.tests += n
       g.flaky += flaky
       g.broken += broken
       addCost(g, cost)
-    }
-    totals.tests++
-    totals.flaky += flaky
-    totals.broken += broken
-    addCost(totals, cost)
-    if (cost.timeLostMs > 0 || cost.failedAttempts > 0 || cost.failures > 0) {
-      this.costly.push({ testId: t.testId, name: t.name, suite: t.suite, owners: [...t.owners], runs, ...cost })
     }
   }
 

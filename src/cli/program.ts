@@ -86,7 +86,9 @@ export function createProgram(io: Io): Command {
   addRunFlags(
     program
       .command('ingest')
-      .description('store test reports (JUnit XML, TRX, CTRF, Playwright JSON, Jest JSON, simple CI JSON)')
+      .description(
+        'store test reports: JUnit XML, TRX, CTRF, Playwright, Jest, Go, TAP, NUnit, xUnit.net, Bazel BEP, Mocha, RSpec, Cucumber, pytest JSON (see --format)',
+      )
       .argument('<inputs...>', 'report files, directories or globs')
       .option('--db <path|url>', 'SQLite file or postgres:// URL (default: FLAKEWATCH_DB or .flakewatch.db)')
       .option('--config <file>', 'config file (with --project)')

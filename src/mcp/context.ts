@@ -15,6 +15,16 @@ export interface TestSummary extends TestRef {
   lastFailureAt: number | null
 }
 
+/** What `list_tests` narrows to, for a source of summaries that can narrow by it (see `McpContext.summaries`). */
+export interface SummaryFilter {
+  verdicts?: readonly VerdictKind[]
+  suite?: string
+  /** Case-insensitive part of the test id. */
+  search?: string
+  /** Only these tests. */
+  testIds?: readonly string[]
+}
+
 /**
  * Everything the MCP tools need, the same over stdio (the local store) and over HTTP (one project of `serve`).
  */
@@ -25,8 +35,11 @@ export interface McpContext {
   project: string | null
   /** The dashboard's address, for links to test pages (`notifications.serverUrl`, or the server's own). */
   serverUrl: string | null
-  /** Every test's summary, most harmful first (`analyze`'s order), kept fresh by the caller. */
-  summaries(): Promise<readonly TestSummary[]>
+  /**
+   * The tests' summaries, most harmful first (`analyze`'s order), kept fresh by the caller: at least those that
+   * match `filter` (a source that can narrow by it does, with an indexed query; the caller filters again).
+   */
+  summaries(filter?: SummaryFilter): Promise<readonly TestSummary[]>
   ownersOf: OwnerLookup
   quarantine: QuarantineManager
   /**

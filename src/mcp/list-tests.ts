@@ -39,7 +39,13 @@ export async function listTests(ctx: McpContext, args: ListTestsArgs) {
     args.verdicts ?? (args.quarantined === true ? null : (['flaky', 'broken'] as const))
   const search = args.search?.toLowerCase()
   const matches: TestSummary[] = []
-  for (const t of await ctx.summaries()) {
+  const filter = {
+    verdicts: verdicts ?? undefined,
+    suite: args.suite || undefined,
+    search: search || undefined,
+    testIds: args.quarantined === true ? [...quarantines.keys()] : undefined,
+  }
+  for (const t of await ctx.summaries(filter)) {
     if (verdicts && !verdicts.includes(t.verdict)) continue
     if (args.quarantined !== undefined && quarantines.has(t.testId) !== args.quarantined) continue
     if (args.suite && t.suite !== args.suite) continue

@@ -411,6 +411,11 @@ export interface ImpactResponse {
   /** The most costly flaky tests, at most `limit`; `costly_tests` counts every flaky test that cost anything. */
   tests: ImpactTestJson[]
   costly_tests: number
+  /**
+   * Present when some tests' stored analyses were not current at this answer's clock (as the leaderboard's
+   * `pending`): those tests count with their last verdicts while the sweep catches up.
+   */
+  pending?: number
 }
 
 export interface KioskBroken {

@@ -9,10 +9,18 @@ import type { RefreshAsk, RefreshOutcome } from './snapshot-builder.js'
 const DAY_MS = 86_400_000
 
 /**
- * How long an instance keeps an answer of the persisted analyses (and the window it read them in). Short: an upload
- * through another instance shows within it (its own uploads drop them at once).
+ * How long an instance serves an answer of the persisted analyses (and the window it read them in) without
+ * computing it again, counted from when its computation settled. Short: an upload through another instance shows
+ * within it and {@link STALE_SHARE} more (its own uploads drop them at once).
  */
 export const ANSWER_TTL_MS = 1000
+
+/**
+ * Past its time, an answer is still served for this share of the TTL while the next one is computed (one
+ * computation per answer): readers never wait for a busy database, and what they see is at most 1.5 TTL old.
+ * Later than that, a read waits for the new answer.
+ */
+export const STALE_SHARE = 0.5
 
 /** Answers kept at most: keys come from requests (search text, offsets). */
 const MAX_ANSWERS = 256
@@ -21,10 +29,11 @@ const MAX_ANSWERS = 256
 const KEPT_READS = new Set(['pageAnalyses', 'countAnalyses', 'suiteHealth', 'brokenSuites', 'trendDays', 'timeLost'])
 
 /**
- * Rows a read re-analyses before it answers, when no more than this many are not exact at its clock (an upload's
- * stragglers, a small store, a clock that moved past a few validities). With more (a large store after a
- * configuration change), the read answers at once from the rows as they are and says how many are pending; the
- * sweep catches up.
+ * Rows a read asks the analysis worker to re-analyse when it finds rows not exact at its clock (an upload's
+ * stragglers, a clock that moved past a few validities), at most one such refresh at a time per instance. The
+ * read does not wait for it (but the instance's very first read, when no more are pending): it answers from the
+ * rows as they are and says how many are pending; the answers kept are computed again once the refresh has
+ * written rows.
  */
 export const READ_REFRESH_ROWS = 500
 
@@ -34,7 +43,7 @@ export interface AnalysisWindow {
   clock: number
   /** The window's start: tests with a result since then are shown. */
   since: number
-  /** Rows not exact at the clock (shown as last analysed, at most {@link READ_REFRESH_ROWS} old answers apart). */
+  /** Rows not exact at the clock (shown as last analysed). */
   pending: number
   /** When this answer was read. */
   computedAt: number
@@ -51,23 +60,42 @@ export function answeredByRows(s: Selection): boolean {
   return s.suite === undefined && s.branch === undefined && s.env.length === 0 && s.last === undefined && !s.rev
 }
 
+/** One kept answer: the last one computed, and the next while it is computed. */
+interface Kept {
+  /** The answer served: the last that settled, or the first while it is computed. */
+  value: Promise<unknown>
+  /** When `value` settled (`performance.now()`); null while the first computation runs. */
+  settledAt: number | null
+  /** The {@link PersistedReads} epoch `value` was computed in: an older one is out of date. */
+  epoch: number
+  /** The computation of the next answer, while it runs. */
+  next: Promise<unknown> | null
+}
+
 /**
  * The server's reads of the persisted analyses (docs/server.md, "How reads are answered"): each read finds the
- * analysis clock, re-analyses the few rows not exact there (in the analysis worker, one refresh at a time for the
- * whole instance), and answers from indexed queries on the `analyses` table: nothing is built at start, and memory
- * does not grow with the store.
+ * analysis clock and answers from indexed queries on the `analyses` table: nothing is built at start, and memory
+ * does not grow with the store. Rows not exact at the clock are re-analysed in the background (in the analysis
+ * worker, one refresh at a time for the whole instance), never on the read's path.
+ *
+ * Answers are kept (stale-while-revalidate): each for {@link ANSWER_TTL_MS} after its computation settled, then
+ * served while the next one is computed, one computation per answer at a time. This instance's uploads drop them
+ * (its uploader's next read sees the upload), and a read that must see a given write (a replica read pinned to
+ * its client's own upload) uses none.
  */
 export class PersistedReads {
   private refreshing: Promise<unknown> | null = null
-  /** Answers of the store's analysis reads, each kept for {@link ANSWER_TTL_MS}; dropped on this process's writes. */
-  private readonly answers = new Map<string, { at: number; value: Promise<unknown> }>()
-  private lastWindow: { at: number; value: AnalysisWindow } | null = null
-  /** Moves with each write of this process: a window read before one is not kept. */
-  private generation = 0
+  /** Kept answers, least recently computed first. */
+  private answers = new Map<string, Kept>()
+  /** Moves when this instance's refresh wrote rows: answers computed before are served only while recomputed. */
+  private epoch = 0
   private readonly ttlMs: number
+  private readonly staleMs: number
   /** Set once no row of another configuration is left: rows written later carry this one. */
   private configCurrent = false
   private readonly config: string
+  /** Set once a window was read: from then on, no read waits for a refresh. */
+  private answered = false
 
   constructor(
     private readonly opts: {
@@ -87,29 +115,33 @@ export class PersistedReads {
   ) {
     this.config = analysisFingerprint(opts.cfg)
     this.ttlMs = Math.min(ANSWER_TTL_MS, opts.ttlMs ?? ANSWER_TTL_MS)
+    this.staleMs = this.ttlMs * STALE_SHARE
   }
 
-  /** This process wrote results: answers kept from before are dropped. */
+  /** This process wrote results: answers kept from before are dropped (computations running are not reused). */
   invalidate(): void {
-    this.generation++
-    this.answers.clear()
-    this.lastWindow = null
+    this.answers = new Map()
+  }
+
+  /** Whether this read uses no kept answer. */
+  private bypass(): boolean {
+    return this.ttlMs <= 0 || this.opts.fresh?.() === true
   }
 
   /**
-   * The store's analysis reads in window `w`, each answer kept a moment: twenty readers of one page cost one query, and an
-   * upload through another instance shows within {@link ANSWER_TTL_MS} of its rows being written.
+   * The store's analysis reads in window `w`, each answer kept (see the class comment): twenty readers of one
+   * page cost one query per TTL. Answers are keyed without the window's start, which moves with every new run:
+   * the previous answer is served while the new window's is computed.
    */
   analyses(w: AnalysisWindow): AnalysisStore {
     const real = this.opts.store().analyses()
-    // With rows pending, answers change as they are re-analysed: none is kept.
-    if (this.ttlMs <= 0 || w.pending > 0 || this.opts.fresh?.()) return real
+    if (this.bypass()) return real
     return new Proxy(real, {
       get: (target, prop) => {
         const value: unknown = Reflect.get(target, prop, target)
         if (typeof value !== 'function' || typeof prop !== 'string' || !KEPT_READS.has(prop)) return value
         return (...args: unknown[]) =>
-          this.kept(`${prop}:${JSON.stringify(args)}`, () =>
+          this.kept(`${prop}:${JSON.stringify(args, (_, v: unknown) => (v === w.since ? '@since' : v))}`, () =>
             (value as (...a: unknown[]) => Promise<unknown>).apply(target, args),
           )
       },
@@ -117,41 +149,76 @@ export class PersistedReads {
   }
 
   /**
-   * A whole answer computed in window `w`, kept as the store's reads are (see {@link PersistedReads.analyses}): for
-   * answers that also read histories (the heatmap's cells).
+   * A whole answer, kept as the store's reads are (see {@link PersistedReads.analyses}): for
+   * answers that also read histories (the heatmap's cells). `compute` reads the store's analyses as they are (no
+   * kept answer of theirs): a new answer is never made of old parts.
    */
-  keep<T>(w: AnalysisWindow, key: string, compute: () => Promise<T>): Promise<T> {
-    if (this.ttlMs <= 0 || w.pending > 0 || this.opts.fresh?.()) return compute()
-    return this.kept(`answer:${w.clock}:${key}`, compute) as Promise<T>
+  keep<T>(key: string, compute: (analyses: AnalysisStore) => Promise<T>): Promise<T> {
+    const analyses = () => this.opts.store().analyses()
+    if (this.bypass()) return compute(analyses())
+    return this.kept(`answer:${key}`, () => compute(analyses())) as Promise<T>
   }
 
   private kept(key: string, compute: () => Promise<unknown>): Promise<unknown> {
     const now = performance.now()
-    const hit = this.answers.get(key)
-    if (hit && now - hit.at < this.ttlMs) return hit.value
-    const value = compute()
-    value.catch(() => this.answers.delete(key))
-    this.answers.delete(key)
-    // Oldest first: those past their time go now, so that what is kept is at most a second's answers.
-    for (const [k, kept] of this.answers) {
-      if (now - kept.at < this.ttlMs) break
-      this.answers.delete(k)
+    const answers = this.answers
+    const hit = answers.get(key)
+    if (hit) {
+      // The first computation, shared while it runs.
+      if (hit.settledAt === null) return hit.value
+      const age = now - hit.settledAt
+      if (age < this.ttlMs && hit.epoch === this.epoch) return hit.value
+      hit.next ??= this.recompute(answers, key, hit, compute)
+      return age < this.ttlMs + this.staleMs ? hit.value : hit.next
     }
-    this.answers.set(key, { at: now, value })
-    if (this.answers.size > MAX_ANSWERS) this.answers.delete(this.answers.keys().next().value!)
-    return value
+    const kept: Kept = { value: compute(), settledAt: null, epoch: this.epoch, next: null }
+    kept.value.then(
+      () => (kept.settledAt = performance.now()),
+      // A failed answer is not kept: the next read tries again.
+      () => answers.get(key) === kept && answers.delete(key),
+    )
+    answers.set(key, kept)
+    this.trim(answers, now)
+    return kept.value
   }
 
-  /** The window of a read at the current clock, its few stale rows re-analysed first. */
-  async window(): Promise<AnalysisWindow> {
-    const kept = this.lastWindow
-    if (kept && performance.now() - kept.at < this.ttlMs && !this.opts.fresh?.()) return kept.value
-    const at = performance.now()
-    const generation = this.generation
-    const value = await this.freshWindow()
-    // Only a window with nothing pending is kept: with rows pending, the next read looks (and refreshes) again.
-    if (value.pending === 0 && this.ttlMs > 0 && generation === this.generation) this.lastWindow = { at, value }
-    return value
+  /** The next answer of `kept`, which replaces it once computed (a failure leaves the previous one). */
+  private recompute(answers: Map<string, Kept>, key: string, kept: Kept, compute: () => Promise<unknown>) {
+    const epoch = this.epoch
+    const next = compute()
+    next.then(
+      () => {
+        kept.value = next
+        kept.settledAt = performance.now()
+        kept.epoch = epoch
+        kept.next = null
+        // Least recently computed first, for the trim.
+        if (answers.get(key) === kept) {
+          answers.delete(key)
+          answers.set(key, kept)
+        }
+      },
+      () => (kept.next = null),
+    )
+    return next
+  }
+
+  /** Drops answers past any use (oldest first), and the oldest beyond {@link MAX_ANSWERS}. */
+  private trim(answers: Map<string, Kept>, now: number): void {
+    for (const [k, kept] of answers) {
+      if (kept.settledAt === null || now - kept.settledAt < this.ttlMs + this.staleMs) break
+      if (kept.next === null) answers.delete(k)
+    }
+    if (answers.size > MAX_ANSWERS) answers.delete(answers.keys().next().value!)
+  }
+
+  /**
+   * The window of a read at the current clock, kept as answers are. Rows not exact at its clock are re-analysed
+   * in the background, never awaited here.
+   */
+  window(): Promise<AnalysisWindow> {
+    if (this.bypass()) return this.freshWindow()
+    return this.kept('window', () => this.freshWindow()) as Promise<AnalysisWindow>
   }
 
   private async freshWindow(): Promise<AnalysisWindow> {
@@ -160,13 +227,15 @@ export class PersistedReads {
     const since = clock - this.opts.cfg.scoring.lookbackDays * DAY_MS
     let pending = await this.pending(store, clock)
     if (pending > 0) {
-      const refresh = this.refresh(clock, pending > READ_REFRESH_ROWS)
-      if (pending <= READ_REFRESH_ROWS) {
+      const refresh = this.refresh(clock)
+      // The instance's first read, with nothing to show meanwhile: a small store's first page is exact.
+      if (!this.answered && pending <= READ_REFRESH_ROWS) {
         await refresh
         pending = await this.pending(store, clock)
       }
     }
     const runs = await store.analyses().windowRuns(since)
+    this.answered = true
     return { clock, since, pending, computedAt: Date.now(), runs: runs.runs, newestRunAt: runs.newest }
   }
 
@@ -180,17 +249,30 @@ export class PersistedReads {
     return due + other
   }
 
-  /** One refresh at a time for the instance; a read waits for the one running (its rows may be among them). */
-  private refresh(clock: number, background: boolean): Promise<unknown> {
+  /**
+   * One background refresh at a time for the instance, of at most {@link READ_REFRESH_ROWS} rows. Once it has
+   * written rows, the answers kept are out of date: each is served while its next one is computed.
+   */
+  private refresh(clock: number): Promise<unknown> {
     if (this.refreshing) return this.refreshing
     const run = this.opts
       .refresh({ clock, maxRows: READ_REFRESH_ROWS, otherConfig: !this.configCurrent })
-      .catch((error: unknown) => this.opts.onError?.(error))
+      .then(
+        (outcome) => {
+          if (outcome.written > 0) this.epoch++
+        },
+        (error: unknown) => this.opts.onError?.(error),
+      )
       .finally(() => {
         if (this.refreshing === run) this.refreshing = null
       })
     this.refreshing = run
-    return background ? Promise.resolve() : run
+    return run
+  }
+
+  /** Settles once the background refresh running (if any) has: for tests and a clean close. */
+  async settled(): Promise<void> {
+    while (this.refreshing) await this.refreshing
   }
 
   /**

@@ -26,6 +26,7 @@ export const WRITTEN_COOKIE_SECONDS = 300
  */
 const REPLICA_READS = new Set<string>([
   'getTestHistory',
+  'heatCells',
   'getAttempts',
   'listRuns',
   'getRun',
@@ -56,6 +57,9 @@ const REPLICA_ANALYSIS_READS = new Set<string>([
   'brokenSuites',
   'trendDays',
   'windowRuns',
+  'windowTests',
+  'countWindowTests',
+  'windowFiles',
 ])
 
 declare module 'fastify' {

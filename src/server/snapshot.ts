@@ -185,7 +185,7 @@ function dayString(day: number): string {
 }
 
 /** What a snapshot knows of its runs: which are selected, their counts, and the analysis clock. */
-interface RunState {
+export interface RunState {
   now: number
   runs: Run[]
   selected: Set<string>
@@ -204,7 +204,7 @@ interface RunState {
  * infrastructure-failure guard's input and each run's exact stored time. `now` fixes the analysis clock; without
  * it the windows end just after the newest selected run.
  */
-async function runState(
+export async function runState(
   store: Store,
   selection: Selection,
   cfg: ResolvedAnalysisConfig,
@@ -242,7 +242,7 @@ async function runState(
 }
 
 /** A test's history cut to the selected runs; null when none of it is selected. */
-function selectedHistory(h: TestHistory, selected: Set<string>): TestHistory | null {
+export function selectedHistory(h: TestHistory, selected: Set<string>): TestHistory | null {
   let entries = h.entries
   if (entries.some((e) => !selected.has(e.run.runId))) entries = entries.filter((e) => selected.has(e.run.runId))
   return entries.length ? { test: h.test, entries } : null

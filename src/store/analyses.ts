@@ -156,6 +156,76 @@ export interface AnalysisStore {
   trendDays(since: number): Promise<{ day: number; flaky: number; broken: number; tests: number; runs: number }[]>
   /** How many runs there are since `since`, and when the newest one is. */
   windowRuns(since: number): Promise<{ runs: number; newest: number | null }>
+  /**
+   * The tests of the analysis window that match `filter`, with the figures the MCP tools list and the impact page
+   * groups by, in `analyze`'s order (flaky, then broken, each by score, then flip rate, then id), paged.
+   */
+  windowTests(filter: WindowTestFilter & { offset: number; limit: number | null }): Promise<WindowTestRow[]>
+  /** How many tests of the analysis window match `filter`. */
+  countWindowTests(filter: WindowTestFilter): Promise<number>
+  /**
+   * The window's tests that match `filter` counted per file and verdict: what the impact page's owner and suite
+   * counts need of the tests that cost nothing (owners follow the file), in one grouped pass.
+   */
+  windowFiles(filter: WindowTestFilter): Promise<WindowFileCount[]>
+}
+
+/**
+ * Which tests of the analysis window {@link AnalysisStore.windowTests} returns: its window's start, narrowed as
+ * asked. `costly` narrows to the tests whose history in the window can count in the impact page beyond their
+ * verdict (see {@link COSTLY_SQL}), and `costly: false` to the others.
+ */
+export interface WindowTestFilter {
+  since: number
+  verdicts?: readonly VerdictKind[]
+  suite?: string
+  /** Case-insensitive substring of the test id. */
+  search?: string
+  /** Only these tests (at most {@link ANALYSIS_BATCH}). */
+  testIds?: string[]
+  costly?: boolean
+}
+
+/** One row of {@link AnalysisStore.windowTests}. */
+export interface WindowTestRow {
+  testId: string
+  suite: string
+  module: string
+  name: string
+  file: string | null
+  verdict: VerdictKind
+  score: number
+  passRate: number | null
+  flipRate: number
+  runs: number
+  failures: number
+  /** Its last failure, a pass on retry included (the analysis's `last_failure_at`). */
+  lastFailureAt: number | null
+  /** Its last final failure in the window's countable results (the kiosk's, and the server snapshot's). */
+  windowFailureAt: number | null
+}
+
+/** One group of {@link AnalysisStore.windowFiles}. */
+export interface WindowFileCount {
+  suite: string
+  module: string
+  file: string | null
+  verdict: VerdictKind
+  tests: number
+}
+
+/**
+ * Whether a row's history in the window can count in the impact page beyond its verdict: a flaky verdict (its
+ * results cost), or any countable failure or failed attempt in the window (a week's flaky or broken signal needs
+ * one; a branch breakage set aside is made of final failures, which `window_failure_at` keeps). The others add
+ * one test to their suite's and owners' counts, nothing more.
+ */
+export const COSTLY_SQL =
+  "(a.verdict = 'flaky' OR a.window_failure_at IS NOT NULL OR a.last_failure_at IS NOT NULL OR coalesce(a.time_lost_ms, 0) > 0)"
+
+/** `analyze`'s order ("most harmful first"), as the MCP tools list tests. */
+export function analyzeOrderSql(binary: string): string {
+  return `${VERDICT_ORDER} ASC, a.score DESC, a.flip_rate DESC, t.test_id${binary} ASC`
 }
 
 /** The sort keys of {@link AnalysisStore.pageAnalyses}: the leaderboard's (`SORT_KEYS`), and the kiosk's `since`. */

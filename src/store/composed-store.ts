@@ -12,6 +12,7 @@ import type {
   HealFilter,
   HealRecord,
   HealStore,
+  HeatCell,
   HistoryFilter,
   HistoryStore,
   IngestOptions,
@@ -86,6 +87,10 @@ export abstract class ComposedStore implements Store {
 
   testsInRuns(runIds: string[]): Promise<string[]> {
     return this.parts.history.testsInRuns(runIds)
+  }
+
+  heatCells(testIds: string[], runIds: string[]): Promise<HeatCell[]> {
+    return this.parts.history.heatCells(testIds, runIds)
   }
 
   getTestHistory(testId: string, opts?: { limit?: number }): Promise<TestHistory | null> {

@@ -3,7 +3,7 @@ import type { AnalysisStore } from './analyses.js'
 import type { NotificationStore } from './notifications.js'
 import type { TicketStore } from './tickets.js'
 import type { TestNameStore } from './test-names.js'
-import type { Attempt, Result, Run, RunMeta, RunTiming, TestHistory, TestRef } from '../model.js'
+import type { Attempt, Result, ResultStatus, Run, RunMeta, RunTiming, TestHistory, TestRef } from '../model.js'
 import type { AnyRunBatch } from './packed-results.js'
 
 /** The results of one run that one report file contributes. */
@@ -242,6 +242,18 @@ export interface ResultStore {
   ingestStream(stream: ReportStream, opts?: IngestOptions): Promise<RunOutcome[]>
 }
 
+/** One cell of {@link HistoryStore.heatCells}: a test's result in a run. */
+export interface HeatCell {
+  testId: string
+  runId: string
+  status: ResultStatus
+  /** Passed on a retry. */
+  flakyOnRetry: boolean
+}
+
+/** Most tests and most runs one {@link HistoryStore.heatCells} call reads. */
+export const HEAT_CELLS_MAX = 10_000
+
 /** Reading results back: the analysis scan and one test's history. */
 export interface HistoryStore {
   /**
@@ -252,6 +264,11 @@ export interface HistoryStore {
   scanHistory(filter?: HistoryFilter): AsyncIterable<TestHistory>
   /** The ids of the tests with a result in any of these runs (read by index: the cost follows those runs). */
   testsInRuns(runIds: string[]): Promise<string[]>
+  /**
+   * The heatmap's cells: the result of each of these tests (at most {@link HEAT_CELLS_MAX}) in each of these runs
+   * that has one, read by an index range per test over the runs' times (only their status and flaky flag).
+   */
+  heatCells(testIds: string[], runIds: string[]): Promise<HeatCell[]>
   /** One test's history (newest `limit` entries, returned oldest first), or null if the test is unknown. */
   getTestHistory(testId: string, opts?: { limit?: number }): Promise<TestHistory | null>
   /** Every attempt of one test in one run, in retry order. */

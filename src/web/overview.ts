@@ -28,13 +28,14 @@ function topFlaky(project: string, top: OverviewResponse['projects'][number]['to
 
 function table(d: OverviewResponse): Node {
   if (d.projects.length === 0) return h('div', { class: 'panel empty' }, 'No projects.')
-  const num = (v: number | string) => h('td', { class: 'num' }, v)
+  // Each cell names its column: under 600 px the table is a list of cards (table.stack), one per project.
+  const num = (label: string, v: number | string) => h('td', { class: 'num', dataset: { label } }, v)
   return h(
     'div',
     { class: 'panel table-wrap' },
     h(
       'table',
-      { class: 'data overview' },
+      { class: 'data overview stack' },
       h(
         'thead',
         null,
@@ -53,13 +54,17 @@ function table(d: OverviewResponse): Node {
           h(
             'tr',
             { dataset: { project: p.project } },
-            h('td', null, h('a', { href: inProject('/', p.project), class: 'project-name' }, p.project)),
-            num(p.tests),
-            num(p.flaky),
-            num(p.broken),
-            num(p.quarantined),
-            num(duration(p.ci_time_lost_ms)),
-            h('td', null, topFlaky(p.project, p.top_flaky)),
+            h(
+              'td',
+              { dataset: { label: 'Project' } },
+              h('a', { href: inProject('/', p.project), class: 'project-name' }, p.project),
+            ),
+            num('Tests', p.tests),
+            num('Flaky', p.flaky),
+            num('Broken', p.broken),
+            num('Quarantined', p.quarantined),
+            num('CI time lost', duration(p.ci_time_lost_ms)),
+            h('td', { dataset: { label: 'Top flaky tests' } }, topFlaky(p.project, p.top_flaky)),
           ),
         ),
       ),

@@ -8,16 +8,20 @@ import './settings-page.css'
 
 const headRow = (...labels: string[]) => h('thead', null, h('tr', null, ...labels.map((l) => h('th', null, l))))
 
+/** A cell that names its column: under 600 px the tables are cards (`table.stack`), each value under its name. */
+const cell = (label: string, cls: string | null, ...children: (Node | string)[]) =>
+  h('td', { class: cls ?? undefined, dataset: { label } }, ...children)
+
 function policyTable(p: PolicyResponse): Node {
   return h(
     'table',
-    { class: 'data settings' },
+    { class: 'data settings stack' },
     headRow('Setting', 'Value'),
     h(
       'tbody',
       null,
       ...p.settings.map((s) =>
-        h('tr', null, h('td', null, h('code', null, s.key)), h('td', null, JSON.stringify(s.value))),
+        h('tr', null, cell('Setting', null, h('code', null, s.key)), cell('Value', null, JSON.stringify(s.value))),
       ),
     ),
   )
@@ -38,7 +42,7 @@ function previewView(p: PolicyPreviewResponse): Node[] {
       ? h('div', { class: 'empty' }, 'The candidate changes no setting.')
       : h(
           'table',
-          { class: 'data settings' },
+          { class: 'data settings stack' },
           headRow('Setting', 'Now', 'Candidate'),
           h(
             'tbody',
@@ -47,9 +51,9 @@ function previewView(p: PolicyPreviewResponse): Node[] {
               h(
                 'tr',
                 null,
-                h('td', null, h('code', null, s.key)),
-                h('td', null, JSON.stringify(s.current)),
-                h('td', null, JSON.stringify(s.candidate)),
+                cell('Setting', null, h('code', null, s.key)),
+                cell('Now', null, JSON.stringify(s.current)),
+                cell('Candidate', null, JSON.stringify(s.candidate)),
               ),
             ),
           ),
@@ -59,7 +63,7 @@ function previewView(p: PolicyPreviewResponse): Node[] {
       ? h('div', { class: 'empty' }, 'No test would change.')
       : h(
           'table',
-          { class: 'data preview-changes' },
+          { class: 'data preview-changes stack' },
           headRow('Test', 'Verdict', 'Quarantine', 'Why'),
           h(
             'tbody',
@@ -68,22 +72,16 @@ function previewView(p: PolicyPreviewResponse): Node[] {
               h(
                 'tr',
                 { dataset: { test: c.test_id } },
-                h(
-                  'td',
+                cell(
+                  'Test',
                   null,
                   h('a', { href: `${testPath(c.test_id)}${projectQuery()}`, class: 'test-name' }, c.test_id),
                 ),
                 c.current.verdict === c.candidate.verdict
-                  ? h('td', { class: 'nowrap' }, verdictChip(c.current.verdict))
-                  : h(
-                      'td',
-                      { class: 'nowrap' },
-                      verdictChip(c.current.verdict),
-                      ' → ',
-                      verdictChip(c.candidate.verdict),
-                    ),
-                h('td', { class: 'nowrap' }, arrow(c.current.action, c.candidate.action)),
-                h('td', null, ...c.why.map((w) => h('div', null, w))),
+                  ? cell('Verdict', 'nowrap', verdictChip(c.current.verdict))
+                  : cell('Verdict', 'nowrap', verdictChip(c.current.verdict), ' → ', verdictChip(c.candidate.verdict)),
+                cell('Quarantine', 'nowrap', arrow(c.current.action, c.candidate.action)),
+                cell('Why', null, ...c.why.map((w) => h('div', null, w))),
               ),
             ),
           ),

@@ -31,6 +31,14 @@ interface DocCd {
   cd: string
 }
 
+/** An `export NAME=value` of the docs: the commands after it on the same page run with it, as in a reader's shell. */
+interface DocExport {
+  page: string
+  export: Record<string, string>
+}
+
+type DocStep = DocCommand | DocCd | DocExport
+
 /** Commands of the docs that are not flakewatch's, and what exercises them. */
 const OTHER_COMMANDS: Record<string, string> = {
   'npm i -D flakewatch':
@@ -49,6 +57,13 @@ const OTHER_COMMANDS: Record<string, string> = {
   'npx jest': 'test/recipes/gitlab-ci.test.ts and test/reporters/jest.test.ts',
   true: 'the shell',
   'cd ': 'followed here: the commands after it run in that folder',
+  pg_basebackup: ".ci/pg-replica makes the tests' replica on 5433 the same way",
+  pg_createcluster: 'docs/development.md: the scale cluster for bench/pg-scale.mjs, made by hand',
+  pg_ctlcluster: '.ci/run and .ci/pg-replica',
+  pg_dropcluster: 'docs/development.md: the scale cluster, removed by hand',
+  printf: 'the shell',
+  'psql ': '.ci/run',
+  'node bench/': 'bench/run.mjs, run by hand; test/bench/pg-scale.test.ts runs pg-scale.mjs small',
   'claude mcp add':
     'test/mcp/stdio.test.ts starts `flakewatch mcp` as the client does; test/mcp/http.test.ts talks to /mcp',
 }
@@ -95,11 +110,11 @@ function words(line: string): string[] {
 /** The commands of every ```sh block, with comments, continuations and `&&` chains taken apart. */
 function docCommands(): {
   flakewatch: DocCommand[]
-  steps: (DocCommand | DocCd)[]
+  steps: DocStep[]
   other: { page: string; line: string }[]
 } {
   const flakewatch: DocCommand[] = []
-  const steps: (DocCommand | DocCd)[] = []
+  const steps: DocStep[] = []
   const other: { page: string; line: string }[] = []
   for (const page of PAGES) {
     const text = readFileSync(join(ROOT, page), 'utf8')
@@ -114,7 +129,8 @@ function docCommands(): {
           for (const inner of part.matchAll(/\$\((flakewatch [^)]*)\)/g)) {
             flakewatch.push({ page, line: inner[1]!, argv: words(inner[1]!).slice(1), env: {}, run: false, where })
           }
-          const w = words(part.replace(/\s*>\s*\S+$/, ''))
+          // A redirect and a trailing `&` (a background job) are the shell's, not the command's.
+          const w = words(part.replace(/\s*>\s*\S+$/, '').replace(/\s+&$/, ''))
           const env: Record<string, string> = {}
           while (w[0] && /^[A-Z_]+=/.test(w[0])) {
             const [k, ...v] = w.shift()!.split('=')
@@ -127,6 +143,10 @@ function docCommands(): {
             steps.push(c)
           } else {
             if (w[0] === 'cd' && run) steps.push({ page, cd: w[1]! })
+            if (w[0] === 'export' && run) {
+              const assigned = w.slice(1).map((a) => a.split('='))
+              steps.push({ page, export: Object.fromEntries(assigned.map(([k, ...v]) => [k!, v.join('=')])) })
+            }
             other.push({ page, line: w.join(' ') })
           }
         }
@@ -134,6 +154,42 @@ function docCommands(): {
     }
   }
   return { flakewatch, steps, other }
+}
+
+/** Words a shell command of the docs starts with (after an optional `$ ` prompt). */
+const COMMAND_START = /^\s*(\$ )?(npx|npm|flakewatch|curl|psql|pg_\w+|node|export|cd|git|docker)\s/
+
+/**
+ * Code blocks that hold shell commands but are not ```sh: a ```bash or ```console block, or a ```text (or bare)
+ * block with a command line in it, would be neither run nor parsed. Each is named with its page and line.
+ */
+function unmarkedShellBlocks(): string[] {
+  const out: string[] = []
+  for (const page of PAGES) {
+    const lines = readFileSync(join(ROOT, page), 'utf8').split('\n')
+    let open: { fence: string; info: string; line: number } | null = null
+    let body: string[] = []
+    lines.forEach((line, i) => {
+      const fence = /^( *)(```+)\s*([^`]*)$/.exec(line)
+      if (!open) {
+        if (fence) {
+          open = { fence: fence[1]! + fence[2]!, info: fence[3]!.trim(), line: i + 1 }
+          body = []
+        }
+        return
+      }
+      if (fence && line.trimEnd() === open.fence) {
+        const lang = open.info.split(/\s+/)[0] ?? ''
+        const where = `${page}:${open.line} (\`\`\`${open.info})`
+        if (/^(bash|shell|console|zsh|shell-session|terminal)$/.test(lang)) out.push(where)
+        else if ((lang === '' || lang === 'text') && body.some((b) => COMMAND_START.test(b))) out.push(where)
+        open = null
+        return
+      }
+      body.push(line)
+    })
+  }
+  return out
 }
 
 /** The real command tree with every action replaced: parsing checks commands, options, arguments and choices. */
@@ -173,6 +229,10 @@ describe('commands in README.md and docs/*.md', () => {
     }
   })
 
+  it('every block of shell commands is a ```sh block: run, or marked parse-only as a fragment', () => {
+    expect(unmarkedShellBlocks()).toEqual([])
+  })
+
   it('the parse check refuses what the CLI refuses, and runs nothing', () => {
     expect(parseOnly(['analyze', '--no-such-flag'])).toMatch(/unknown option/)
     expect(parseOnly(['no-such-command'])).toMatch(/unknown command/)
@@ -192,6 +252,8 @@ describe('running them as written, in the example project', () => {
   let scratch: string
   /** Where the next command runs: the empty folder, then wherever the docs `cd` to. */
   let cwd: string
+  /** What the page being run has exported so far. */
+  let exported: { page: string; env: Record<string, string> } = { page: '', env: {} }
   beforeAll(() => {
     // An empty folder under test/.tmp, so that `npx vitest` and `flakewatch/vitest` resolve from this
     // repository, as they would in a project with `npm i -D flakewatch vitest`.
@@ -212,10 +274,10 @@ describe('running them as written, in the example project', () => {
 
   it('starts from the README: the demo, then the example project', () => {
     const readme = steps.filter((s) => s.page === 'README.md')
-    expect(readme.slice(0, 3).map((s) => ('cd' in s ? `cd ${s.cd}` : s.argv.join(' ')))).toEqual([
-      'demo',
-      'demo --dir shop --no-serve',
-      'cd shop',
+    expect(readme.slice(0, 3).map(title)).toEqual([
+      'README.md: flakewatch demo',
+      'README.md: flakewatch demo --dir shop --no-serve',
+      'README.md: cd shop',
     ])
   })
 
@@ -226,19 +288,34 @@ describe('running them as written, in the example project', () => {
 
   // Commands that reach another server (a team server, GitHub, GitLab) are parsed only.
   const remote = new Set(['upload', 'publish'])
-  const runnable = steps.filter((s) => 'cd' in s || (s.run && !remote.has(s.argv[0]!) && !s.argv.includes('--help')))
-  const title = (s: DocCommand | DocCd) => `${s.page}: ${'cd' in s ? `cd ${s.cd}` : `flakewatch ${s.argv.join(' ')}`}`
+  const runnable = steps.filter(
+    (s) => 'cd' in s || 'export' in s || (s.run && !remote.has(s.argv[0]!) && !s.argv.includes('--help')),
+  )
+  const title = (s: DocStep) =>
+    `${s.page}: ${
+      'cd' in s
+        ? `cd ${s.cd}`
+        : 'export' in s
+          ? `export ${Object.keys(s.export).join(' ')}`
+          : `flakewatch ${s.argv.join(' ')}`
+    }`
 
   it.each(runnable.map((s) => [title(s), s] as const))(
     'runs %s without a usage or input error',
     async (_, s) => {
+      if (exported.page !== s.page) exported = { page: s.page, env: {} }
       if ('cd' in s) {
         cwd = join(cwd, s.cd)
         expect(existsSync(cwd), `${s.cd} does not exist in ${cwd}`).toBe(true)
         return
       }
+      if ('export' in s) {
+        Object.assign(exported.env, s.export)
+        return
+      }
       const dir = s.where === 'clone' ? clone : cwd
       const env = {
+        ...exported.env,
         ...s.env,
         TMPDIR: scratch,
         FLAKEWATCH_WRITE_TOKEN: s.env.FLAKEWATCH_WRITE_TOKEN ?? 'docs-write-token-0123456789',

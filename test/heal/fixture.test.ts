@@ -3,6 +3,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js'
+import { PLAYWRIGHT_LAUNCH_OPTIONS } from '../helpers/chromium.js'
 import { servePages } from './helpers/browser.js'
 import type { PageServer } from './helpers/browser.js'
 import { CHECKOUT, MUTATIONS } from './helpers/pages.js'
@@ -25,11 +26,7 @@ export default {
     name: 'chromium',
     use: {
       browserName: 'chromium',
-      launchOptions: {
-        executablePath: '/usr/bin/chromium',
-        args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-          '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-      },
+      launchOptions: ${PLAYWRIGHT_LAUNCH_OPTIONS},
     },
   }],
 }

@@ -86,6 +86,51 @@ const FACTS: Record<string, (r: ParsedReport) => void | Promise<void>> = {
     expect(caseNamed(r, 'test_skip').message).toBe('testing skip')
     expect(r.meta).toMatchObject({ finishedAt: '2019-01-22T19:25:51.260Z', durationMs: 45.891 })
   },
+  'pytest-json/crypto-bot-class-failures.json': (r) => {
+    // A project's own run (pytest-json-report on Python 3.12, one line, as the plugin writes it): 131 tests in
+    // unittest-style classes, 7 failing in their call phase.
+    expect(r.format).toBe('pytest-json')
+    expect(statuses(r)).toEqual({ passed: 124, failed: 7 })
+    const failed = r.cases.filter((c) => c.status === 'failed')
+    expect(failed.map((c) => `${c.module} :: ${c.name}`)).toEqual([
+      'tests.test_coinbase_client.TestCoinbaseClient :: test_get_product_error_handling',
+      'tests.test_coinbase_client.TestCoinbaseClient :: test_get_product_error_handling_retry',
+      'tests.test_main.TestMainModule :: test_run_bot_asset_processing_error_continues',
+      'tests.test_main.TestMainModule :: test_run_bot_client_initialization_failure',
+      'tests.test_main.TestMainModule :: test_run_bot_success',
+      'tests.test_trade_manager.TestTradeManager :: test_handle_filled_buy_order_places_new_sell_orders',
+      'tests.test_trade_manager.TestTradeManager :: test_process_cycle_handles_no_config',
+    ])
+    for (const c of r.cases) expect(c.attempts, c.name).toHaveLength(1)
+    const slow = caseNamed(r, 'test_get_product_error_handling')
+    // The message is the crash line pytest printed (its "E" lines), the stack ends at the failing assertion.
+    expect(slow.message).toMatch(/^AssertionError: expected call not found\.\nExpected: error\('Assertion failed/)
+    expect(slow.stack).toMatch(/tests\/test_coinbase_client\.py:64: AssertionError$/)
+    expect(slow.file).toBe('tests/test_coinbase_client.py')
+    // Setup, call and teardown add up: a 10 s call.
+    expect(slow.durationMs).toBeGreaterThan(10_000)
+    expect(slow.durationMs).toBeLessThan(10_100)
+    expect(caseNamed(r, 'test_get_product_error_handling_retry').message).toBe(
+      "AttributeError: 'TestCoinbaseClient' object has no attribute 'mock_rest_client'. Did you mean: 'mock_rest_client_class'?",
+    )
+    expect(r.meta).toMatchObject({ finishedAt: '2025-06-26T20:08:16.033Z', durationMs: 15166.577 })
+  },
+  'pytest-json/pythonbasictools-xdist-windows.json': (r) => {
+    // pytest-xdist on Windows: every phase of every passing test carries the worker line ("[gw1] win32 -- Python
+    // 3.10.11 E:\…") as its longrepr. A passing test has no message, and parametrized ids stay whole.
+    expect(r.format).toBe('pytest-json')
+    expect(statuses(r)).toEqual({ passed: 12 })
+    for (const c of r.cases) {
+      expect(c.message ?? null, c.name).toBeNull()
+      expect(c.stack ?? null, c.name).toBeNull()
+      expect(c.file, c.name).toMatch(/^tests\/[\w/]+\.py$/)
+    }
+    expect(caseNamed(r, 'test_inherit_docstring').module).toBe('tests.docstring.test_docstring.TestDocstring')
+    expect(
+      caseNamed(r, 'test_dict_of_lists_to_list_of_dicts_with_handmade_data[inputs1-expected_output1]').module,
+    ).toBe('tests.test_collections_tools.test_dict_of_lists_to_list_of_dicts')
+    expect(r.meta).toMatchObject({ finishedAt: '2025-06-27T02:53:43.900Z', durationMs: 3689.353 })
+  },
   'bazel-bep/runs-per-test-flaky.json': async (r) => {
     expect(r.format).toBe('bazel-bep')
     // --runs_per_test=2 --runs_per_test_detects_flakes: one target failed its first run and passed its second.

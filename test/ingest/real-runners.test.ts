@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseReport, sourceFromFile } from '../../src/ingest/index.js'
 import type { ParsedReport } from '../../src/ingest/types.js'
+import { CHROMIUM_PATH, PLAYWRIGHT_LAUNCH_OPTIONS } from '../helpers/chromium.js'
 import { ROOT, testdir } from '../helpers/run-cli.js'
 import { ctrfSchemaErrors } from '../helpers/ctrf-schema.js'
 import { caseNamed, countByStatus } from './helpers.js'
@@ -15,7 +16,7 @@ import { runTool, type Ran } from './spawn-tool.js'
  * FLAKEWATCH_UPDATE_FIXTURES=1 also copies the outputs (paths neutralised) to test/fixtures/reports/.
  */
 
-const CHROMIUM = '/usr/bin/chromium'
+const CHROMIUM = CHROMIUM_PATH
 const haveChromium = existsSync(CHROMIUM)
 if (!haveChromium && process.env.CI === 'true') throw new Error(`${CHROMIUM} not found: the Playwright runs need it`)
 
@@ -95,11 +96,7 @@ export default defineConfig({
   outputDir: '../out/test-results',
   reporter: [['json', { outputFile: '../out/playwright.json' }], ['junit', { outputFile: '../out/playwright.xml' }]],
   use: {
-    launchOptions: {
-      executablePath: ${JSON.stringify(CHROMIUM)},
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-        '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    },
+    launchOptions: ${PLAYWRIGHT_LAUNCH_OPTIONS},
   },
   projects: [{ name: 'chromium' }],
 })

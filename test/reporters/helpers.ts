@@ -2,11 +2,12 @@ import { execFileSync, spawn } from 'node:child_process'
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { openStore } from '../../src/store/open.js'
+import { CHROMIUM_PATH, PLAYWRIGHT_LAUNCH_OPTIONS } from '../helpers/chromium.js'
 import { ROOT, testdir } from '../helpers/run-cli.js'
 
 export { ROOT }
 
-export const CHROMIUM = '/usr/bin/chromium'
+export const CHROMIUM = CHROMIUM_PATH
 
 export const BIN = {
   vitest: join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'),
@@ -15,14 +16,8 @@ export const BIN = {
   flakewatch: join(ROOT, 'dist', 'cli', 'main.js'),
 }
 
-/** The Playwright `use` block for Debian's Chromium, as a config-file snippet. */
-export const PLAYWRIGHT_USE = `{
-    launchOptions: {
-      executablePath: ${JSON.stringify(CHROMIUM)},
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-        '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    },
-  }`
+/** The Playwright `use` block for the tests' Chromium (test/helpers/chromium.ts), as a config-file snippet. */
+export const PLAYWRIGHT_USE = `{ launchOptions: ${PLAYWRIGHT_LAUNCH_OPTIONS} }`
 
 const REPORTER_DIST = ['playwright/reporter.js', 'reporters/vitest.js', 'reporters/jest.js', 'cli/main.js']
 

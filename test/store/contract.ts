@@ -185,6 +185,28 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       expect(await collect(store, { suite: 'other' })).toEqual([])
     })
 
+    it('reads the heatmap cells of some tests in some runs, and nothing else', async () => {
+      for (const b of history()
+        .run('r1')
+        .pass('a')
+        .fail('b')
+        .run('r2')
+        .flaky('a')
+        .run('r3')
+        .pass('a')
+        .pass('b')
+        .build())
+        await store.ingestReport(b)
+      const cells = await store.heatCells(['unit::mod::a', 'unit::mod::b', 'unit::mod::nope'], ['r1', 'r2', 'gone'])
+      expect(cells.map((c) => [c.testId, c.runId, c.status, c.flakyOnRetry]).sort()).toEqual([
+        ['unit::mod::a', 'r1', 'passed', false],
+        ['unit::mod::a', 'r2', 'passed', true],
+        ['unit::mod::b', 'r1', 'failed', false],
+      ])
+      expect(await store.heatCells([], ['r1'])).toEqual([])
+      expect(await store.heatCells(['unit::mod::a'], ['gone'])).toEqual([])
+    })
+
     it('returns one test’s newest history and lists tests and runs', async () => {
       for (const b of history().run('r1').pass('a').run('r2').fail('a').run('r3').pass('a').pass('zeta').build())
         await store.ingestReport(b)

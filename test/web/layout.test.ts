@@ -43,13 +43,14 @@ async function ready(page: Page, path: string): Promise<void> {
   else if (route === '/heatmap') await page.locator('canvas.heat-canvas[data-painted="true"]').waitFor()
   else if (route === '/impact') await page.locator('svg.impact-chart').first().waitFor()
   else if (route?.startsWith('/tests/')) await page.locator('main h1').first().waitFor()
+  else if (route === '/settings') await page.locator('table.settings tbody tr').first().waitFor()
   else await page.locator('main > *').first().waitFor()
 }
 
 /** Every link of the navigation, in order: a page added to the dashboard is added here. */
 const NAV_LABELS = ['Leaderboard', 'Heatmap', 'Trends', 'Impact', 'Quarantine', 'Kiosk', 'Settings']
 
-const PAGES = () => ['/', '/heatmap', '/trends', '/impact', '/quarantine', testPath, '/no/such/page']
+const PAGES = () => ['/', '/heatmap', '/trends', '/impact', '/quarantine', '/settings', testPath, '/no/such/page']
 
 /** Relative luminance of a CSS rgb() colour, 0 (black) to 1 (white). */
 async function luminance(page: Page, selector: string, property: 'backgroundColor' | 'color'): Promise<number> {

@@ -182,4 +182,41 @@ describe('dashboard on a multi-project server', () => {
     expect(errors).toEqual([])
     expect(dialogs).toEqual([])
   })
+
+  it('the overview at 390 px and at 1280 px: no wider than the screen, and the navigation reaches it', async () => {
+    for (const viewport of [
+      { width: 390, height: 844 },
+      { width: 1280, height: 800 },
+    ]) {
+      const phone = viewport.width < 600
+      const context = await browser.newContext({ viewport })
+      contexts.push(context)
+      const page = await context.newPage()
+      await page.goto(`${url}/overview`)
+      await giveToken(page, 'organisation-token', ORG)
+      await page.locator('table.overview tbody tr').first().waitFor()
+      const widths = await page.evaluate(() => ({
+        page: document.documentElement.scrollWidth,
+        cells: Math.max(
+          ...[...document.querySelectorAll('table.overview td')].map((e) => e.getBoundingClientRect().right),
+        ),
+      }))
+      expect(widths.page, `${viewport.width}`).toBeLessThanOrEqual(viewport.width)
+      expect(widths.cells, `${viewport.width}`).toBeLessThanOrEqual(viewport.width)
+      if (phone) await screenshot(page, 'phone-overview')
+      // From the leaderboard, the navigation (a menu on a phone) leads back to the overview.
+      await page.locator('nav.nav a', { hasText: 'Leaderboard' }).evaluate((a) => (a as HTMLElement).click())
+      await expect.poll(() => new URL(page.url()).pathname).toBe('/')
+      if (phone) {
+        expect(await page.locator('.nav').isVisible()).toBe(false)
+        await page.locator('button.menu-toggle').click()
+      }
+      const link = page.locator('nav.nav a', { hasText: 'Overview' })
+      const box = (await link.boundingBox())!
+      expect(box.x + box.width, `${viewport.width}`).toBeLessThanOrEqual(viewport.width)
+      await link.click()
+      await expect.poll(() => new URL(page.url()).pathname).toBe('/overview')
+      await page.locator('table.overview tbody tr').first().waitFor()
+    }
+  })
 })

@@ -1,7 +1,9 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { analysisOptions } from '../../config/load.js'
 import { createMcpServer } from '../../mcp/server.js'
+import { localSummaries } from '../../mcp/row-summaries.js'
 import { cachedSummaries } from '../../mcp/summaries.js'
+import { resolveAnalysisConfig } from '../../analysis/resolve-analysis-config.js'
 import { ownerLookupFromConfig } from '../../owners/read-codeowners.js'
 import { forEachAnalysis } from '../../pipeline/analyze-store.js'
 import { createQuarantineManager } from '../../quarantine/manager.js'
@@ -29,14 +31,16 @@ export async function mcp(
     opts,
     io,
     async (store, config, project) => {
+      const cfg = resolveAnalysisConfig(analysisOptions(config))
+      const scanned = cachedSummaries(store, async (onTest) => {
+        await forEachAnalysis(store, { config: analysisOptions(config) }, (_, a) => onTest(a))
+      })
       const server = createMcpServer({
         store,
         config,
         project,
         serverUrl: config.notifications.serverUrl,
-        summaries: cachedSummaries(store, async (onTest) => {
-          await forEachAnalysis(store, { config: analysisOptions(config) }, (_, a) => onTest(a))
-        }),
+        summaries: (filter = {}) => localSummaries(store, cfg, filter, scanned),
         ownersOf: ownerLookupFromConfig(config, process.cwd(), (m) => io.stderr.write(`warning: ${m}\n`)),
         quarantine: createQuarantineManager({
           store,

@@ -3,10 +3,9 @@ import { z } from 'zod'
 import type { Run } from '../../model.js'
 import type { HeatmapResponse, HeatmapRun, HeatmapTest } from '../api-types.js'
 import type { VerdictKind } from '../../model.js'
-import { ANALYSIS_BATCH } from '../../store/analyses.js'
+import { ANALYSIS_BATCH, type AnalysisStore } from '../../store/analyses.js'
 import { cellOf } from '../../analysis/window-facts.js'
 import { answeredByRows, type AnalysisWindow } from '../persisted-reads.js'
-import { minOf } from '../../extent.js'
 import type { ServerContext } from '../context.js'
 import { parseInput, runTime, selectionKey, toSelection } from '../selection.js'
 import { HEATMAP_MAX_RUNS, heatOf, memoize } from '../snapshot.js'
@@ -53,8 +52,8 @@ export function heatmapRoutes(api: FastifyInstance, ctx: ServerContext): void {
     if (answeredByRows(selection)) {
       // Kept as bytes a moment: a page reads its tests' recent results, and the same page is asked for often.
       const w = await ctx.reads.window()
-      const body = await ctx.reads.keep(w, `heatmap:${JSON.stringify(q)}`, async () =>
-        Buffer.from(JSON.stringify(await fromRows(ctx, w, q))),
+      const body = await ctx.reads.keep(`heatmap:${JSON.stringify(q)}`, async (analyses) =>
+        Buffer.from(JSON.stringify(await fromRows(ctx, analyses, w, q))),
       )
       return reply.type('application/json; charset=utf-8').send(body)
     }
@@ -116,16 +115,16 @@ function fitting(runs: HeatmapRun[], rows: HeatmapTest[]): number {
 
 /**
  * The default selection's heatmap from the persisted analyses and an index range: the newest runs of the window
- * (at most {@link HEATMAP_MAX_RUNS}), one page of tests in the leaderboard's order, and those tests' results since
- * the oldest of those runs, read by test.
+ * (at most {@link HEATMAP_MAX_RUNS}), one page of tests in the leaderboard's order, and those tests' results in
+ * those runs (`heatCells`), read by test.
  */
 async function fromRows(
   ctx: ServerContext,
+  analyses: AnalysisStore,
   w: AnalysisWindow,
   q: z.output<typeof HeatmapQuery>,
 ): Promise<HeatmapResponse> {
   const view = toView(q)
-  const analyses = ctx.reads.analyses(w)
   const filter = ctx.reads.filter(w, view)
   const [heatRuns, counts] = await Promise.all([
     ctx.store.listRuns({ since: w.since, limit: HEATMAP_MAX_RUNS }),
@@ -150,17 +149,14 @@ async function fromRows(
   const column = new Map(heatRuns.map((r, i) => [r.runId, i]))
   const cells = new Map(page.map((t) => [t.testId, Buffer.alloc(heatRuns.length, '.')]))
   if (heatRuns.length && page.length) {
-    // Run metadata only approximates the stored time, hence the margin.
-    const since = minOf(heatRuns.map(runTime)) - DAY_MS
+    // Only the cells: each page test's results in these runs, an index range per test over their times.
+    const runIds = heatRuns.map((r) => r.runId)
     for (let i = 0; i < page.length; i += ANALYSIS_BATCH) {
       const testIds = page.slice(i, i + ANALYSIS_BATCH).map((t) => t.testId)
-      for await (const h of ctx.store.scanHistory({ testIds, since })) {
-        const row = cells.get(h.test.testId)
-        if (!row) continue
-        for (const e of h.entries) {
-          const col = column.get(e.run.runId)
-          if (col !== undefined) row[col] = cellOf(e).charCodeAt(0)
-        }
+      for (const c of await ctx.store.heatCells(testIds, runIds)) {
+        const col = column.get(c.runId)
+        const row = cells.get(c.testId)
+        if (row && col !== undefined) row[col] = cellOf(c).charCodeAt(0)
       }
     }
   }

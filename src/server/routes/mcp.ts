@@ -1,13 +1,15 @@
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { createMcpServer } from '../../mcp/server.js'
+import type { SummaryFilter, TestSummary } from '../../mcp/context.js'
+import { rowSummaries } from '../../mcp/row-summaries.js'
 import { compareSummaries } from '../../mcp/summaries.js'
-import type { TestSummary } from '../../mcp/context.js'
+import { READ_REFRESH_ROWS } from '../persisted-reads.js'
+import { SelectionQuery, toSelection } from '../selection.js'
+import { memoize, testRefOf } from '../snapshot.js'
 import { HttpError } from '../http-error.js'
 import { mcpActor } from '../auth.js'
 import type { ServerContext } from '../context.js'
-import { memoize } from '../snapshot.js'
-import { SelectionQuery, toSelection } from '../selection.js'
 
 /** Where the MCP server answers, beside the API (not under `/api/v1`: MCP clients are configured with a URL). */
 export const MCP_PATH = '/mcp'
@@ -25,26 +27,13 @@ function serverUrlOf(ctx: ServerContext, request: FastifyRequest): string {
  * offered: 405.
  */
 export function mcpRoutes(app: FastifyInstance, ctx: ServerContext): void {
-  const summaries = async (): Promise<readonly TestSummary[]> => {
-    const snapshot = await ctx.cache.get(toSelection(SelectionQuery.parse({})))
-    return memoize(snapshot, 'mcp-summaries', () =>
-      snapshot.tests
-        .map((t): TestSummary => ({
-          testId: t.testId,
-          suite: t.suite,
-          module: t.module,
-          name: t.name,
-          file: t.file,
-          verdict: t.verdict,
-          score: t.score,
-          passRate: t.passRate,
-          flipRate: t.flipRate,
-          runs: t.runs,
-          failures: t.failures,
-          lastFailureAt: t.lastFailure,
-        }))
-        .sort(compareSummaries),
-    )
+  // The default selection's tests, from the persisted analyses (as the leaderboard reads them): no snapshot, unless
+  // more rows are pending than a read re-analyses (a store just migrated, a changed configuration), whose tests an
+  // agent would otherwise not see: then from the snapshot, as before the rows, until the sweep catches up.
+  const summaries = async (filter: SummaryFilter = {}): Promise<readonly TestSummary[]> => {
+    const w = await ctx.reads.window()
+    if (w.pending > READ_REFRESH_ROWS) return snapshotSummaries(ctx)
+    return rowSummaries(ctx.reads.analyses(w), w.since, filter, 'window')
   }
 
   app.post(MCP_PATH, async (request, reply) => {
@@ -96,4 +85,23 @@ export function mcpRoutes(app: FastifyInstance, ctx: ServerContext): void {
       })
     },
   })
+}
+
+/** Every test's summary from the default selection's snapshot, in `analyze`'s order (memoised with it). */
+async function snapshotSummaries(ctx: ServerContext): Promise<readonly TestSummary[]> {
+  const snapshot = await ctx.cache.get(toSelection(SelectionQuery.parse({})))
+  return memoize(snapshot, 'mcp-summaries', () =>
+    snapshot.tests
+      .map((t): TestSummary => ({
+        ...testRefOf(t),
+        verdict: t.verdict,
+        score: t.score,
+        passRate: t.passRate,
+        flipRate: t.flipRate,
+        runs: t.runs,
+        failures: t.failures,
+        lastFailureAt: t.lastFailure,
+      }))
+      .sort(compareSummaries),
+  )
 }

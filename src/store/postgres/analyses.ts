@@ -17,9 +17,12 @@ import type {
   PersistedAnalysis,
   RunFile,
   TestFile,
+  WindowFileCount,
+  WindowTestFilter,
+  WindowTestRow,
 } from '../analyses.js'
 import type { VerdictKind } from '../../model.js'
-import { testsJoin } from '../analyses.js'
+import { analyzeOrderSql, COSTLY_SQL, testsJoin } from '../analyses.js'
 import type { PgConnection } from './connection.js'
 import type { PgQueryable } from './driver.js'
 
@@ -61,6 +64,21 @@ export const POSTGRES_ANALYSES_READS = `
     ADD COLUMN days text;
   CREATE INDEX analyses_window ON analyses (last_run_at);
   UPDATE analyses SET valid_until = 0, version = version + 1;
+`
+
+/**
+ * Migration 0020: the indexes of the server's default reads. The leaderboard's and heatmap's default order
+ * (`analysisOrderSql('flaky', 'desc')`, written here as the query writes it, so that the planner matches it) is
+ * read in index order, a page at a time; the window's per-verdict counts are an index-only range. The covering
+ * window index replaces the plain one.
+ */
+export const POSTGRES_READ_INDEXES = `
+  CREATE INDEX analyses_order ON analyses (
+    (CASE verdict WHEN 'flaky' THEN 0 WHEN 'broken' THEN 1 WHEN 'healthy' THEN 2 ELSE 3 END),
+    score DESC, failures DESC, flip_rate DESC
+  ) WHERE verdict IS NOT NULL;
+  CREATE INDEX analyses_window_verdict ON analyses (last_run_at) INCLUDE (verdict);
+  DROP INDEX analyses_window;
 `
 
 /** The database's clock in epoch ms: leases compare against one clock, whichever instance set them. */
@@ -428,6 +446,44 @@ export class PgAnalyses implements AnalysisStore {
     return { runs: rows[0]!.runs, newest: rows[0]!.newest === null ? null : Number(rows[0]!.newest) }
   }
 
+  async windowTests(filter: WindowTestFilter & { offset: number; limit: number | null }): Promise<WindowTestRow[]> {
+    const { where, params } = windowTestsWhere(filter)
+    const limit = filter.limit === null ? '' : `LIMIT ${Math.trunc(filter.limit)}`
+    const { rows } = await this.conn.db.query<WindowTestRow>(
+      `SELECT t.test_id AS "testId", t.suite, t.module, t.name, t.file, a.verdict, a.score, a.pass_rate AS "passRate",
+         a.flip_rate AS "flipRate", a.runs, a.failures, a.last_failure_at AS "lastFailureAt",
+         a.window_failure_at AS "windowFailureAt"
+       FROM analyses a JOIN tests t ON t.id = a.test WHERE ${where}
+       ORDER BY ${analyzeOrderSql(' COLLATE "C"')} ${limit} OFFSET ${Math.trunc(filter.offset)}`,
+      params,
+    )
+    for (const r of rows) {
+      if (r.lastFailureAt !== null) r.lastFailureAt = Number(r.lastFailureAt)
+      if (r.windowFailureAt !== null) r.windowFailureAt = Number(r.windowFailureAt)
+    }
+    return rows
+  }
+
+  async countWindowTests(filter: WindowTestFilter): Promise<number> {
+    const { where, params } = windowTestsWhere(filter)
+    const join = filter.search !== undefined || filter.testIds !== undefined || filter.suite !== undefined
+    const { rows } = await this.conn.db.query<{ n: number }>(
+      `SELECT count(*)::integer AS n FROM analyses a ${join ? 'JOIN tests t ON t.id = a.test' : ''} WHERE ${where}`,
+      params,
+    )
+    return rows[0]!.n
+  }
+
+  async windowFiles(filter: WindowTestFilter): Promise<WindowFileCount[]> {
+    const { where, params } = windowTestsWhere(filter)
+    const { rows } = await this.conn.db.query<WindowFileCount>(
+      `SELECT t.suite, t.module, t.file, a.verdict, count(*)::integer AS tests
+       FROM analyses a JOIN tests t ON t.id = a.test WHERE ${where} GROUP BY t.suite, t.module, t.file, a.verdict`,
+      params,
+    )
+    return rows
+  }
+
   async analysisBacklog(clock: number): Promise<{ rows: number; due: number }> {
     const { rows } = await this.conn.db.query<{ rows: number; due: number }>(
       'SELECT count(*)::integer AS rows, count(*) FILTER (WHERE valid_until <= $1 OR valid_from > $1)::integer AS due FROM analyses',
@@ -453,5 +509,21 @@ function windowWhere(f: AnalysisFilter): { where: string; params: unknown[] } {
     params.push(f.testIds.slice(0, ANALYSIS_BATCH))
     parts.push(`t.test_id = ANY($${params.length}::text[])`)
   }
+  return { where: parts.join(' AND '), params }
+}
+
+/** The WHERE of {@link PgAnalyses.windowTests}: the window's rows, narrowed as asked. */
+function windowTestsWhere(f: WindowTestFilter): { where: string; params: unknown[] } {
+  const { where, params } = windowWhere({ since: f.since, search: f.search, testIds: f.testIds })
+  const parts = [where]
+  if (f.verdicts !== undefined) {
+    params.push([...f.verdicts])
+    parts.push(`a.verdict = ANY($${params.length}::text[])`)
+  }
+  if (f.suite !== undefined) {
+    params.push(f.suite)
+    parts.push(`t.suite = $${params.length}`)
+  }
+  if (f.costly !== undefined) parts.push(f.costly ? COSTLY_SQL : `NOT ${COSTLY_SQL}`)
   return { where: parts.join(' AND '), params }
 }

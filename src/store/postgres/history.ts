@@ -1,7 +1,7 @@
 import type { Attempt, HistoryEntry, RunInfo, TestHistory, TestRef } from '../../model.js'
 import { statusFromCode } from '../codes.js'
 import { runInfoFromRow, type RunRow } from '../rows.js'
-import type { HistoryFilter, HistoryStore, RunFilter } from '../store.js'
+import { HEAT_CELLS_MAX, type HeatCell, type HistoryFilter, type HistoryStore, type RunFilter } from '../store.js'
 import type { PgConnection } from './connection.js'
 import type { PgClient, PgQueryable } from './driver.js'
 import { narrowed, Params, RUN_COLUMNS, runWhere } from './sql.js'
@@ -247,6 +247,43 @@ export class PgHistory implements HistoryStore {
       return rows.map((r) => r.test_id)
     } catch (error) {
       throw this.conn.wrap('tests of runs', error)
+    }
+  }
+
+  async heatCells(testIds: string[], runIds: string[]): Promise<HeatCell[]> {
+    if (testIds.length === 0 || runIds.length === 0) return []
+    try {
+      const runs = await this.conn.db.query<[number, string, string]>({
+        text: 'SELECT id, run_id, at FROM runs WHERE run_id = ANY($1::text[])',
+        values: [runIds.slice(0, HEAT_CELLS_MAX)],
+        rowMode: 'array',
+      })
+      if (runs.rows.length === 0) return []
+      const runOf = new Map(runs.rows.map(([id, runId]) => [id, runId]))
+      let minAt = Infinity
+      let maxAt = -Infinity
+      for (const [, , at] of runs.rows) {
+        minAt = Math.min(minAt, Number(at))
+        maxAt = Math.max(maxAt, Number(at))
+      }
+      // One range of the scan index (test, at, run) per test, in the partitions of the runs' times only.
+      const { rows } = await this.conn.db.query<[string, number, number]>({
+        text: `SELECT t.test_id, s.run, s.status | (s.flaky::integer << 2) FROM tests t
+               JOIN results s ON s.test = t.id AND s.at BETWEEN $2 AND $3
+               WHERE t.test_id = ANY($1::text[]) AND s.run = ANY($4::integer[])`,
+        values: [testIds.slice(0, HEAT_CELLS_MAX), minAt, maxAt, [...runOf.keys()]],
+        rowMode: 'array',
+      })
+      const cells: HeatCell[] = []
+      for (const [testId, run, flags] of rows) {
+        const runId = runOf.get(run)
+        if (runId !== undefined) {
+          cells.push({ testId, runId, status: statusFromCode(flags & 3), flakyOnRetry: (flags & FLAKY) !== 0 })
+        }
+      }
+      return cells
+    } catch (error) {
+      throw this.conn.wrap('heatmap cells', error)
     }
   }
 

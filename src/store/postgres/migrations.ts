@@ -6,7 +6,7 @@ import {
   type LegacyQuarantineAuditRow,
   type LegacyRuleAuditRow,
 } from '../legacy-audit.js'
-import { POSTGRES_ANALYSES_READS, POSTGRES_ANALYSES_SCHEMA } from './analyses.js'
+import { POSTGRES_ANALYSES_READS, POSTGRES_ANALYSES_SCHEMA, POSTGRES_READ_INDEXES } from './analyses.js'
 import { appendPostgresAudit, POSTGRES_AUDIT_SCHEMA } from './audit-log.js'
 import type { PgClient, PgQueryable } from './driver.js'
 import { DAY_MS, dayPartitionsDdl, daysAhead, PARTITIONED_INDEXES, partitionable } from './partitions.js'
@@ -477,6 +477,14 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
     id: '0019-analysis-reads',
     async up(client) {
       await client.query(POSTGRES_ANALYSES_READS)
+    },
+  },
+  {
+    // The default leaderboard order and the window's verdict counts read by index (issue 32: under uploads, their
+    // sorts and scans kept the database busy and every read waited).
+    id: '0020-read-indexes',
+    async up(client) {
+      await client.query(POSTGRES_READ_INDEXES)
     },
   },
 ]

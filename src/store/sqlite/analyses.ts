@@ -15,9 +15,12 @@ import {
   type PersistedAnalysis,
   type RunFile,
   type TestFile,
+  type WindowFileCount,
+  type WindowTestFilter,
+  type WindowTestRow,
 } from '../analyses.js'
 import type { VerdictKind } from '../../model.js'
-import { testsJoin } from '../analyses.js'
+import { analyzeOrderSql, COSTLY_SQL, testsJoin } from '../analyses.js'
 import type { SqliteConnection } from './connection.js'
 import type { SqliteDb } from './driver.js'
 
@@ -62,6 +65,19 @@ export const SQLITE_ANALYSES_READS = `
   ALTER TABLE analyses ADD COLUMN time_lost_ms REAL;
   CREATE INDEX analyses_window ON analyses (last_run_at);
   UPDATE analyses SET valid_until = 0, version = version + 1;
+`
+
+/**
+ * Migration 0020: the indexes of the server's default reads, as on PostgreSQL (`POSTGRES_READ_INDEXES`): the
+ * default order as the query writes it, and the verdicts with the window for the counts (verdict first: SQLite
+ * groups them in index order, reading no row).
+ */
+export const SQLITE_READ_INDEXES = `
+  CREATE INDEX analyses_order ON analyses (
+    CASE verdict WHEN 'flaky' THEN 0 WHEN 'broken' THEN 1 WHEN 'healthy' THEN 2 ELSE 3 END,
+    score DESC, failures DESC, flip_rate DESC
+  ) WHERE verdict IS NOT NULL;
+  CREATE INDEX analyses_window_verdict ON analyses (verdict, last_run_at);
 `
 
 /** Marks stale, creating rows as needed: every test of the files (suite and module) of the tests selected. */
@@ -436,6 +452,43 @@ export class SqliteAnalyses implements AnalysisStore {
     )
   }
 
+  windowTests(filter: WindowTestFilter & { offset: number; limit: number | null }): Promise<WindowTestRow[]> {
+    const { where, params } = windowTestsWhere(filter)
+    const page = filter.limit === null ? '' : `LIMIT ${Math.trunc(filter.limit)} OFFSET ${Math.trunc(filter.offset)}`
+    const rows = this.conn.db
+      .prepare(
+        `SELECT t.test_id AS testId, t.suite, t.module, t.name, t.file, a.verdict, a.score, a.pass_rate AS passRate,
+           a.flip_rate AS flipRate, a.runs, a.failures, a.last_failure_at AS lastFailureAt,
+           a.window_failure_at AS windowFailureAt
+         FROM analyses a JOIN tests t ON t.id = a.test WHERE ${where} ORDER BY ${analyzeOrderSql('')} ${page}`,
+      )
+      .all(...params) as WindowTestRow[]
+    return Promise.resolve(filter.limit === null && filter.offset > 0 ? rows.slice(filter.offset) : rows)
+  }
+
+  countWindowTests(filter: WindowTestFilter): Promise<number> {
+    const { where, params } = windowTestsWhere(filter)
+    const join = filter.search !== undefined || filter.testIds !== undefined || filter.suite !== undefined
+    return Promise.resolve(
+      this.conn.db
+        .prepare(`SELECT count(*) FROM analyses a ${join ? 'JOIN tests t ON t.id = a.test' : ''} WHERE ${where}`)
+        .pluck()
+        .get(...params) as number,
+    )
+  }
+
+  windowFiles(filter: WindowTestFilter): Promise<WindowFileCount[]> {
+    const { where, params } = windowTestsWhere(filter)
+    return Promise.resolve(
+      this.conn.db
+        .prepare(
+          `SELECT t.suite, t.module, t.file, a.verdict, count(*) AS tests FROM analyses a JOIN tests t ON t.id = a.test
+           WHERE ${where} GROUP BY t.suite, t.module, t.file, a.verdict`,
+        )
+        .all(...params) as WindowFileCount[],
+    )
+  }
+
   analysisBacklog(clock: number): Promise<{ rows: number; due: number }> {
     const row = this.conn.db
       .prepare('SELECT count(*) AS rows, coalesce(sum(valid_until <= ? OR valid_from > ?), 0) AS due FROM analyses')
@@ -460,5 +513,21 @@ function windowWhere(f: AnalysisFilter): { where: string; params: unknown[] } {
     parts.push('t.test_id IN (SELECT value FROM json_each(?))')
     params.push(JSON.stringify(f.testIds.slice(0, ANALYSIS_BATCH)))
   }
+  return { where: parts.join(' AND '), params }
+}
+
+/** The WHERE of {@link SqliteAnalyses.windowTests}: the window's rows, narrowed as asked. */
+function windowTestsWhere(f: WindowTestFilter): { where: string; params: unknown[] } {
+  const { where, params } = windowWhere({ since: f.since, search: f.search, testIds: f.testIds })
+  const parts = [where]
+  if (f.verdicts !== undefined) {
+    parts.push('a.verdict IN (SELECT value FROM json_each(?))')
+    params.push(JSON.stringify(f.verdicts))
+  }
+  if (f.suite !== undefined) {
+    parts.push('t.suite = ?')
+    params.push(f.suite)
+  }
+  if (f.costly !== undefined) parts.push(f.costly ? COSTLY_SQL : `NOT ${COSTLY_SQL}`)
   return { where: parts.join(' AND '), params }
 }

@@ -1,7 +1,7 @@
 import type { EnvFacets, HistoryEntry, RunInfo, RunStatus, Attempt, TestHistory, TestRef } from '../../model.js'
 import { statusFromCode } from '../codes.js'
 import { runInfoFromRow, type RunRow } from '../rows.js'
-import type { HistoryFilter, HistoryStore, RunFilter } from '../store.js'
+import { HEAT_CELLS_MAX, type HeatCell, type HistoryFilter, type HistoryStore, type RunFilter } from '../store.js'
 import type { SqliteConnection } from './connection.js'
 import { runWhere } from './runs.js'
 
@@ -305,6 +305,38 @@ export class SqliteHistory implements HistoryStore {
     const out = new Set<string>()
     for (const runId of new Set(runIds)) for (const id of stmt.all(runId) as string[]) out.add(id)
     return Promise.resolve([...out])
+  }
+
+  heatCells(testIds: string[], runIds: string[]): Promise<HeatCell[]> {
+    const db = this.conn.db
+    const runs = db
+      .prepare('SELECT id, run_id, at FROM runs WHERE run_id IN (SELECT value FROM json_each(?))')
+      .raw(true)
+      .all(JSON.stringify(runIds.slice(0, HEAT_CELLS_MAX))) as [number, string, number][]
+    if (runs.length === 0 || testIds.length === 0) return Promise.resolve([])
+    const runOf = new Map(runs.map(([id, runId]) => [id, runId]))
+    let minAt = Infinity
+    let maxAt = -Infinity
+    for (const [, , at] of runs) {
+      minAt = Math.min(minAt, at)
+      maxAt = Math.max(maxAt, at)
+    }
+    // One range of the results' key (test, at, run) per test: only the runs' times are read.
+    const rows = db
+      .prepare(
+        `SELECT t.test_id, s.run, s.status | (s.flaky << 2) FROM tests t
+         JOIN results s ON s.test = t.id AND s.at BETWEEN ? AND ?
+         WHERE t.test_id IN (SELECT value FROM json_each(?))`,
+      )
+      .raw(true)
+      .all(minAt, maxAt, JSON.stringify(testIds.slice(0, HEAT_CELLS_MAX))) as [string, number, number][]
+    const cells: HeatCell[] = []
+    for (const [testId, run, flags] of rows) {
+      const runId = runOf.get(run)
+      if (runId !== undefined)
+        cells.push({ testId, runId, status: statusFromCode(flags & 3), flakyOnRetry: (flags & 4) !== 0 })
+    }
+    return Promise.resolve(cells)
   }
 
   getTestHistory(testId: string, opts: { limit?: number } = {}): Promise<TestHistory | null> {

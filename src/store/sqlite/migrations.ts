@@ -5,7 +5,7 @@ import {
   type LegacyQuarantineAuditRow,
   type LegacyRuleAuditRow,
 } from '../legacy-audit.js'
-import { SQLITE_ANALYSES_READS, SQLITE_ANALYSES_SCHEMA } from './analyses.js'
+import { SQLITE_ANALYSES_READS, SQLITE_ANALYSES_SCHEMA, SQLITE_READ_INDEXES } from './analyses.js'
 import { appendSqliteAudit, SQLITE_AUDIT_SCHEMA } from './audit-log.js'
 import type { SqliteDb } from './driver.js'
 
@@ -384,6 +384,14 @@ export const SQLITE_MIGRATIONS: SqliteMigration[] = [
     id: '0019-analysis-reads',
     up(db) {
       db.exec(SQLITE_ANALYSES_READS)
+    },
+  },
+  {
+    // The default leaderboard order and the window's verdict counts read by index (issue 32: under uploads, their
+    // sorts and scans kept the database busy and every read waited).
+    id: '0020-read-indexes',
+    up(db) {
+      db.exec(SQLITE_READ_INDEXES)
     },
   },
 ]
