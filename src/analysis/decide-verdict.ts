@@ -22,7 +22,8 @@ const MAX_RUN_IDS = 10
 
 /**
  * One verdict per test, in this order:
- * 1. **broken**: the newest runs are a streak of at least `brokenMinConsecutive` failures that is too improbable
+ * 1. **broken**: the newest runs are a streak of at least `brokenMinConsecutive` failures (not counting its first
+ *    runs on a revision that passed before the streak: that revision did not break the test) that is too improbable
  *    for the test as it failed before ({@link streakChance} < brokenAlpha: its recent rate, and its rate under
  *    the conditions and in the bursts its failures concentrated on, so that a flaky test's unlucky streak, a
  *    time window or a new burst is not taken for a breakage), or the test has not passed at all.
@@ -58,8 +59,15 @@ export function decideVerdict(input: VerdictInput, cfg: ResolvedAnalysisConfig):
 
   let trailingFails = 0
   while (trailingFails < n && isFailure(entries[n - 1 - trailingFails]!.status)) trailingFails++
-  if (trailingFails >= v.brokenMinConsecutive) {
-    const before = n - trailingFails
+  // A streak that begins on a revision that also passed before it was not broken by that revision: its failures
+  // there are the test's flakiness, and a breakage can begin at the next revision at the earliest.
+  let before = n - trailingFails
+  const startRev = trailingFails > 0 ? entries[before]!.run.revision : null
+  if (startRev !== null && passedOn(entries, before, startRev)) {
+    while (before < n && entries[before]!.run.revision === startRev) before++
+  }
+  const streak = n - before
+  if (streak >= v.brokenMinConsecutive) {
     if (before === 0 || streakChance(entries, before, cfg) < v.brokenAlpha) {
       const start = entries[before]!
       const runIds = []
@@ -68,7 +76,7 @@ export function decideVerdict(input: VerdictInput, cfg: ResolvedAnalysisConfig):
       const detail =
         before === 0
           ? `failed all ${plural(n, 'run')}, ${since}`
-          : `failed the last ${trailingFails} runs in a row ${since}; it passed ${passes} of ${before} runs before`
+          : `failed the last ${streak} runs in a row ${since}; it passed ${passes} of ${before} runs before`
       const evidence: Evidence = { kind: 'consecutive_failures', detail, runIds }
       if (start.run.revision !== null) evidence.revision = start.run.revision
       return {
@@ -81,9 +89,9 @@ export function decideVerdict(input: VerdictInput, cfg: ResolvedAnalysisConfig):
           runId: start.run.runId,
           revision: start.run.revision,
           runsBefore: before,
-          runsAfter: trailingFails,
-          failuresBefore: failures - trailingFails,
-          failuresAfter: trailingFails,
+          runsAfter: streak,
+          failuresBefore: failures - streak,
+          failuresAfter: streak,
           message: `broken ${since}`,
         },
       }
@@ -176,6 +184,15 @@ export function decideVerdict(input: VerdictInput, cfg: ResolvedAnalysisConfig):
       ? `passed all ${plural(n, 'run')}`
       : `${plural(failures, 'failure')} in ${n} runs, in a single episode: not enough to call it flaky`
   return { verdict: 'healthy', reason, evidence: [], change: null }
+}
+
+/** Whether a run before `before` passed on `revision`. */
+function passedOn(entries: readonly HistoryEntry[], before: number, revision: string): boolean {
+  for (let i = before - 1; i >= 0; i--) {
+    const e = entries[i]!
+    if (e.run.revision === revision && !isFailure(e.status)) return true
+  }
+  return false
 }
 
 interface SameRevisionProof {

@@ -2,7 +2,6 @@ import { isFailure, type HistoryEntry } from '../model.js'
 import { burstScan } from './burst-scan.js'
 import { failureConditions } from './failure-conditions.js'
 import { hadFailure } from './had-failure.js'
-import { hintAlpha } from './hint-alpha.js'
 import { rateUpperBound } from './rate-bound.js'
 import type { ResolvedAnalysisConfig } from './resolve-analysis-config.js'
 
@@ -16,9 +15,9 @@ import type { ResolvedAnalysisConfig } from './resolve-analysis-config.js'
  * - under each condition its earlier failures concentrated on (`failureConditions`: a runner, env value, numeric
  *   threshold or time-of-day window), the rate under it, for the streak's runs under it: four failures in a row
  *   inside a time window where the test fails 60% of the time are the window, not a breakage;
- * - when its earlier failures came in bursts (`burstScan` at the burst hint's level) and in at least
- *   `minFailureEpisodes` episodes (one earlier breakage and its fix is one streak, not a pattern), the rate inside
- *   its bursts, for every run of the streak: a new burst starts with a streak. Not when a time-of-day window
+ * - when its failures, the streak included, come in bursts (`burstScan` at `BURST_EXPLAINS_ALPHA`) and its earlier
+ *   ones in at least `minFailureEpisodes` episodes (one earlier breakage and its fix is one streak, not a
+ *   pattern), the rate inside its earlier bursts, for every run of the streak: a new burst starts with a streak. Not when a time-of-day window
  *   holds the failures: its clusters are the window, and outside it the test does not fail.
  * @example streakChance(entries, entries.length - 4, cfg) // 0.13 inside a window where the test fails 60%
  */
@@ -50,38 +49,51 @@ export function streakChance(entries: readonly HistoryEntry[], before: number, c
     for (let i = 0; i < k; i++) if (c.applies(entries[before + i]!) && rate > rates[i]!) rates[i] = rate
   }
   // Failures in a daily window come in clusters too; the window explains them, and outside it they do not happen.
-  const burst = conditions.some((c) => c.kind === 'time_of_day') ? 0 : burstRate(prior, cfg)
+  const burst = conditions.some((c) => c.kind === 'time_of_day') ? 0 : burstRate(entries, before, cfg)
   let chance = 1
   for (let i = 0; i < k; i++) chance *= Math.max(rates[i]!, burst)
   return chance
 }
 
 /**
- * The failure rate inside the test's earlier bursts (clusters of two failures or more), or 0 when its failures did
- * not come in bursts, or came in one episode: one earlier breakage and its fix is a solid streak, not a pattern.
+ * The failure rate inside the test's earlier bursts (clusters of two failures or more before `before`), or 0 when
+ * its failures, the streak included, are not significantly clustered, or came in one episode before the streak:
+ * one earlier breakage and its fix is a solid streak, not a pattern. The streak is part of the scan: a test whose
+ * first burst was a pair of failures is bursty once a second burst begins, where the earlier failures alone are
+ * too few to show it; a steady flake that breaks is not (its isolated failures and one streak make as many
+ * clusters as chance does).
  */
-function burstRate(prior: readonly HistoryEntry[], cfg: ResolvedAnalysisConfig): number {
-  const outcomes = new Uint8Array(prior.length)
+function burstRate(entries: readonly HistoryEntry[], before: number, cfg: ResolvedAnalysisConfig): number {
+  const outcomes = new Uint8Array(entries.length)
   let total = 0
   let episodes = 0
-  for (let i = 0; i < prior.length; i++) {
-    if (!isFailure(prior[i]!.status)) continue
+  for (let i = 0; i < entries.length; i++) {
+    if (!isFailure(entries[i]!.status)) continue
     outcomes[i] = 1
+    if (i >= before) continue
     total++
     if (i === 0 || outcomes[i - 1] === 0) episodes++
   }
-  if (total < cfg.hints.minFailures || episodes < cfg.verdict.minFailureEpisodes) return 0
-  const scan = burstScan(outcomes, hintAlpha(cfg.hints, 'burst'))
+  if (total < 2 || episodes < cfg.verdict.minFailureEpisodes) return 0
+  const scan = burstScan(outcomes, BURST_EXPLAINS_ALPHA)
   if (scan === null) return 0
   let failures = 0
   let runs = 0
   for (const c of scan.clusters) {
-    if (c.failures < 2) continue
+    if (c.failures < 2 || c.end >= before) continue
     failures += c.failures
     runs += c.end - c.start + 1
   }
   return runs === 0 ? 0 : streakRate(failures, runs)
 }
+
+/**
+ * The level at which clustered failures explain a streak as a new burst. Looser than the burst hint's (0.0015):
+ * the hint names a cause and must be rarely wrong, while here a wrong "bursty" only delays a breakage of a test
+ * already known to fail (its streak is judged at the rate inside its earlier bursts), and a wrong "broken"
+ * releases a flaky test from quarantine to be quarantined again at its next pass.
+ */
+export const BURST_EXPLAINS_ALPHA = 0.05
 
 /** Confidence of the upper bound on an earlier failure rate. */
 export const STREAK_RATE_CONFIDENCE = 0.9

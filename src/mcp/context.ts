@@ -40,6 +40,11 @@ export interface McpContext {
    * match `filter` (a source that can narrow by it does, with an indexed query; the caller filters again).
    */
   summaries(filter?: SummaryFilter): Promise<readonly TestSummary[]>
+  /**
+   * How many tests' stored analyses were not current when the summaries were read (a read-only server over rows
+   * nobody refreshed): those show as last analysed, or not at all if never analysed. Absent: none.
+   */
+  pending?(): Promise<number>
   ownersOf: OwnerLookup
   quarantine: QuarantineManager
   /**

@@ -31,7 +31,8 @@ const round = (x: number | null) => (x === null ? null : Math.round(x * 10_000) 
 
 /**
  * Flaky, broken and quarantined tests, most harmful first, filtered and paged. The total counts every match, so
- * that an agent knows how much it was not shown.
+ * that an agent knows how much it was not shown; `pending`, when present, how many tests' analyses were not current
+ * (the answer is partial until they are).
  */
 export async function listTests(ctx: McpContext, args: ListTestsArgs) {
   const quarantines = new Map((await ctx.quarantine.list()).map((q) => [q.testId, q]))
@@ -56,10 +57,12 @@ export async function listTests(ctx: McpContext, args: ListTestsArgs) {
   const offset = args.offset ?? 0
   const limit = args.limit ?? 20
   const page = matches.slice(offset, offset + limit)
+  const pending = (await ctx.pending?.()) ?? 0
   return {
     total: matches.length,
     offset,
     limit,
+    ...(pending > 0 ? { pending } : {}),
     tests: page.map((t) => {
       const q = quarantines.get(t.testId)
       return {

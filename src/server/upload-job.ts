@@ -3,7 +3,7 @@ import { appendAll } from '../extent.js'
 import type { Format } from '../ingest/formats.js'
 import { sourceFromBuffer, sourceFromFile } from '../ingest/source.js'
 import { emptySummary, ingestSource, type IngestSummary } from '../pipeline/ingest-files.js'
-import { REFRESH_BEFORE_ANSWER_ROWS, refreshAfterWrite, refreshWarning } from '../pipeline/persisted-analyses.js'
+import { REFRESH_BEFORE_ANSWER_ROWS, refreshAfterWrite } from '../pipeline/persisted-analyses.js'
 import type { RunContext } from '../pipeline/run-context.js'
 import type { Store } from '../store/store.js'
 
@@ -23,16 +23,28 @@ export interface UploadJob {
 }
 
 /**
- * Re-analyses an upload's runs elsewhere than on its store's connection: an upload stored on the thread that
- * answers requests has its analysis thread do it (`SnapshotBuilder.refresh`).
+ * Re-analyses uploads' runs elsewhere than on the connection that stored them: the server's analysis thread
+ * (`SnapshotBuilder.refresh`), for the uploads of every worker, several at once (see `UploadPool`).
  */
 export type UploadRefresh = (runIds: string[], maxRows: number) => Promise<unknown>
 
 /**
- * Stores each file of an upload as `flakewatch ingest` would: one transaction per report, failures listed; then
- * re-analyses its tests' persisted analyses (at most {@link REFRESH_BEFORE_ANSWER_ROWS}), with `store` or `refresh`.
+ * Stores each file of an upload as `flakewatch ingest` would: one transaction per report, failures listed; then,
+ * when the job carries the analysis configuration, re-analyses its tests' persisted analyses on `store` (at most
+ * {@link REFRESH_BEFORE_ANSWER_ROWS}). A server's pool takes that part away from its workers (see `UploadPool`).
  */
-export async function ingestUpload(store: Store, job: UploadJob, refresh?: UploadRefresh): Promise<IngestSummary> {
+export async function ingestUpload(store: Store, job: UploadJob): Promise<IngestSummary> {
+  const summary = await storeUpload(store, job)
+  // Just after the commits, before the answer: the uploader's next read finds its tests' analyses current.
+  if (job.analysis !== undefined) {
+    const runIds = summary.ingested.map((i) => i.run_id)
+    warnAll(summary, await refreshAfterWrite(store, job.analysis, runIds, REFRESH_BEFORE_ANSWER_ROWS))
+  }
+  return summary
+}
+
+/** Stores each file of an upload as `flakewatch ingest` would: one transaction per report, failures listed. */
+async function storeUpload(store: Store, job: UploadJob): Promise<IngestSummary> {
   const summary = emptySummary()
   for (const file of job.files) {
     const source = file.path
@@ -53,14 +65,10 @@ export async function ingestUpload(store: Store, job: UploadJob, refresh?: Uploa
     appendAll(summary.duplicates, one.duplicates)
     appendAll(summary.failed, one.failed)
   }
-  // Just after the commits, before the answer: the uploader's next read finds its tests' analyses current.
-  if (job.analysis !== undefined) {
-    const runIds = summary.ingested.map((i) => i.run_id)
-    const warning =
-      refresh === undefined || runIds.length === 0
-        ? await refreshAfterWrite(store, job.analysis, runIds, REFRESH_BEFORE_ANSWER_ROWS)
-        : await refresh(runIds, REFRESH_BEFORE_ANSWER_ROWS).then(() => null, refreshWarning)
-    if (warning !== null) for (const i of summary.ingested) (i.warnings ??= []).push(warning)
-  }
   return summary
+}
+
+/** Adds a refresh's warning to each report of an upload that it stored. */
+export function warnAll(summary: IngestSummary, warning: string | null): void {
+  if (warning !== null) for (const i of summary.ingested) (i.warnings ??= []).push(warning)
 }

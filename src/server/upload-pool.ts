@@ -6,7 +6,8 @@ import { StoreError } from '../errors.js'
 import type { IngestSummary } from '../pipeline/ingest-files.js'
 import type { Store } from '../store/store.js'
 import { UPLOAD_WORKER_V8_FLAGS, uploadWorkerEnv } from './memory-settings.js'
-import { ingestUpload, type UploadJob, type UploadRefresh } from './upload-job.js'
+import { REFRESH_BEFORE_ANSWER_ROWS, refreshWarning } from '../pipeline/persisted-analyses.js'
+import { ingestUpload, warnAll, type UploadJob, type UploadRefresh } from './upload-job.js'
 import { lowerProcessPriority } from './worker-priority.js'
 
 /** To an upload worker: first the store to open, then one upload at a time. */
@@ -32,8 +33,13 @@ const MAX_ATTEMPTS = 3
 
 const WORKER_URL = new URL('./upload-worker.js', import.meta.url)
 
+/** Most stored uploads whose tests one refresh re-analyses together. */
+const MAX_REFRESH_BATCH = 16
+
 interface Queued {
   job: UploadJob
+  /** Whether its tests are re-analysed by the pool (`UploadPoolOptions.refresh`) once it is stored. */
+  refresh: boolean
   attempts: number
   resolve: (summary: IngestSummary) => void
   reject: (error: Error) => void
@@ -58,8 +64,8 @@ export interface UploadPoolOptions {
   /** Set false to parse and store on this thread even when workers are possible. */
   worker?: boolean
   /**
-   * Where an upload stored on this thread has its tests re-analysed (the analysis thread, when there is one): a
-   * worker process re-analyses its own, at its lower priority; this thread only answers requests.
+   * Where stored uploads have their tests re-analysed, several at once (the analysis thread, when there is one; see
+   * `UploadPool`). Without it, the process that stored an upload re-analyses its tests itself.
    */
   refresh?: UploadRefresh
 }
@@ -71,6 +77,13 @@ export interface UploadPoolOptions {
  * instead of buffering bodies it cannot store soon; an accepted upload is always stored, even when its client went
  * away, and `close()` waits for every accepted one. Without a file or URL to open a second connection (`:memory:`)
  * or a compiled worker (running from TypeScript sources), uploads run on this thread, one at a time.
+ *
+ * An upload is answered once its tests' analyses are re-analysed too (`refresh`), by a refresh that began after
+ * its commit. Uploads are stored first and re-analysed together: when nothing is being stored and no upload waits
+ * (or {@link MAX_REFRESH_BATCH} wait for their refresh), one refresh takes the runs of every upload stored since
+ * the last, and no upload is stored while it runs. Uploads of one suite touch the same files, so ten stored at
+ * once cost one refresh of their tests, not ten; and a refresh never races a commit that would mark its rows stale
+ * again (the refresh would then write none of them).
  */
 export class UploadPool {
   readonly kind: 'worker' | 'in-process'
@@ -84,6 +97,9 @@ export class UploadPool {
   /** Recent upload durations, to tell a refused client when to come back. */
   private meanMs = 1000
   private seq = 0
+  /** Stored uploads waiting for their refresh. */
+  private readonly stored: { summary: IngestSummary; resolve: (summary: IngestSummary) => void }[] = []
+  private refreshing = false
 
   constructor(private readonly opts: UploadPoolOptions) {
     const db = opts.db
@@ -116,13 +132,19 @@ export class UploadPool {
     return Math.min(60, Math.max(1, seconds))
   }
 
-  /** Parses and stores an upload that holds `slot`; resolves once it is committed (or refused by its content). */
+  /**
+   * Parses and stores an upload that holds `slot`; resolves once it is committed (or refused by its content) and,
+   * when the job carries the analysis configuration, once its tests are re-analysed (see {@link UploadPool}).
+   */
   run(slot: UploadSlot, job: UploadJob): Promise<IngestSummary> {
     if (slot.state !== 'reserved') return Promise.reject(new Error('upload slot already used'))
     slot.state = 'running'
     const started = performance.now()
+    // The worker stores it; its refresh is the pool's, with the uploads stored beside it.
+    const refresh = job.analysis !== undefined && this.opts.refresh !== undefined
+    const stored = refresh ? { ...job, analysis: undefined } : job
     return new Promise<IngestSummary>((resolve, reject) => {
-      this.waiting.push({ job, attempts: 0, resolve, reject })
+      this.waiting.push({ job: stored, refresh, attempts: 0, resolve, reject })
       this.pump()
     }).finally(() => {
       this.meanMs = this.meanMs * 0.8 + (performance.now() - started) * 0.2
@@ -145,7 +167,13 @@ export class UploadPool {
   }
 
   private pump(): void {
-    while (this.waiting.length > 0 && this.running < this.size) {
+    if (this.refreshing) return
+    const batchFull = this.stored.length >= MAX_REFRESH_BATCH
+    if (this.stored.length > 0 && this.running === 0 && (this.waiting.length === 0 || batchFull)) {
+      void this.refreshStored()
+      return
+    }
+    while (this.waiting.length > 0 && this.running < this.size && !batchFull) {
       const next = this.waiting.shift()!
       this.running++
       if (this.kind === 'in-process') void this.runHere(next)
@@ -155,13 +183,37 @@ export class UploadPool {
 
   private async runHere(q: Queued): Promise<void> {
     try {
-      q.resolve(await ingestUpload(this.opts.store, q.job, this.opts.refresh))
+      this.storedOne(q, await ingestUpload(this.opts.store, q.job))
     } catch (error) {
       q.reject(error as Error)
     } finally {
       this.running--
       this.pump()
     }
+  }
+
+  /** An upload is stored: answered now, or once the refresh of the uploads stored with it is done. */
+  private storedOne(q: Queued, summary: IngestSummary): void {
+    if (q.refresh && summary.ingested.length > 0) this.stored.push({ summary, resolve: q.resolve })
+    else q.resolve(summary)
+  }
+
+  /** Re-analyses the tests of every stored upload in one refresh, then answers them (a failure is a warning). */
+  private async refreshStored(): Promise<void> {
+    this.refreshing = true
+    const batch = this.stored.splice(0, MAX_REFRESH_BATCH)
+    const runIds = [...new Set(batch.flatMap((b) => b.summary.ingested.map((i) => i.run_id)))]
+    // Each upload's bound, summed: together they re-analyse no more than one by one.
+    const warning = await this.opts.refresh!(runIds, REFRESH_BEFORE_ANSWER_ROWS * batch.length).then(
+      () => null,
+      refreshWarning,
+    )
+    for (const b of batch) {
+      warnAll(b.summary, warning)
+      b.resolve(b.summary)
+    }
+    this.refreshing = false
+    this.pump()
   }
 
   private dispatch(q: Queued): void {
@@ -195,9 +247,10 @@ export class UploadPool {
     worker.on('message', (reply: UploadReply) => {
       const q = thread.busy
       if (!q) return
-      done()
+      // Kept for its refresh before the pool looks for what to do next.
       if ('error' in reply) q.reject(new StoreError(reply.error))
-      else q.resolve(reply.summary)
+      else this.storedOne(q, reply.summary)
+      done()
     })
     worker.on('error', () => undefined)
     worker.on('exit', (code, signal) => {

@@ -126,6 +126,37 @@ describe('verdict: a streak inside a time window or a burst is not a breakage', 
     expect(a.verdict).toBe('broken')
   })
 
+  it('keeps a test flaky when a new burst begins after an earlier pair, too few failures for the burst hint', () => {
+    // Two failures 30 runs in, then 70 clean runs, then three in a row: with the streak, five failures in two
+    // clusters of 106 runs are clustered (scan p ≈ 0.003), so the streak is judged at the pair's rate (2 of 3).
+    const h = history('unit::sync.test.ts::merges', 2 * HOUR).seq('.'.repeat(30) + 'F.F' + '.'.repeat(70) + 'FFF')
+    expect(analyzeTest(h.build(), cfg, { now: h.now }).verdict).toBe('flaky')
+  })
+
+  it('still calls a steady flake broken when a streak follows isolated failures', () => {
+    const h = history('unit::sync.test.ts::merges', 2 * HOUR).seq(('F' + '.'.repeat(9)).repeat(8) + 'FFFFFF')
+    const a = analyzeTest(h.build(), cfg, { now: h.now })
+    expect(a.verdict).toBe('broken')
+    expect(a.reason).toMatch(/^failed the last 6 runs in a row/)
+  })
+
+  it('does not start a breakage on a revision that also passed: the streak counts from the next revision', () => {
+    const h = history('unit::sync.test.ts::merges', 2 * HOUR)
+      .seq('.'.repeat(20))
+      .pass({ revision: 'mixed' })
+      .fail({ revision: 'mixed' })
+      .fail({ revision: 'mixed' })
+      .fail({ revision: 'next1' })
+      .fail({ revision: 'next2' })
+    const early = analyzeTest(h.build(), cfg, { now: h.now })
+    expect(early.verdict).toBe('flaky')
+    expect(early.reason).toContain('same revision mixed')
+    for (const r of ['next3', 'next4', 'next5', 'next6']) h.fail({ revision: r })
+    const late = analyzeTest(h.build(), cfg, { now: h.now })
+    expect(late.verdict).toBe('broken')
+    expect(late.reason).toMatch(/^failed the last 6 runs in a row since revision next1/)
+  })
+
   it('calls a test broken again after one earlier breakage and its fix: one streak is not a burst pattern', () => {
     const h = history().seq('.'.repeat(40) + 'F'.repeat(8) + '.'.repeat(60) + 'FFF')
     expect(analyzeTest(h.build(), cfg, { now: h.now }).verdict).toBe('broken')

@@ -44,6 +44,10 @@ export function mcpRoutes(app: FastifyInstance, ctx: ServerContext): void {
       project: ctx.project,
       serverUrl: serverUrlOf(ctx, request),
       summaries,
+      pending: async () => {
+        const w = await ctx.reads.window()
+        return w.pending > READ_REFRESH_ROWS ? 0 : w.pending
+      },
       ownersOf: ctx.owners,
       quarantine: ctx.quarantine,
       actor,
