@@ -8,11 +8,11 @@
 //     --before /work/wt/snapshot-before/dist --rounds 2
 // The store is one bench/pg-scale.mjs filled and kept (`--sizes 1e6 --prefix fw_snap --keep --fill-only`). Without
 // --db (bench/run.mjs), it prints nothing: filling 10^6 results takes minutes and a PostgreSQL cluster.
-import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
+import { startServer } from './lib/load-run.mjs'
 
 const { values: args } = parseArgs({
   options: {
@@ -27,28 +27,11 @@ if (!args.db) {
   log('first-answers: no --db given (a store of 10^6 results filled by bench/pg-scale.mjs): nothing measured')
   process.exit(0)
 }
-const TOKEN = 'bench-write-token-0123456789'
 const builds = [
   ...(args.before ? [{ name: 'before', dist: args.before }] : []),
   { name: 'after', dist: join(import.meta.dirname, '..', 'dist') },
 ]
 const peakRss = (pid) => Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024
-
-async function start(dist) {
-  const server = spawn(process.execPath, [join(dist, 'cli/main.js'), 'serve', '--db', args.db, '--port', '0'], {
-    env: { ...process.env, FLAKEWATCH_WRITE_TOKEN: TOKEN, FLAKEWATCH_LOG_LEVEL: 'error' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
-  const spawned = performance.now()
-  const base = await new Promise((resolve, reject) => {
-    server.stdout.on('data', (d) => {
-      const url = /http:\/\/[^\s]+/.exec(String(d))?.[0]
-      if (url) resolve(url.replace(/\/$/, ''))
-    })
-    server.on('exit', (code) => reject(new Error(`serve exited with ${code}`)))
-  })
-  return { server, base, spawned }
-}
 
 async function timed(fn) {
   const t = performance.now()
@@ -84,7 +67,7 @@ const results = new Map()
 for (let round = 0; round < Number(args.rounds); round++) {
   for (const [ask, run] of Object.entries(ASKS)) {
     for (const build of builds) {
-      const { server, base, spawned } = await start(build.dist)
+      const { server, base, spawned } = await startServer(args.db, build.dist)
       try {
         const health = await timed(() => fetch(`${base}/healthz`).then((r) => r.arrayBuffer()))
         const first = await timed(() => run(base))

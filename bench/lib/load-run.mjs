@@ -38,9 +38,10 @@ function rssWithChildren(pid) {
   return total
 }
 
-async function startServer(db) {
+/** A `flakewatch serve` process on `db` from the build in `build` (this checkout's by default), once it listens. */
+export async function startServer(db, build = dist) {
   const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []
-  const server = spawn(process.execPath, [...profile, join(dist, 'cli/main.js'), 'serve', '--db', db, '--port', '0'], {
+  const server = spawn(process.execPath, [...profile, join(build, 'cli/main.js'), 'serve', '--db', db, '--port', '0'], {
     env: { ...process.env, FLAKEWATCH_WRITE_TOKEN: TOKEN, FLAKEWATCH_LOG_LEVEL: 'error' },
     stdio: ['ignore', 'pipe', 'inherit'],
   })
