@@ -3,15 +3,14 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { resolveAnalysisConfig } from '../../src/analysis/index.js'
-import type { TestSummary } from '../../src/mcp/context.js'
 import { listTests, type ListTestsArgs } from '../../src/mcp/list-tests.js'
-import { compareSummaries } from '../../src/mcp/summaries.js'
 import { ownerLookupFromConfig } from '../../src/owners/read-codeowners.js'
 import { refreshAnalyses } from '../../src/pipeline/persisted-analyses.js'
-import { buildSnapshot, testRefOf } from '../../src/server/snapshot.js'
+import { buildSnapshot } from '../../src/server/snapshot.js'
 import type { ImpactResponse, LeaderboardResponse } from '../../src/server/api-types.js'
 import { createApp } from '../../src/server/app.js'
 import { ANSWER_TTL_MS, PersistedReads, READ_REFRESH_ROWS } from '../../src/server/persisted-reads.js'
+import { snapshotSummariesOf } from '../../src/server/routes/mcp.js'
 import type { RefreshAsk, RefreshOutcome } from '../../src/server/snapshot-builder.js'
 import type { AnalysisStore } from '../../src/store/analyses.js'
 import { openPostgresStore } from '../../src/store/postgres/postgres-store.js'
@@ -222,18 +221,7 @@ for (const backend of backends) {
         }
         // The MCP tools list the tests the snapshot listed them from, in its order, with its figures.
         const snapshot = await buildSnapshot(store, { env: [] }, { cfg })
-        const reference = snapshot.tests
-          .map((t): TestSummary => ({
-            ...testRefOf(t),
-            verdict: t.verdict,
-            score: t.score,
-            passRate: t.passRate,
-            flipRate: t.flipRate,
-            runs: t.runs,
-            failures: t.failures,
-            lastFailureAt: t.lastFailure,
-          }))
-          .sort(compareSummaries)
+        const reference = snapshotSummariesOf(snapshot)
         const owners = ownerLookupFromConfig(conf, process.cwd())
         const cases: ListTestsArgs[] = [
           {},
@@ -439,19 +427,7 @@ for (const backend of backends) {
       const old = Array.from({ length: 10 }, (_, i) => `old-${i}`)
       for (let r = 0; r < 3; r++) await store.ingestReport(passing(`o${r}`, NOW - (r + 2) * DAY, old))
       await refreshAnalyses(store, cfg)
-      const instance = async () => {
-        const app = await createApp({
-          store,
-          config: config(),
-          webRoot: null,
-          analysisWorker: false,
-          uploadWorkers: false,
-          analysisSweep: false,
-        })
-        cleanups.push(() => app.close())
-        return app
-      }
-      const [a, b] = await Promise.all([instance(), instance()])
+      const [a, b] = await Promise.all([appOver(store), appOver(store)])
       const total = async (app: FastifyInstance) => (await get<LeaderboardResponse>(app, 'leaderboard?limit=1')).total
       const upload = (name: string, runId: string) =>
         a.inject({

@@ -6,7 +6,7 @@ import { rowSummaries } from '../../mcp/row-summaries.js'
 import { compareSummaries } from '../../mcp/summaries.js'
 import { READ_REFRESH_ROWS } from '../persisted-reads.js'
 import { SelectionQuery, toSelection } from '../selection.js'
-import { memoize, testRefOf } from '../snapshot.js'
+import { memoize, testRefOf, type Snapshot } from '../snapshot.js'
 import { HttpError } from '../http-error.js'
 import { mcpActor } from '../auth.js'
 import type { ServerContext } from '../context.js'
@@ -94,18 +94,21 @@ export function mcpRoutes(app: FastifyInstance, ctx: ServerContext): void {
 /** Every test's summary from the default selection's snapshot, in `analyze`'s order (memoised with it). */
 async function snapshotSummaries(ctx: ServerContext): Promise<readonly TestSummary[]> {
   const snapshot = await ctx.cache.get(toSelection(SelectionQuery.parse({})))
-  return memoize(snapshot, 'mcp-summaries', () =>
-    snapshot.tests
-      .map((t): TestSummary => ({
-        ...testRefOf(t),
-        verdict: t.verdict,
-        score: t.score,
-        passRate: t.passRate,
-        flipRate: t.flipRate,
-        runs: t.runs,
-        failures: t.failures,
-        lastFailureAt: t.lastFailure,
-      }))
-      .sort(compareSummaries),
-  )
+  return memoize(snapshot, 'mcp-summaries', () => snapshotSummariesOf(snapshot))
+}
+
+/** What `list_tests` lists of a snapshot's tests, in its order: the answer the persisted rows must equal. */
+export function snapshotSummariesOf(snapshot: Snapshot): TestSummary[] {
+  return snapshot.tests
+    .map((t): TestSummary => ({
+      ...testRefOf(t),
+      verdict: t.verdict,
+      score: t.score,
+      passRate: t.passRate,
+      flipRate: t.flipRate,
+      runs: t.runs,
+      failures: t.failures,
+      lastFailureAt: t.lastFailure,
+    }))
+    .sort(compareSummaries)
 }
