@@ -139,7 +139,22 @@ export interface LeaderboardSummary {
   quarantined: number
 }
 
+/**
+ * Which runs an answer of a selection of results (a branch, env facets, the last N runs, a revision range) was
+ * analysed from: its newest matching runs while their results add up to `max_results` (`capped` when more runs
+ * matched). Absent from answers of the persisted analyses (the default selection, of every suite or of one).
+ */
+export interface SelectionCover {
+  runs: number
+  oldest_run_at: string | null
+  newest_run_at: string | null
+  capped: boolean
+  max_results: number
+}
+
 export interface LeaderboardResponse {
+  /** See {@link SelectionCover}. */
+  covers?: SelectionCover
   /** When the analysis behind this answer was computed (ISO). */
   generated_at: string
   newest_run_at: string | null
@@ -189,6 +204,8 @@ export interface HeatmapTest {
 }
 
 export interface HeatmapResponse {
+  /** See {@link SelectionCover}. */
+  covers?: SelectionCover
   generated_at: string
   artifact_expiry_days: number
   /** Oldest first: the newest run is the last column. */
@@ -352,6 +369,8 @@ export interface TrendDay {
 }
 
 export interface TrendsResponse {
+  /** See {@link SelectionCover}. */
+  covers?: SelectionCover
   generated_at: string
   definition: { flaky: string; broken: string }
   days: TrendDay[]
@@ -399,6 +418,8 @@ export interface ImpactTestJson extends ImpactCostJson {
 
 /** `GET /impact`: CI time lost and failures caused by flaky tests, per week, owner, suite and test. */
 export interface ImpactResponse {
+  /** See {@link SelectionCover}. */
+  covers?: SelectionCover
   generated_at: string
   definition: { time_lost: string; failures: string; flaky_tests: string; broken_tests: string }
   totals: ImpactCostJson & ImpactGroupCounts & { runs: number }
@@ -445,6 +466,8 @@ export interface KioskSuite {
 }
 
 export interface KioskResponse {
+  /** See {@link SelectionCover}. */
+  covers?: SelectionCover
   generated_at: string
   /** The one time every panel is evaluated at: the analysis as-of time (just after the newest selected run). */
   as_of: string

@@ -3,7 +3,7 @@ import { analyseTestAfresh, analysisFingerprint, storeClock } from '../pipeline/
 import type { AnalysisFilter, AnalysisStore } from '../store/analyses.js'
 import type { Store } from '../store/store.js'
 import type { LeaderboardRow } from './api-types.js'
-import type { Selection } from './selection.js'
+import { selectsResults, type Selection } from './selection.js'
 import type { RefreshAsk, RefreshOutcome } from './snapshot-builder.js'
 
 const DAY_MS = 86_400_000
@@ -67,7 +67,7 @@ export interface AnalysisWindow {
  * see other results, so they are analysed from their histories (`SnapshotCache`), over a bounded window.
  */
 export function answeredByRows(s: Selection): boolean {
-  return s.branch === undefined && s.env.length === 0 && s.last === undefined && !s.rev
+  return !selectsResults(s)
 }
 
 /** One kept answer: the last one computed, and the next while it is computed. */

@@ -96,18 +96,43 @@ export function runTime(r: Run): number {
 }
 
 /**
+ * Whether a selection picks results of its own (a branch, env facets, the last N runs, a revision range): no
+ * persisted analysis answers it, so it is analysed from its results, over a bounded window of its newest runs.
+ */
+export function selectsResults(s: Selection): boolean {
+  return s.branch !== undefined || s.env.length > 0 || s.last !== undefined || s.rev !== undefined
+}
+
+/**
+ * The most results a selection of results ({@link selectsResults}) is analysed from: its newest runs while their
+ * results add up to this (at least one run). So its cost is bounded whatever the history holds: at 5,000 tests a
+ * run, its newest 50 runs.
+ */
+export const SELECTION_MAX_RESULTS = 250_000
+
+/**
+ * The most runs a selection of results reads to find its runs, newest first by the runs' time index (env facets
+ * and revisions are matched here, not in SQL): a revision range must lie within the newest this many runs of its
+ * suite and branch.
+ */
+export const SELECTION_MAX_SCANNED_RUNS = 20_000
+
+/** Runs read per page of that walk. */
+const RUN_PAGE = 1000
+
+/**
  * The runs a selection names, newest first: suite and branch, env facets, then a revision range, then the newest
  * `last`; without `last` or a revision range, the runs inside the analysis lookback window (ending at `now`, or at
- * the newest run).
+ * the newest run). A selection of results ({@link selectsResults}) reads at most
+ * {@link SELECTION_MAX_SCANNED_RUNS} runs to find them; `capped` says whether more may match.
  */
 export async function selectRuns(
   store: Store,
   sel: Selection,
   opts: { now?: number; lookbackDays: number },
-): Promise<Run[]> {
+): Promise<{ runs: Run[]; capped: boolean }> {
   const base = { suite: sel.suite, branch: sel.branch }
   const windowed = sel.last === undefined && sel.rev === undefined
-  const cheapLast = sel.last !== undefined && sel.env.length === 0 && !sel.rev
   let since: number | undefined
   if (windowed) {
     // The window ends at the given clock, else at the newest run, as the CLI's analysis does.
@@ -115,19 +140,35 @@ export async function selectRuns(
     const end = opts.now ?? (newest ? runTime(newest) + 1 : Date.now())
     since = end - opts.lookbackDays * DAY_MS
   }
-  let runs = await store.listRuns({ ...base, since, limit: cheapLast ? sel.last : undefined })
-  if (sel.env.length) runs = runs.filter((r) => envMatches(r.env, sel.env))
+  if (!selectsResults(sel)) return { runs: await store.listRuns({ ...base, since }), capped: false }
+  // Newest first, a page at a time, by the runs' time index: never more than the walk's bound.
+  const want = sel.rev === undefined ? (sel.last ?? Infinity) : Infinity
+  let runs: Run[] = []
+  let read = 0
+  let exhausted = false
+  while (runs.length < want && read < SELECTION_MAX_SCANNED_RUNS) {
+    const limit = Math.min(RUN_PAGE, SELECTION_MAX_SCANNED_RUNS - read)
+    const page = await store.listRuns({ ...base, since, limit, offset: read })
+    read += page.length
+    for (const r of page) if (envMatches(r.env, sel.env)) runs.push(r)
+    if (page.length < limit) {
+      exhausted = true
+      break
+    }
+  }
+  const capped = !exhausted && runs.length < want
   if (sel.rev) {
     const { from, to } = sel.rev
+    const where = capped ? ` among the newest ${SELECTION_MAX_SCANNED_RUNS} runs` : ''
     const hits = (prefix: string) => runs.flatMap((r, i) => (revMatches(r.revision, prefix) ? [i] : []))
     const a = hits(from)
     const b = hits(to)
-    if (a.length === 0) throw new InputError(`rev: no run of revision "${from}" in this selection`)
-    if (b.length === 0) throw new InputError(`rev: no run of revision "${to}" in this selection`)
+    if (a.length === 0) throw new InputError(`rev: no run of revision "${from}" in this selection${where}`)
+    if (b.length === 0) throw new InputError(`rev: no run of revision "${to}" in this selection${where}`)
     // The span from the oldest to the newest run of either revision, so that a reversed range reads as meant.
     const all = [...a, ...b]
     runs = runs.slice(minOf(all), maxOf(all) + 1)
   }
   if (sel.last !== undefined && runs.length > sel.last) runs = runs.slice(0, sel.last)
-  return runs
+  return { runs, capped }
 }

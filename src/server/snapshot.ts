@@ -12,8 +12,8 @@ import {
 import { cellOf, entryFacts } from '../analysis/window-facts.js'
 import { type ResultStatus, type Run, type TestHistory, type TestRef, type VerdictKind } from '../model.js'
 import type { HistoryFilter, RunSummary, Store } from '../store/store.js'
-import type { TrendDay } from './api-types.js'
-import { runTime, selectRuns, type Selection } from './selection.js'
+import type { SelectionCover, TrendDay } from './api-types.js'
+import { runTime, SELECTION_MAX_RESULTS, selectRuns, selectsResults, type Selection } from './selection.js'
 import { leaderboardRowBase } from './to-json.js'
 import { maxOf, minOf } from '../extent.js'
 
@@ -105,6 +105,8 @@ export interface Snapshot {
   trends: TrendDay[]
   suites: SuiteHealth[]
   newestRunAt: number | null
+  /** Whether the selection matched more runs than it analyses (see `SELECTION_MAX_RESULTS`). */
+  capped: boolean
   memo: Map<string, unknown>
 }
 
@@ -197,6 +199,8 @@ export interface RunState {
   heatRuns: Run[]
   /** The history scan's bounds: only an optimisation, entries are matched by run id. */
   filter: HistoryFilter
+  /** Whether the selection matched more runs than it analyses (see `SELECTION_MAX_RESULTS`). */
+  capped: boolean
 }
 
 /**
@@ -209,11 +213,14 @@ export async function runState(
   selection: Selection,
   cfg: ResolvedAnalysisConfig,
   now?: number,
+  maxResults = SELECTION_MAX_RESULTS,
 ): Promise<RunState> {
-  const runs = await selectRuns(store, selection, { now, lookbackDays: cfg.scoring.lookbackDays })
-  const selected = new Set(runs.map((r) => r.runId))
+  const picked = await selectRuns(store, selection, { now, lookbackDays: cfg.scoring.lookbackDays })
+  let runs = picked.runs
+  let capped = picked.capped
+  let selected = new Set(runs.map((r) => r.runId))
   const base: HistoryFilter = { suite: selection.suite, branch: selection.branch }
-  const runCounts = new Map<string, RunSummary>()
+  let runCounts = new Map<string, RunSummary>()
   if (runs.length) {
     // Run metadata only approximates the stored time, hence the margin.
     const times = runs.map(runTime)
@@ -223,11 +230,29 @@ export async function runState(
       for (const s of await store.runSummaries(base)) if (selected.has(s.runId)) runCounts.set(s.runId, s)
     }
   }
+  const bounded = selectsResults(selection)
+  if (bounded) {
+    // The newest runs while their results fit the bound (at least one): what the analysis reads is bounded.
+    let results = 0
+    let keep = 0
+    while (keep < runs.length) {
+      results += runCounts.get(runs[keep]!.runId)?.total ?? 0
+      if (keep > 0 && results > maxResults) break
+      keep++
+    }
+    if (keep < runs.length) {
+      runs = runs.slice(0, keep)
+      capped = true
+      selected = new Set(runs.map((r) => r.runId))
+      runCounts = new Map([...runCounts].filter(([id]) => selected.has(id)))
+    }
+  }
   const excludedRuns = infraRunIds(runCounts.values(), cfg)
   const runAt = new Map<string, number>()
   for (const r of runs) runAt.set(r.runId, runCounts.get(r.runId)?.at ?? runTime(r))
   const ats = [...runAt.values()]
   const newestRunAt = ats.length ? maxOf(ats) : null
+  const filter: HistoryFilter = ats.length ? { ...base, since: minOf(ats), until: newestRunAt! } : base
   return {
     now: now ?? (newestRunAt === null ? Date.now() : newestRunAt + 1),
     runs,
@@ -237,7 +262,9 @@ export async function runState(
     runAt,
     newestRunAt,
     heatRuns: runs.slice(0, HEATMAP_MAX_RUNS).reverse(),
-    filter: ats.length ? { ...base, since: minOf(ats), until: newestRunAt! } : base,
+    // A selection of results reads its own runs' results only, by run: not every result of their time span.
+    filter: bounded && runs.length ? { ...filter, runIds: runs.map((r) => r.runId) } : filter,
+    capped,
   }
 }
 
@@ -362,6 +389,7 @@ function assemble(
     trends,
     suites,
     newestRunAt: state.newestRunAt,
+    capped: state.capped,
     memo: new Map(),
   }
 }
@@ -415,6 +443,7 @@ export interface SnapshotDelta {
   runAt: Map<string, number>
   newestRunAt: number | null
   now: number
+  capped: boolean
   /** Every test re-analysed, including those now outside the selection (absent from `tests`). */
   touched: string[]
   tests: SnapshotTest[]
@@ -482,6 +511,7 @@ export async function snapshotDelta(
     runAt: state.runAt,
     newestRunAt: state.newestRunAt,
     now: state.now,
+    capped: state.capped,
     touched,
     tests,
   }
@@ -564,6 +594,20 @@ function addOrderHints(tests: SnapshotTest[], found: Map<string, OrderHint>): vo
     detail.hints.push(hintToJson(hint))
     t.detail = JSON.stringify(detail)
   }
+}
+
+/** Which runs a snapshot of a selection of results was analysed from, as a part of its answers (none otherwise). */
+export function coversOf(snapshot: Snapshot): { covers?: SelectionCover } {
+  if (!selectsResults(snapshot.selection)) return {}
+  const ats = snapshot.runs.map((r) => runTime(r))
+  const covers: SelectionCover = {
+    runs: snapshot.runs.length,
+    oldest_run_at: ats.length ? new Date(minOf(ats)).toISOString() : null,
+    newest_run_at: snapshot.newestRunAt === null ? null : new Date(snapshot.newestRunAt).toISOString(),
+    capped: snapshot.capped,
+    max_results: SELECTION_MAX_RESULTS,
+  }
+  return { covers }
 }
 
 /**

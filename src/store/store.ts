@@ -76,6 +76,11 @@ export interface HistoryFilter {
   testIds?: string[]
   /** Only the newest N runs (by time) of the selection. */
   lastRuns?: number
+  /**
+   * Only these runs' results (a selection's, at most `SELECTION_MAX_SCANNED_RUNS`): read by run, not every result
+   * of their time span.
+   */
+  runIds?: string[]
 }
 
 export interface RunFilter {

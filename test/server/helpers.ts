@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify'
 import { resolveConfig, type ResolvedConfig } from '../../src/config/load.js'
 import type { Result, RunMeta } from '../../src/model.js'
 import { createApp, type AppDeps } from '../../src/server/app.js'
-import type { Store } from '../../src/store/store.js'
+import type { HistoryFilter, Store } from '../../src/store/store.js'
 import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/sqlite-store.js'
 import { batch, flakyResult, result, runMeta } from '../helpers/builders.js'
 
@@ -106,3 +106,21 @@ export async function seededApp(
 export const id = (name: string, suite = 'unit') => `${suite}::mod::${name}`
 export const enc = encodeURIComponent
 export const auth = (token = WRITE_TOKEN) => ({ authorization: `Bearer ${token}` })
+
+/** The store, recording the filter of every history scan: a wrapper, every call reaches the real store. */
+export function recordingScans(store: Store): { store: Store; filters: HistoryFilter[] } {
+  const filters: HistoryFilter[] = []
+  const wrapped = new Proxy(store, {
+    get(target, prop) {
+      const value = Reflect.get(target, prop, target) as unknown
+      if (prop === 'scanHistory') {
+        return (filter?: HistoryFilter) => {
+          filters.push(filter ?? {})
+          return target.scanHistory(filter)
+        }
+      }
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value
+    },
+  })
+  return { store: wrapped, filters }
+}

@@ -15,33 +15,15 @@ import type { RefreshAsk, RefreshOutcome } from '../../src/server/snapshot-build
 import type { AnalysisStore } from '../../src/store/analyses.js'
 import { openPostgresStore } from '../../src/store/postgres/postgres-store.js'
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js'
-import type { HistoryFilter, Store } from '../../src/store/store.js'
+import type { Store } from '../../src/store/store.js'
 import { batch, result, runMeta } from '../helpers/builders.js'
 import { random, randomUploads, T0, type Upload } from '../helpers/random-history.js'
 import { makeTestId } from '../../src/model.js'
 import { resolveTestPg, schemas } from '../store/pg-helpers.js'
-import { auth, config, DAY, NOW, tempDir, until } from './helpers.js'
+import { auth, config, DAY, NOW, recordingScans, tempDir, until } from './helpers.js'
 
 const pg = await resolveTestPg()
 const cfg = resolveAnalysisConfig()
-
-/** The store, recording the filter of every history scan: a wrapper, every call reaches the real store. */
-function recordingScans(store: Store): { store: Store; filters: HistoryFilter[] } {
-  const filters: HistoryFilter[] = []
-  const wrapped = new Proxy(store, {
-    get(target, prop) {
-      const value = Reflect.get(target, prop, target) as unknown
-      if (prop === 'scanHistory') {
-        return (filter?: HistoryFilter) => {
-          filters.push(filter ?? {})
-          return target.scanHistory(filter)
-        }
-      }
-      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value
-    },
-  })
-  return { store: wrapped, filters }
-}
 
 const cleanups: (() => Promise<void> | void)[] = []
 afterEach(async () => {
@@ -103,8 +85,8 @@ async function mcpCall(app: FastifyInstance, name: string, args: object): Promis
   return JSON.parse(body.result.content[0]!.text)
 }
 
-/** An answer without the time it was read at. */
-const timeless = (body: unknown) => ({ ...(body as object), generated_at: null })
+/** An answer without the time it was read at, nor which runs a selection of results covers (the reference's). */
+const timeless = (body: unknown) => ({ ...(body as object), generated_at: null, covers: undefined })
 
 /** The random histories' analysis clock: a day after their last run (`randomUploads` spans 60 days from T0). */
 const CLOCK = T0 + 61 * DAY

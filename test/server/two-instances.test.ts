@@ -5,29 +5,11 @@ import type { LeaderboardResponse } from '../../src/server/api-types.js'
 import { createApp } from '../../src/server/app.js'
 import { openPostgresStore } from '../../src/store/postgres/postgres-store.js'
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js'
-import type { HistoryFilter, Store } from '../../src/store/store.js'
+import type { Store } from '../../src/store/store.js'
 import { resolveTestPg, schemas } from '../store/pg-helpers.js'
-import { auth, config, DAY, NOW, seed, START, tempDir, until } from './helpers.js'
+import { auth, config, DAY, NOW, recordingScans, seed, START, tempDir, until } from './helpers.js'
 
 const pg = await resolveTestPg()
-
-/** The store, recording the filter of every analysis scan: a wrapper, every call reaches the real store. */
-function recordingScans(store: Store): { store: Store; filters: HistoryFilter[] } {
-  const filters: HistoryFilter[] = []
-  const wrapped = new Proxy(store, {
-    get(target, prop) {
-      const value = Reflect.get(target, prop, target) as unknown
-      if (prop === 'scanHistory') {
-        return (filter?: HistoryFilter) => {
-          filters.push(filter ?? {})
-          return target.scanHistory(filter)
-        }
-      }
-      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value
-    },
-  })
-  return { store: wrapped, filters }
-}
 
 /** Two stores on one location, as two `flakewatch serve` processes behind a load balancer would open it. */
 interface Backend {

@@ -8,7 +8,7 @@ import { cellOf } from '../../analysis/window-facts.js'
 import { answeredByRows, type AnalysisWindow } from '../persisted-reads.js'
 import type { ServerContext } from '../context.js'
 import { parseInput, runTime, selectionKey, toSelection } from '../selection.js'
-import { HEATMAP_MAX_RUNS, heatOf, memoize } from '../snapshot.js'
+import { coversOf, HEATMAP_MAX_RUNS, heatOf, memoize } from '../snapshot.js'
 import { iso } from '../to-json.js'
 import { viewTests } from '../views.js'
 import { toView, viewShape } from './view-query.js'
@@ -66,6 +66,7 @@ export function heatmapRoutes(api: FastifyInstance, ctx: ServerContext): void {
       const limit = q.limit ?? fitting(runs, tests.slice(q.offset, q.offset + 10_000).map(heatTest))
       const page = tests.slice(q.offset, q.offset + limit)
       const response: HeatmapResponse = {
+        ...coversOf(snapshot),
         generated_at: iso(snapshot.computedAt),
         artifact_expiry_days: ctx.artifactExpiryDays,
         runs,

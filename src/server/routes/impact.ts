@@ -3,6 +3,7 @@ import { z } from 'zod'
 import type { ImpactResponse } from '../api-types.js'
 import type { ServerContext } from '../context.js'
 import { impactReport } from '../impact-report.js'
+import { coversOf } from '../snapshot.js'
 import { impactFromRows } from '../impact-rows.js'
 import { answeredByRows } from '../persisted-reads.js'
 import { parseInput, selectionShape, toSelection } from '../selection.js'
@@ -19,11 +20,12 @@ export function impactRoutes(api: FastifyInstance, ctx: ServerContext): void {
       if (fromRows) return fromRows
     }
     const snapshot = await ctx.cache.get(selection)
-    return impactReport(snapshot, {
+    const report = await impactReport(snapshot, {
       store: ctx.scanStore,
       owners: ctx.owners,
       brokenMin: ctx.analysis.verdict.brokenMinConsecutive,
       limit: q.limit,
     })
+    return { ...coversOf(snapshot), ...report }
   })
 }

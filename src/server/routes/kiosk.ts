@@ -3,7 +3,7 @@ import type { KioskResponse, KioskSuite } from '../api-types.js'
 import { answeredByRows } from '../persisted-reads.js'
 import type { ServerContext } from '../context.js'
 import { parseInput, SelectionQuery, toSelection } from '../selection.js'
-import { memoize, type SuiteHealth } from '../snapshot.js'
+import { coversOf, memoize, type SuiteHealth } from '../snapshot.js'
 import { iso } from '../to-json.js'
 
 const DAY_MS = 86_400_000
@@ -23,6 +23,7 @@ export function kioskRoutes(api: FastifyInstance, ctx: ServerContext): void {
       const asOf = snapshot.now
       const brokenSuites = new Set(broken.map((t) => t.suite))
       return {
+        ...coversOf(snapshot),
         generated_at: iso(snapshot.computedAt),
         as_of: iso(asOf),
         newest_run_at: snapshot.newestRunAt === null ? null : iso(snapshot.newestRunAt),

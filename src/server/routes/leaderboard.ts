@@ -5,7 +5,7 @@ import type { LeaderboardResponse, LeaderboardSummary } from '../api-types.js'
 import type { ServerContext } from '../context.js'
 import { cachedQuarantines } from '../quarantine-cache.js'
 import { parseInput, toSelection } from '../selection.js'
-import { memoize } from '../snapshot.js'
+import { coversOf, memoize } from '../snapshot.js'
 import { iso } from '../to-json.js'
 import { viewTests } from '../views.js'
 import type { TestAnalysisJson } from '../../analysis/index.js'
@@ -48,6 +48,7 @@ export function leaderboardRoutes(api: FastifyInstance, ctx: ServerContext): voi
       sort: view.sort,
       order: view.order,
       summary,
+      ...coversOf(snapshot),
       rows: [],
     }
     // Each row is kept serialised in the snapshot: the two per-request fields are spliced onto its end, so that a

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import type { TrendsResponse } from '../api-types.js'
 import type { ServerContext } from '../context.js'
 import { parseInput, SelectionQuery, toSelection } from '../selection.js'
-import { trendDefinition } from '../snapshot.js'
+import { coversOf, trendDefinition } from '../snapshot.js'
 import { iso } from '../to-json.js'
 import { answeredByRows } from '../persisted-reads.js'
 
@@ -24,6 +24,7 @@ export function trendRoutes(api: FastifyInstance, ctx: ServerContext): void {
     }
     const snapshot = await ctx.cache.get(selection)
     return {
+      ...coversOf(snapshot),
       generated_at: iso(snapshot.computedAt),
       definition: trendDefinition(ctx.analysis.verdict.brokenMinConsecutive),
       days: snapshot.trends,

@@ -181,6 +181,8 @@ export class PgHistory implements HistoryStore {
           maxAt = Math.max(maxAt, r.at)
         }
         where.push(`at BETWEEN ${p.add(minAt)} AND ${p.add(maxAt)}`)
+        // Only these runs' results, by the key (run, test, at): not every result of their time span.
+        if (filter.runIds) where.push(`run = ANY(${p.add([...runs.keys()])}::integer[])`)
       }
       if (filter.testIds) where.push(`test = ANY(${p.add([...tests.keys()])}::integer[])`)
       await client.query(

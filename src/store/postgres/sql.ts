@@ -15,12 +15,13 @@ export class Params {
 
 /** Whether a history filter selects fewer runs than all. */
 export function narrowed(filter: HistoryFilter): boolean {
-  const bounds = [filter.since, filter.until, filter.lastRuns]
+  const bounds = [filter.since, filter.until, filter.lastRuns, filter.runIds]
   return Boolean(filter.suite || filter.branch) || bounds.some((v) => v !== undefined)
 }
 
 export function runWhere(filter: HistoryFilter | RunFilter, p: Params): string {
   const where: string[] = []
+  if ('runIds' in filter && filter.runIds) where.push(`run_id = ANY(${p.add(filter.runIds)}::text[])`)
   if (filter.suite) where.push(`suite = ${p.add(filter.suite)}`)
   if (filter.branch) where.push(`branch = ${p.add(filter.branch)}`)
   if (filter.since !== undefined) where.push(`at >= ${p.add(filter.since)}`)

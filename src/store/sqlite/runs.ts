@@ -5,9 +5,13 @@ import { WRITTEN_RUNS_MAX } from '../store.js'
 import type { SqliteConnection } from './connection.js'
 
 /** The WHERE clause of a run filter (suite, branch, time bounds) and its parameters. */
-export function runWhere(filter: RunFilter): { sql: string; params: unknown[] } {
+export function runWhere(filter: RunFilter & { runIds?: string[] }): { sql: string; params: unknown[] } {
   const where: string[] = []
   const params: unknown[] = []
+  if (filter.runIds) {
+    where.push('run_id IN (SELECT value FROM json_each(?))')
+    params.push(JSON.stringify(filter.runIds))
+  }
   if (filter.suite) {
     where.push('suite = ?')
     params.push(filter.suite)
