@@ -71,6 +71,17 @@ describe.skipIf(!existsSync(DIST_APP))('analysis in a worker thread', () => {
     await expect(build).rejects.toBeInstanceOf(AnalysisStoppedError)
   })
 
+  it('asked after closing, answers that it stopped instead of starting a worker that nothing would stop', async () => {
+    const { createSnapshotBuilder, AnalysisStoppedError } = (await import(DIST_BUILDER)) as typeof SnapshotBuilderModule
+    const { resolveAnalysisConfig } = await import('../../src/analysis/index.js')
+    const builder = createSnapshotBuilder({ store, cfg: resolveAnalysisConfig({}), db: file })
+    expect(await builder.refresh({ maxRows: 10 })).toEqual(expect.objectContaining({ claimed: expect.any(Number) }))
+    await builder.close()
+    // A sweep's chunk or an upload's refresh asked late, as the server stops.
+    await expect(builder.refresh({ maxRows: 10 })).rejects.toBeInstanceOf(AnalysisStoppedError)
+    await expect(builder.build({ env: [] }, NOW)).rejects.toBeInstanceOf(AnalysisStoppedError)
+  })
+
   it.skipIf(process.platform !== 'linux')('analyses at a lower priority than the thread that answers', async () => {
     // Linux keeps a nice value per thread: /proc/self/task/<tid>/stat, field 19 (after the command's parentheses).
     const nice = (task: string) =>
@@ -80,8 +91,8 @@ describe.skipIf(!existsSync(DIST_APP))('analysis in a worker thread', () => {
     const before = lowered()
     const app = await createApp({ store, db: file, config: config(), now: () => NOW, webRoot: null })
     try {
-      // A suite's selection is analysed from its histories, in the worker.
-      expect((await app.inject({ method: 'GET', url: '/api/v1/leaderboard?suite=unit' })).statusCode).toBe(200)
+      // A selection of the last runs is analysed from its histories, in the worker.
+      expect((await app.inject({ method: 'GET', url: '/api/v1/leaderboard?last=100' })).statusCode).toBe(200)
       expect(lowered()).toBe(before + 1)
       expect(nice(String(process.pid))).not.toBe(BACKGROUND_NICE)
     } finally {
