@@ -222,6 +222,11 @@ export async function writeBytes(io: Io, pieces: Iterable<Uint8Array | string>, 
       used = 0
     }
     for (const piece of pieces) {
+      // A short string (a separator) is written into the chunk where it surely fits: no buffer made for it.
+      if (typeof piece === 'string' && used + piece.length * 3 <= chunk.length) {
+        used += chunk.write(piece, used, 'utf8')
+        continue
+      }
       const bytes = typeof piece === 'string' ? Buffer.from(piece, 'utf8') : piece
       if (used + bytes.length > chunk.length) await flush()
       if (bytes.length > chunk.length) {

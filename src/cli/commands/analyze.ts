@@ -2,8 +2,7 @@ import { hintToJson, toAnalysisJson, type TestAnalysisJson } from '../../analysi
 import type { OrderHint, TestAnalysis } from '../../analysis/types.js'
 import { resolveAnalysisConfig } from '../../analysis/resolve-analysis-config.js'
 import { forEachPersistedAnalysis, storeClock } from '../../pipeline/persisted-analyses.js'
-import { analysisOptions } from '../../config/load.js'
-import { applyPolicyCandidate, readPolicyCandidate } from '../../config/policy-candidate.js'
+import { analysisOptions, type ResolvedConfig } from '../../config/load.js'
 import { InputError, NotFoundError } from '../../errors.js'
 import type { TestHistory } from '../../model.js'
 import { analyzeStore, forEachAnalysis } from '../../pipeline/analyze-store.js'
@@ -28,7 +27,7 @@ import {
 } from '../output.js'
 import { JsonItemIndenter } from '../indent-json.js'
 import { KeptTexts } from '../kept-texts.js'
-import { withStore } from './quarantine.js'
+import { withStore } from '../with-store.js'
 import type { StoreFlags } from '../project-option.js'
 import { compareText } from '../../compare-text.js'
 import {
@@ -241,6 +240,12 @@ export async function printAnalyze(list: OwnedAnalysis[], opts: AnalyzeCommandOp
   io.stderr.write(`\n${verdictCounts(list)}\n`)
 }
 
+/** The config with a candidate policy file applied (`--policy`): its module is loaded only then. */
+async function withPolicyCandidate(config: ResolvedConfig, file: string): Promise<ResolvedConfig> {
+  const { applyPolicyCandidate, readPolicyCandidate } = await import('../../config/policy-candidate.js')
+  return applyPolicyCandidate(config, readPolicyCandidate(file))
+}
+
 /** One leaderboard row as `analyzeAndPrint` keeps it: the sort key and where its output is. */
 interface KeptRow {
   rank: number
@@ -273,7 +278,7 @@ export async function analyzeAndPrint(opts: AnalyzeCommandOptions, io: Io): Prom
       opts,
       io,
       async (store, stored) => {
-        const config = opts.policy ? applyPolicyCandidate(stored, readPolicyCandidate(opts.policy)) : stored
+        const config = opts.policy ? await withPolicyCandidate(stored, opts.policy) : stored
         const ownersOf = ownerLookupFromConfig(config, process.cwd(), (m) => io.stderr.write(`warning: ${m}\n`))
         const kept: KeptRow[] = []
         const indenter = new JsonItemIndenter()
