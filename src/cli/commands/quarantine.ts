@@ -69,7 +69,6 @@ export function parseExpiry(value: string | undefined, now = Date.now()): string
   return validateExpiry(new Date(t).toISOString(), now, '--expires')
 }
 
-
 function manager(store: Store, config: ResolvedConfig, analyze?: () => Promise<PolicyTest[]>) {
   const ownersOf = ownerLookupFromConfig(config, process.cwd())
   const codeOwner = async (testId: string) => {
