@@ -9,8 +9,8 @@ import { iso } from './to-json.js'
 import { READ_REFRESH_ROWS } from './persisted-reads.js'
 
 /**
- * The default selection's impact (`GET /impact` with no suite, branch, env, last or rev) from the persisted
- * analyses, without the whole history:
+ * The default selection's impact (`GET /impact` with no branch, env, last or rev; of one suite or of all) from the
+ * persisted analyses, without the whole history:
  *
  * - the window's runs and their counts (the weeks' run counts and the infrastructure-failure guard) from `runs`;
  * - the tests that cost nothing and add no week signal (not flaky, no countable failure or failed attempt in the
@@ -23,21 +23,25 @@ import { READ_REFRESH_ROWS } from './persisted-reads.js'
  * store just migrated, a changed configuration): their tests would count with no verdict, so the caller answers
  * from the snapshot, as before the rows, until the sweep catches up.
  */
-export async function impactFromRows(ctx: ServerContext, limit: number): Promise<ImpactResponse | null> {
+export async function impactFromRows(
+  ctx: ServerContext,
+  limit: number,
+  suite: string | undefined,
+): Promise<ImpactResponse | null> {
   const w = await ctx.reads.window()
   if (w.pending > READ_REFRESH_ROWS) return null
   const brokenMin = ctx.analysis.verdict.brokenMinConsecutive
-  const key = `impact:${limit}`
+  const key = `impact:${limit}:${suite ?? ''}`
   return ctx.reads.keep(key, async (analyses) => {
     const store = ctx.store
-    const state = await runState(store, { env: [] }, ctx.analysis, w.clock)
+    const state = await runState(store, { suite, env: [] }, ctx.analysis, w.clock)
     const times = [...state.runAt.values()]
     const tally = new ImpactTally({ excludedRuns: state.excludedRuns, runTimes: times, brokenMin, limit })
     if (times.length) {
-      for (const g of await analyses.windowFiles({ since: w.since, costly: false })) {
+      for (const g of await analyses.windowFiles({ since: w.since, suite, costly: false })) {
         tally.addQuiet({ suite: g.suite, owners: ctx.owners(g), verdict: g.verdict }, g.tests)
       }
-      const costly = await analyses.windowTests({ since: w.since, costly: true, offset: 0, limit: null })
+      const costly = await analyses.windowTests({ since: w.since, suite, costly: true, offset: 0, limit: null })
       const since = minOf(times)
       const until = maxOf(times)
       for (let i = 0; i < costly.length; i += ANALYSIS_BATCH) {

@@ -27,7 +27,15 @@ export const STALE_SHARE = 2
 const MAX_ANSWERS = 256
 
 /** The reads of `AnalysisStore` whose answers are kept. */
-const KEPT_READS = new Set(['pageAnalyses', 'countAnalyses', 'suiteHealth', 'brokenSuites', 'trendDays', 'timeLost'])
+const KEPT_READS = new Set([
+  'pageAnalyses',
+  'countAnalyses',
+  'suiteHealth',
+  'brokenSuites',
+  'trendDays',
+  'timeLost',
+  'windowRuns',
+])
 
 /**
  * Rows a read asks the analysis worker to re-analyse when it finds rows not exact at its clock (an upload's
@@ -54,11 +62,12 @@ export interface AnalysisWindow {
 
 /**
  * Whether the persisted analyses answer a selection: the dashboard's default one (every run of the analysis
- * window). Narrower selections (suite, branch, env, last runs, revisions) see other results and another clock, so
- * they are still analysed from their histories (`SnapshotCache`).
+ * window), narrowed to a suite or not. A test's runs are all of its own suite, so a suite only narrows which tests
+ * and runs are shown, at the default selection's clock. Selections of branches, env facets, last runs or revisions
+ * see other results, so they are analysed from their histories (`SnapshotCache`), over a bounded window.
  */
 export function answeredByRows(s: Selection): boolean {
-  return s.suite === undefined && s.branch === undefined && s.env.length === 0 && s.last === undefined && !s.rev
+  return s.branch === undefined && s.env.length === 0 && s.last === undefined && !s.rev
 }
 
 /** One kept answer: the last one computed, and the next while it is computed. */
@@ -284,9 +293,19 @@ export class PersistedReads {
     return analyseTestAfresh(this.opts.store(), this.opts.cfg, w.clock, testId)
   }
 
-  /** The filter of a read over the window. */
-  filter(w: AnalysisWindow, view: { search?: string; verdict?: AnalysisFilter['verdict'] }): AnalysisFilter {
-    return { since: w.since, search: view.search, verdict: view.verdict }
+  /** The filter of a read over the window, of one suite's tests if `suite` is given. */
+  filter(
+    w: AnalysisWindow,
+    view: { search?: string; verdict?: AnalysisFilter['verdict'] },
+    suite?: string,
+  ): AnalysisFilter {
+    return { since: w.since, search: view.search, verdict: view.verdict, suite }
+  }
+
+  /** How many runs the window has (of `suite` only, if given), and when the newest one is. */
+  async runs(w: AnalysisWindow, suite: string | undefined): Promise<{ runs: number; newest: number | null }> {
+    if (suite === undefined) return { runs: w.runs, newest: w.newestRunAt }
+    return this.analyses(w).windowRuns(w.since, suite)
   }
 }
 

@@ -146,16 +146,28 @@ export interface AnalysisStore {
   dueAnalyses(clock: number): Promise<number>
   /** How many rows were made with another configuration than `config` (after an upgrade or a config change). */
   otherConfigAnalyses(config: string): Promise<number>
-  /** Per suite of the window's tests: when one last failed (countable results), and its newest run since `since`. */
-  suiteHealth(since: number): Promise<{ suite: string; lastFailureAt: number | null; lastRunAt: number | null }[]>
+  /**
+   * Per suite of the window's tests (of `suite` only, if given): when one last failed (countable results), and its
+   * newest run since `since`.
+   */
+  suiteHealth(
+    since: number,
+    suite?: string,
+  ): Promise<{ suite: string; lastFailureAt: number | null; lastRunAt: number | null }[]>
   /** The CI time the tests matching `filter` lost (`time_lost_ms` of their analyses), summed. */
   timeLost(filter: AnalysisFilter): Promise<number>
-  /** The suites with a broken test in the window. */
-  brokenSuites(since: number): Promise<string[]>
-  /** The trends' per-day sums over the window's tests (`days` of each row), and the window's runs per day. */
-  trendDays(since: number): Promise<{ day: number; flaky: number; broken: number; tests: number; runs: number }[]>
-  /** How many runs there are since `since`, and when the newest one is. */
-  windowRuns(since: number): Promise<{ runs: number; newest: number | null }>
+  /** The suites with a broken test in the window (`suite` only, if given). */
+  brokenSuites(since: number, suite?: string): Promise<string[]>
+  /**
+   * The trends' per-day sums over the window's tests (`days` of each row), and the window's runs per day: of `suite`
+   * only, if given.
+   */
+  trendDays(
+    since: number,
+    suite?: string,
+  ): Promise<{ day: number; flaky: number; broken: number; tests: number; runs: number }[]>
+  /** How many runs (of `suite`, if given) there are since `since`, and when the newest one is. */
+  windowRuns(since: number, suite?: string): Promise<{ runs: number; newest: number | null }>
   /**
    * The tests of the analysis window that match `filter`, with the figures the MCP tools list and the impact page
    * groups by, in `analyze`'s order (flaky, then broken, each by score, then flip rate, then id), paged.
@@ -178,6 +190,7 @@ export interface AnalysisStore {
 export interface WindowTestFilter {
   since: number
   verdicts?: readonly VerdictKind[]
+  /** Only the tests of this suite. */
   suite?: string
   /** Case-insensitive substring of the test id. */
   search?: string
@@ -239,6 +252,11 @@ export interface AnalysisFilter {
   /** Case-insensitive substring of the test id (ASCII case folding on SQLite). */
   search?: string
   verdict?: VerdictKind
+  /**
+   * Only the tests of this suite. A test's runs are all of its suite (its id begins with it), so its analysis is
+   * the same whichever suite the reader narrows to: `?suite=` only narrows which rows are shown.
+   */
+  suite?: string
   /** Only these tests (at most {@link ANALYSIS_BATCH}). */
   testIds?: string[]
 }
@@ -305,6 +323,12 @@ export function analysisOrderSql(sort: AnalysisSortKey, order: 'asc' | 'desc', b
   return [`${key[sort]} ${dir}`, ...mostFlaky].join(', ')
 }
 
+/**
+ * Migration 0021, the same on both backends: a suite's runs since a time (the window's run count and newest run,
+ * the heatmap's columns, the trends' runs per day) as one index range.
+ */
+export const RUNS_SUITE_INDEX = 'CREATE INDEX runs_suite ON runs (suite, at)'
+
 /** Most test ids one statement of the analyses concern binds at once. */
 export const ANALYSIS_BATCH = 500
 
@@ -364,7 +388,12 @@ export function sumTrendDays(
   return [...days.values()].sort((a, b) => a.day - b.day)
 }
 
-/** The join a window read needs only when it narrows by test id (search, or a list of tests): counts skip it. */
-export function testsJoin(f: AnalysisFilter): string {
-  return f.search !== undefined || f.testIds !== undefined ? 'JOIN tests t ON t.id = a.test' : ''
+/**
+ * The join a window read needs only when it narrows by a test's ref (search, suite, or a list of tests): counts
+ * skip it.
+ */
+export function testsJoin(f: Pick<AnalysisFilter, 'search' | 'suite' | 'testIds'>): string {
+  return f.search !== undefined || f.testIds !== undefined || f.suite !== undefined
+    ? 'JOIN tests t ON t.id = a.test'
+    : ''
 }

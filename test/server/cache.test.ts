@@ -82,6 +82,9 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c()
 })
 
+/** A selection analysed from its histories (a snapshot): every run of the seeded store, and the uploads after. */
+const SELECTION = 'suite=unit&last=1000'
+
 async function setup(deps: Partial<AppDeps> = {}, onScan?: () => void) {
   const tmp = tempDir()
   cleanups.push(tmp.cleanup)
@@ -92,10 +95,11 @@ async function setup(deps: Partial<AppDeps> = {}, onScan?: () => void) {
   const c = counting(raw, onScan)
   const app = await createApp({ store: c.store, config: config(), now: () => NOW, webRoot: null, ...deps })
   cleanups.push(() => app.close())
-  // A suite's selection: the default one is answered from the persisted analyses, with no snapshot to cache.
+  // A selection of the newest runs: the default one (of every suite or of one) is answered from the persisted
+  // analyses, with no snapshot to cache.
   const board = async (q = '') =>
     (
-      await app.inject({ method: 'GET', url: `/api/v1/leaderboard?suite=unit${q.replace('?', '&')}` })
+      await app.inject({ method: 'GET', url: `/api/v1/leaderboard?${SELECTION}${q.replace('?', '&')}` })
     ).json<LeaderboardResponse>()
   return { app, file, raw, scans: c.scans, filters: c.filters, board }
 }
@@ -108,7 +112,7 @@ describe('analysis cache', () => {
   it('answers every view of one selection from one scan, even when asked at once', async () => {
     const { app, scans } = await setup()
     const urls = ['leaderboard', 'heatmap', 'trends', 'kiosk', 'leaderboard?sort=name&'].map(
-      (u) => `/api/v1/${u}${u.endsWith('&') ? '' : '?'}suite=unit`,
+      (u) => `/api/v1/${u}${u.endsWith('&') ? '' : '?'}${SELECTION}`,
     )
     const answers = await Promise.all(urls.map((url) => app.inject({ method: 'GET', url })))
     expect(answers.map((a) => a.statusCode)).toEqual([200, 200, 200, 200, 200])

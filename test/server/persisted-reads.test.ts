@@ -17,7 +17,8 @@ import { openPostgresStore } from '../../src/store/postgres/postgres-store.js'
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js'
 import type { HistoryFilter, Store } from '../../src/store/store.js'
 import { batch, result, runMeta } from '../helpers/builders.js'
-import { random, randomUploads } from '../helpers/random-history.js'
+import { random, randomUploads, T0, type Upload } from '../helpers/random-history.js'
+import { makeTestId } from '../../src/model.js'
 import { resolveTestPg, schemas } from '../store/pg-helpers.js'
 import { auth, config, DAY, NOW, tempDir, until } from './helpers.js'
 
@@ -69,10 +70,11 @@ if (pgSchemas) {
 }
 
 /** An app over the store, answering on this thread, with no sweep: whatever it analyses, a read asked for. */
-async function appOver(store: Store, conf = config()): Promise<FastifyInstance> {
+async function appOver(store: Store, conf = config(), now?: () => number): Promise<FastifyInstance> {
   const app = await createApp({
     store,
     config: conf,
+    now,
     webRoot: null,
     analysisWorker: false,
     uploadWorkers: false,
@@ -103,6 +105,21 @@ async function mcpCall(app: FastifyInstance, name: string, args: object): Promis
 
 /** An answer without the time it was read at. */
 const timeless = (body: unknown) => ({ ...(body as object), generated_at: null })
+
+/** The random histories' analysis clock: a day after their last run (`randomUploads` spans 60 days from T0). */
+const CLOCK = T0 + 61 * DAY
+
+/** An upload of `randomUploads` as if of another suite: its tests and its run are that suite's. */
+function ofSuite(u: Upload, suite: string): Upload {
+  return {
+    ...u,
+    run: { ...u.run, runId: `${suite}-${u.run.runId}`, suite },
+    results: u.results.map((r) => ({
+      ...r,
+      test: { ...r.test, suite, testId: makeTestId(suite, r.test.module, r.test.name) },
+    })),
+  }
+}
 
 for (const backend of backends) {
   describe(`reads answered from the persisted analyses (${backend.name})`, () => {
@@ -141,6 +158,18 @@ for (const backend of backends) {
       expect(impact.totals.tests).toBe(600)
       expect(recorded.filters.length).toBeGreaterThan(0)
       expect(recorded.filters.filter((f) => f.testIds === undefined)).toEqual([])
+      // A suite's reads too: the same rows, narrowed to its tests.
+      recorded.filters.length = 0
+      const suite = await get<LeaderboardResponse>(app, 'leaderboard?limit=5&suite=unit')
+      expect([suite.total, suite.runs]).toEqual([600, 8])
+      expect((await get<LeaderboardResponse>(app, 'leaderboard?suite=api')).total).toBe(0)
+      await get(app, 'kiosk?suite=unit')
+      await get(app, 'trends?suite=unit')
+      await get(app, `tests/${encodeURIComponent(board.rows[0]!.test_id)}?suite=unit`)
+      await get(app, 'leaderboard?sort=name&search=t-5&verdict=flaky&suite=unit')
+      await get(app, 'heatmap?limit=20&suite=unit')
+      expect((await get<ImpactResponse>(app, 'impact?suite=unit')).totals.tests).toBe(600)
+      expect(recorded.filters.filter((f) => f.testIds === undefined)).toEqual([])
     })
 
     it('says how many tests are pending when more are stale than a read re-analyses, and catches up', async () => {
@@ -170,18 +199,21 @@ for (const backend of backends) {
     })
 
     it.each([2000, 2001, 2002, 2003])(
-      'answers as a full analysis of the history does, random seed %i',
+      'answers as a full analysis of the history does, of every suite and of each, random seed %i',
       async (seed) => {
         const store = await backend.open()
         cleanups.push(() => store.close())
         const rand = random(seed)
         let n = 0
-        for (const u of randomUploads(rand)) {
+        // Two suites' histories, each random: a suite's reads show its own tests and runs, at the store's clock.
+        for (const u of [...randomUploads(rand), ...randomUploads(rand).map((u) => ofSuite(u, 'api'))]) {
           await store.ingestReport(
             {
               file: `${u.run.runId}-${n}.json`,
               contentHash: `${seed}-${n++}`,
-              runs: [{ run: u.run, results: u.results }],
+              // Every run has the facet `all=yes`: that selection is every run, analysed from the histories in full
+              // (the snapshot), so its answers are the reference.
+              runs: [{ run: { ...u.run, env: { ...u.run.env, all: 'yes' } }, results: u.results }],
             },
             { replace: u.replace },
           )
@@ -192,9 +224,8 @@ for (const backend of backends) {
         const codeowners = join(tmp.dir, 'CODEOWNERS')
         writeFileSync(codeowners, 'src/f0.test.ts @team-a\nsrc/f1.test.ts @team-a @team-b\n')
         const conf = { ...config(), codeowners: { file: codeowners, dialect: 'github' as const, enabled: true } }
-        const app = await appOver(store, conf)
-        // Every run of these histories is of suite `unit`: that selection sees the same runs at the same clock, and
-        // is still analysed from the histories in full (the snapshot), so its answers are the reference.
+        // One clock for the rows and the reference: without it, the reference would end at its selection's newest run.
+        const app = await appOver(store, conf, () => CLOCK)
         const views = [
           'leaderboard?limit=1000',
           'leaderboard?limit=1000&sort=score&order=asc',
@@ -207,6 +238,7 @@ for (const backend of backends) {
           'leaderboard?limit=1000&sort=verdict',
           'leaderboard?limit=3&offset=2&search=F1',
           'leaderboard?limit=1000&verdict=flaky',
+          'leaderboard?limit=1000&owner=@team-b',
           'kiosk',
           'trends',
           'heatmap',
@@ -214,13 +246,16 @@ for (const backend of backends) {
           'impact',
           'impact?limit=2',
         ]
-        for (const view of views) {
-          const rows = await get(app, view)
-          const snapshot = await get(app, `${view}${view.includes('?') ? '&' : '?'}suite=unit`)
-          expect({ seed, view, body: timeless(rows) }).toEqual({ seed, view, body: timeless(snapshot) })
+        for (const suite of [null, 'unit', 'api', 'none']) {
+          for (const view of views) {
+            const url = suite === null ? view : `${view}${view.includes('?') ? '&' : '?'}suite=${suite}`
+            const rows = await get(app, url)
+            const snapshot = await get(app, `${url}${url.includes('?') ? '&' : '?'}env=all=yes`)
+            expect({ seed, url, body: timeless(rows) }).toEqual({ seed, url, body: timeless(snapshot) })
+          }
         }
         // The MCP tools list the tests the snapshot listed them from, in its order, with its figures.
-        const snapshot = await buildSnapshot(store, { env: [] }, { cfg })
+        const snapshot = await buildSnapshot(store, { env: [] }, { cfg, now: CLOCK })
         const reference = snapshotSummariesOf(snapshot)
         const owners = ownerLookupFromConfig(conf, process.cwd())
         const cases: ListTestsArgs[] = [
@@ -228,6 +263,7 @@ for (const backend of backends) {
           { verdicts: ['flaky', 'broken', 'healthy', 'insufficient_data'] },
           { verdicts: ['healthy'], suite: 'unit', search: 'F1', limit: 2, offset: 1 },
           { owner: '@team-b', verdicts: ['flaky', 'healthy'] },
+          { suite: 'api', verdicts: ['flaky', 'broken', 'healthy'] },
           { suite: 'other' },
         ]
         for (const args of cases) {
@@ -243,15 +279,22 @@ for (const backend of backends) {
           expect({ seed, args, listed }).toEqual({ seed, args, listed: JSON.parse(JSON.stringify(expected)) })
         }
         const board = await get<LeaderboardResponse>(app, 'leaderboard?limit=1000')
-        for (const row of board.rows.slice(0, 3)) {
+        const bySuite = (suite: string) => board.rows.filter((r) => r.suite === suite).slice(0, 2)
+        for (const row of [...bySuite('unit'), ...bySuite('api')]) {
           const path = `tests/${encodeURIComponent(row.test_id)}`
-          const detail = await get<{ analysis: Record<string, unknown> }>(app, path)
-          const reference = await get<{ analysis: Record<string, unknown> }>(app, `${path}?suite=unit`)
-          // The persisted analysis is `analyze --json`'s, over the whole history: its first run may be older.
-          expect({ seed, analysis: { ...detail.analysis, first_run_at: null } }).toEqual({
-            seed,
-            analysis: { ...reference.analysis, first_run_at: null },
-          })
+          const reference = await get<{ analysis: Record<string, unknown> }>(app, `${path}?env=all=yes`)
+          const other = row.suite === 'unit' ? 'api' : 'unit'
+          for (const query of ['', `?suite=${row.suite}`]) {
+            const detail = await get<{ analysis: Record<string, unknown> }>(app, `${path}${query}`)
+            // The persisted analysis is `analyze --json`'s, over the whole history: its first run may be older.
+            expect({ seed, query, analysis: { ...detail.analysis, first_run_at: null } }).toEqual({
+              seed,
+              query,
+              analysis: { ...reference.analysis, first_run_at: null },
+            })
+          }
+          // Of another suite, a test has no analysis.
+          expect((await get<{ analysis: unknown }>(app, `${path}?suite=${other}`)).analysis).toBeNull()
         }
       },
     )

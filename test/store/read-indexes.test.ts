@@ -82,12 +82,13 @@ describe.skipIf(!pgSchemas)('read indexes on PostgreSQL', () => {
 describe('read indexes on SQLite', () => {
   function plans(store: SqliteStore, read: (a: SqliteAnalyses) => Promise<unknown>): Promise<string[]> {
     const out: string[] = []
+    const plan = (sql: string, params: unknown[]) => {
+      const rows = store.rawQuery(`EXPLAIN QUERY PLAN ${sql}`, ...params) as { detail: string }[]
+      out.push(rows.map((r) => r.detail).join('\n'))
+    }
     const prepare = (sql: string) => ({
-      all: (...params: unknown[]) => {
-        const rows = store.rawQuery(`EXPLAIN QUERY PLAN ${sql}`, ...params) as { detail: string }[]
-        out.push(rows.map((r) => r.detail).join('\n'))
-        return []
-      },
+      all: (...params: unknown[]) => (plan(sql, params), []),
+      get: (...params: unknown[]) => (plan(sql, params), { runs: 0, newest: null }),
     })
     return read(new SqliteAnalyses({ db: { prepare } } as unknown as SqliteConnection)).then(() => out)
   }
@@ -106,5 +107,16 @@ describe('read indexes on SQLite', () => {
     expect(page).not.toMatch(/USE TEMP B-TREE FOR ORDER BY/)
     const [counts] = await plans(store, (a) => a.countAnalyses(COUNTS))
     expect(counts).toMatch(/USING COVERING INDEX analyses_window_verdict/)
+  })
+
+  it("reads a suite's runs in the window by one index range, and its tests by the tests' file index", async () => {
+    const tmp = tempDir()
+    cleanups.push(tmp.cleanup)
+    const store = await openSqliteStore(join(tmp.dir, 'fw.db'))
+    cleanups.push(() => store.close())
+    const [runs] = await plans(store, (a) => a.windowRuns(SINCE, 'unit'))
+    expect(runs).toMatch(/USING (COVERING )?INDEX runs_suite \(suite=\? AND at>\?\)/)
+    const [counts] = await plans(store, (a) => a.countAnalyses({ ...COUNTS, suite: 'unit' }))
+    expect(counts).toMatch(/SEARCH t USING (COVERING )?INDEX tests_file \(suite=\?\)/)
   })
 })

@@ -114,8 +114,8 @@ function fitting(runs: HeatmapRun[], rows: HeatmapTest[]): number {
 }
 
 /**
- * The default selection's heatmap from the persisted analyses and an index range: the newest runs of the window
- * (at most {@link HEATMAP_MAX_RUNS}), one page of tests in the leaderboard's order, and those tests' results in
+ * The default selection's heatmap (of one suite, or of all) from the persisted analyses and an index range: the
+ * newest runs of the window (at most {@link HEATMAP_MAX_RUNS}), one page of tests in the leaderboard's order, and those tests' results in
  * those runs (`heatCells`), read by test.
  */
 async function fromRows(
@@ -125,9 +125,9 @@ async function fromRows(
   q: z.output<typeof HeatmapQuery>,
 ): Promise<HeatmapResponse> {
   const view = toView(q)
-  const filter = ctx.reads.filter(w, view)
+  const filter = ctx.reads.filter(w, view, q.suite)
   const [heatRuns, counts] = await Promise.all([
-    ctx.store.listRuns({ since: w.since, limit: HEATMAP_MAX_RUNS }),
+    ctx.store.listRuns({ since: w.since, suite: q.suite, limit: HEATMAP_MAX_RUNS }),
     analyses.countAnalyses(filter),
   ])
   heatRuns.reverse()

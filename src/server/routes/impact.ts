@@ -15,7 +15,7 @@ export function impactRoutes(api: FastifyInstance, ctx: ServerContext): void {
     const q = parseInput(ImpactQuery, request.query, 'query')
     const selection = toSelection(q)
     if (answeredByRows(selection)) {
-      const fromRows = await impactFromRows(ctx, q.limit)
+      const fromRows = await impactFromRows(ctx, q.limit, selection.suite)
       if (fromRows) return fromRows
     }
     const snapshot = await ctx.cache.get(selection)

@@ -14,7 +14,7 @@ const KIOSK_ROWS = 8
 export function kioskRoutes(api: FastifyInstance, ctx: ServerContext): void {
   api.get('/kiosk', async (request): Promise<KioskResponse> => {
     const selection = toSelection(parseInput(SelectionQuery, request.query, 'query'))
-    if (answeredByRows(selection)) return fromRows(ctx)
+    if (answeredByRows(selection)) return fromRows(ctx, selection.suite)
     const snapshot = await ctx.cache.get(selection)
     return memoize(snapshot, 'kiosk', (): KioskResponse => {
       const broken = snapshot.tests.filter((t) => t.verdict === 'broken')
@@ -68,22 +68,26 @@ function kioskSuites(suites: SuiteHealth[], brokenSuites: Set<string>, asOf: num
   }))
 }
 
-/** The default selection's wall display from the persisted analyses: two short pages, two counts, one per suite. */
-async function fromRows(ctx: ServerContext): Promise<KioskResponse> {
+/**
+ * The default selection's wall display (of one suite, or of all) from the persisted analyses: two short pages, two
+ * counts, one per suite.
+ */
+async function fromRows(ctx: ServerContext, suite: string | undefined): Promise<KioskResponse> {
   const w = await ctx.reads.window()
   const analyses = ctx.reads.analyses(w)
-  const page = { since: w.since, offset: 0, limit: KIOSK_ROWS, refsOnly: true } as const
-  const [broken, brokenSuites, flaky, counts, suites] = await Promise.all([
+  const page = { since: w.since, suite, offset: 0, limit: KIOSK_ROWS, refsOnly: true } as const
+  const [broken, brokenSuites, flaky, counts, suites, runs] = await Promise.all([
     analyses.pageAnalyses({ ...page, verdict: 'broken', sort: 'streak_since', order: 'desc' }),
-    analyses.brokenSuites(w.since),
+    analyses.brokenSuites(w.since, suite),
     analyses.pageAnalyses({ ...page, verdict: 'flaky', sort: 'flaky', order: 'desc' }),
-    analyses.countAnalyses({ since: w.since, verdict: 'broken' }),
-    analyses.suiteHealth(w.since),
+    analyses.countAnalyses({ since: w.since, suite, verdict: 'broken' }),
+    analyses.suiteHealth(w.since, suite),
+    ctx.reads.runs(w, suite),
   ])
   return {
     generated_at: iso(w.computedAt),
     as_of: iso(w.clock),
-    newest_run_at: w.newestRunAt === null ? null : iso(w.newestRunAt),
+    newest_run_at: runs.newest === null ? null : iso(runs.newest),
     broken_total: counts.broken,
     broken: broken.map((t) => ({
       test_id: t.testId,

@@ -62,8 +62,9 @@ export function leaderboardRoutes(api: FastifyInstance, ctx: ServerContext): voi
 }
 
 /**
- * The default selection's leaderboard from the persisted analyses: a count per verdict and one page, each an
- * indexed query (the owner filter, which CODEOWNERS patterns decide, reads the window's refs and filters them here).
+ * The default selection's leaderboard (of one suite, or of all) from the persisted analyses: a count per verdict
+ * and one page, each an indexed query (the owner filter, which CODEOWNERS patterns decide, reads the window's refs
+ * and filters them here).
  */
 async function fromRows(ctx: ServerContext, q: z.output<typeof LeaderboardQuery>): Promise<string> {
   const view = toView(q)
@@ -72,7 +73,8 @@ async function fromRows(ctx: ServerContext, q: z.output<typeof LeaderboardQuery>
   const now = ctx.now()
   const active: string[] = []
   for (const r of quarantines.values()) if (isActive(r, now)) active.push(r.testId)
-  const filter = ctx.reads.filter(w, view)
+  const filter = ctx.reads.filter(w, view, q.suite)
+  const runs = ctx.reads.runs(w, q.suite)
   const owner = q.owner || undefined
   const page = { ...filter, sort: view.sort, order: view.order }
   let counts: Record<VerdictKind, number>
@@ -96,15 +98,20 @@ async function fromRows(ctx: ServerContext, q: z.output<typeof LeaderboardQuery>
   }
   let quarantined = 0
   for (let i = 0; i < active.length; i += ANALYSIS_BATCH) {
-    const c = await analyses.countAnalyses({ since: w.since, testIds: active.slice(i, i + ANALYSIS_BATCH) })
+    const c = await analyses.countAnalyses({
+      since: w.since,
+      suite: q.suite,
+      testIds: active.slice(i, i + ANALYSIS_BATCH),
+    })
     quarantined += c.flaky + c.broken + c.healthy + c.insufficient_data
   }
   const total = counts.flaky + counts.broken + counts.healthy + counts.insufficient_data
   const activeSet = new Set(active)
+  const { runs: runCount, newest } = await runs
   const body: LeaderboardResponse = {
     generated_at: iso(w.computedAt),
-    newest_run_at: w.newestRunAt === null ? null : iso(w.newestRunAt),
-    runs: w.runs,
+    newest_run_at: newest === null ? null : iso(newest),
+    runs: runCount,
     total,
     offset: q.offset,
     limit: q.limit,

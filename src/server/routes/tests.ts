@@ -87,8 +87,8 @@ export function testRoutes(api: FastifyInstance, ctx: ServerContext): void {
 }
 
 /**
- * A test's analysis in a selection, serialised, with its ref when known: for the default selection its persisted
- * row (when it has a result in the analysis window), else the selection's snapshot.
+ * A test's analysis in a selection, serialised, with its ref when known: for the default selection (of its suite,
+ * or of all) its persisted row (when it has a result in the analysis window), else the selection's snapshot.
  */
 async function analysedTest(
   ctx: ServerContext,
@@ -99,6 +99,7 @@ async function analysedTest(
     const w = await ctx.reads.window()
     const [row] = await ctx.reads.analyses(w).pageAnalyses({
       since: w.since,
+      suite: selection.suite,
       testIds: [testId],
       sort: 'flaky',
       order: 'desc',
@@ -108,6 +109,11 @@ async function analysedTest(
     if (row?.json) {
       const ref = { testId: row.testId, suite: row.suite, module: row.module, name: row.name, file: row.file }
       return { ref, detail: row.json, computedAt: w.computedAt }
+    }
+    if (selection.suite !== undefined) {
+      // A test of another suite has no analysis in this one.
+      const ref = await ctx.store.getTest(testId)
+      if (ref?.suite !== selection.suite) return { ref, detail: null, computedAt: w.computedAt }
     }
     // No analysed row: a read-only instance over a store whose rows its writer left stale (a reporter writing
     // SQLite directly) still shows the test's analysis, made from its file alone.

@@ -15,7 +15,7 @@ export function trendRoutes(api: FastifyInstance, ctx: ServerContext): void {
     if (answeredByRows(selection)) {
       // Each test's share per day is kept with its analysis: the sum is one read of the window's rows.
       const w = await ctx.reads.window()
-      const days = await ctx.reads.analyses(w).trendDays(w.since)
+      const days = await ctx.reads.analyses(w).trendDays(w.since, selection.suite)
       return {
         generated_at: iso(w.computedAt),
         definition: trendDefinition(ctx.analysis.verdict.brokenMinConsecutive),

@@ -388,16 +388,20 @@ export class PgAnalyses implements AnalysisStore {
 
   async suiteHealth(
     since: number,
+    suite?: string,
   ): Promise<{ suite: string; lastFailureAt: number | null; lastRunAt: number | null }[]> {
+    const one = suite === undefined ? '' : 'AND suite = $2'
+    const params = suite === undefined ? [since] : [since, suite]
     const [failures, runs] = await Promise.all([
       this.conn.db.query<{ suite: string; at: string | null }>(
         `SELECT t.suite, max(a.window_failure_at) AS at FROM analyses a JOIN tests t ON t.id = a.test
-         WHERE a.last_run_at >= $1 AND a.verdict IS NOT NULL GROUP BY t.suite`,
-        [since],
+         WHERE a.last_run_at >= $1 AND a.verdict IS NOT NULL ${suite === undefined ? '' : 'AND t.suite = $2'}
+         GROUP BY t.suite`,
+        params,
       ),
       this.conn.db.query<{ suite: string; at: string }>(
-        'SELECT suite, max(at) AS at FROM runs WHERE at >= $1 GROUP BY suite',
-        [since],
+        `SELECT suite, max(at) AS at FROM runs WHERE at >= $1 ${one} GROUP BY suite`,
+        params,
       ),
     ])
     return suiteHealthOf(failures.rows, runs.rows)
@@ -413,23 +417,30 @@ export class PgAnalyses implements AnalysisStore {
     return rows[0]!.ms
   }
 
-  async brokenSuites(since: number): Promise<string[]> {
+  async brokenSuites(since: number, suite?: string): Promise<string[]> {
     const { rows } = await this.conn.db.query<{ suite: string }>(
       `SELECT DISTINCT t.suite FROM analyses a JOIN tests t ON t.id = a.test
-       WHERE a.verdict = 'broken' AND a.last_run_at >= $1`,
-      [since],
+       WHERE a.verdict = 'broken' AND a.last_run_at >= $1 ${suite === undefined ? '' : 'AND t.suite = $2'}`,
+      suite === undefined ? [since] : [since, suite],
     )
     return rows.map((r) => r.suite)
   }
 
   async trendDays(
     since: number,
+    suite?: string,
   ): Promise<{ day: number; flaky: number; broken: number; tests: number; runs: number }[]> {
+    const params = suite === undefined ? [since] : [since, suite]
     const [shares, runs] = await Promise.all([
-      this.conn.db.query<{ days: string }>('SELECT days FROM analyses WHERE last_run_at >= $1 AND days IS NOT NULL', [
-        since,
-      ]),
-      this.conn.db.query<{ at: string }>('SELECT at FROM runs WHERE at >= $1', [since]),
+      this.conn.db.query<{ days: string }>(
+        `SELECT a.days FROM analyses a ${testsJoin({ suite })}
+         WHERE a.last_run_at >= $1 AND a.days IS NOT NULL ${suite === undefined ? '' : 'AND t.suite = $2'}`,
+        params,
+      ),
+      this.conn.db.query<{ at: string }>(
+        `SELECT at FROM runs WHERE at >= $1 ${suite === undefined ? '' : 'AND suite = $2'}`,
+        params,
+      ),
     ])
     return sumTrendDays(
       shares.rows.map((r) => r.days),
@@ -438,10 +449,11 @@ export class PgAnalyses implements AnalysisStore {
     )
   }
 
-  async windowRuns(since: number): Promise<{ runs: number; newest: number | null }> {
+  async windowRuns(since: number, suite?: string): Promise<{ runs: number; newest: number | null }> {
     const { rows } = await this.conn.db.query<{ runs: number; newest: string | null }>(
-      'SELECT count(*)::integer AS runs, max(at) AS newest FROM runs WHERE at >= $1',
-      [since],
+      `SELECT count(*)::integer AS runs, max(at) AS newest FROM runs
+       WHERE at >= $1 ${suite === undefined ? '' : 'AND suite = $2'}`,
+      suite === undefined ? [since] : [since, suite],
     )
     return { runs: rows[0]!.runs, newest: rows[0]!.newest === null ? null : Number(rows[0]!.newest) }
   }
@@ -466,9 +478,8 @@ export class PgAnalyses implements AnalysisStore {
 
   async countWindowTests(filter: WindowTestFilter): Promise<number> {
     const { where, params } = windowTestsWhere(filter)
-    const join = filter.search !== undefined || filter.testIds !== undefined || filter.suite !== undefined
     const { rows } = await this.conn.db.query<{ n: number }>(
-      `SELECT count(*)::integer AS n FROM analyses a ${join ? 'JOIN tests t ON t.id = a.test' : ''} WHERE ${where}`,
+      `SELECT count(*)::integer AS n FROM analyses a ${testsJoin(filter)} WHERE ${where}`,
       params,
     )
     return rows[0]!.n
@@ -505,6 +516,10 @@ function windowWhere(f: AnalysisFilter): { where: string; params: unknown[] } {
     params.push(f.search.toLowerCase())
     parts.push(`strpos(lower(t.test_id), $${params.length}) > 0`)
   }
+  if (f.suite !== undefined) {
+    params.push(f.suite)
+    parts.push(`t.suite = $${params.length}`)
+  }
   if (f.testIds !== undefined) {
     params.push(f.testIds.slice(0, ANALYSIS_BATCH))
     parts.push(`t.test_id = ANY($${params.length}::text[])`)
@@ -514,15 +529,11 @@ function windowWhere(f: AnalysisFilter): { where: string; params: unknown[] } {
 
 /** The WHERE of {@link PgAnalyses.windowTests}: the window's rows, narrowed as asked. */
 function windowTestsWhere(f: WindowTestFilter): { where: string; params: unknown[] } {
-  const { where, params } = windowWhere({ since: f.since, search: f.search, testIds: f.testIds })
+  const { where, params } = windowWhere({ since: f.since, search: f.search, suite: f.suite, testIds: f.testIds })
   const parts = [where]
   if (f.verdicts !== undefined) {
     params.push([...f.verdicts])
     parts.push(`a.verdict = ANY($${params.length}::text[])`)
-  }
-  if (f.suite !== undefined) {
-    params.push(f.suite)
-    parts.push(`t.suite = $${params.length}`)
   }
   if (f.costly !== undefined) parts.push(f.costly ? COSTLY_SQL : `NOT ${COSTLY_SQL}`)
   return { where: parts.join(' AND '), params }

@@ -7,6 +7,7 @@ import {
   type LegacyRuleAuditRow,
 } from '../legacy-audit.js'
 import { POSTGRES_ANALYSES_READS, POSTGRES_ANALYSES_SCHEMA, POSTGRES_READ_INDEXES } from './analyses.js'
+import { RUNS_SUITE_INDEX } from '../analyses.js'
 import { appendPostgresAudit, POSTGRES_AUDIT_SCHEMA } from './audit-log.js'
 import type { PgClient, PgQueryable } from './driver.js'
 import { DAY_MS, dayPartitionsDdl, daysAhead, PARTITIONED_INDEXES, partitionable } from './partitions.js'
@@ -485,6 +486,14 @@ export const POSTGRES_MIGRATIONS: PostgresMigration[] = [
     id: '0020-read-indexes',
     async up(client) {
       await client.query(POSTGRES_READ_INDEXES)
+    },
+  },
+  {
+    // A suite's runs in the analysis window by index (issue 32): `?suite=` is answered from the persisted
+    // analyses, and its run counts, heatmap columns and trends read that suite's runs only.
+    id: '0021-suite-runs',
+    async up(client) {
+      await client.query(RUNS_SUITE_INDEX)
     },
   },
 ]

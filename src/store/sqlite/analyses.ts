@@ -395,18 +395,24 @@ export class SqliteAnalyses implements AnalysisStore {
     )
   }
 
-  suiteHealth(since: number): Promise<{ suite: string; lastFailureAt: number | null; lastRunAt: number | null }[]> {
+  suiteHealth(
+    since: number,
+    suite?: string,
+  ): Promise<{ suite: string; lastFailureAt: number | null; lastRunAt: number | null }[]> {
     const db = this.conn.db
+    const params = suite === undefined ? [since] : [since, suite]
     const failures = db
       .prepare(
         `SELECT t.suite AS suite, max(a.window_failure_at) AS at FROM analyses a JOIN tests t ON t.id = a.test
-         WHERE a.last_run_at >= ? AND a.verdict IS NOT NULL GROUP BY t.suite`,
+         WHERE a.last_run_at >= ? AND a.verdict IS NOT NULL ${suite === undefined ? '' : 'AND t.suite = ?'}
+         GROUP BY t.suite`,
       )
-      .all(since) as { suite: string; at: number | null }[]
-    const runs = db.prepare('SELECT suite, max(at) AS at FROM runs WHERE at >= ? GROUP BY suite').all(since) as {
-      suite: string
-      at: number
-    }[]
+      .all(...params) as { suite: string; at: number | null }[]
+    const runs = db
+      .prepare(
+        `SELECT suite, max(at) AS at FROM runs WHERE at >= ? ${suite === undefined ? '' : 'AND suite = ?'} GROUP BY suite`,
+      )
+      .all(...params) as { suite: string; at: number }[]
     return Promise.resolve(suiteHealthOf(failures, runs))
   }
 
@@ -421,34 +427,45 @@ export class SqliteAnalyses implements AnalysisStore {
     )
   }
 
-  brokenSuites(since: number): Promise<string[]> {
+  brokenSuites(since: number, suite?: string): Promise<string[]> {
     return Promise.resolve(
       this.conn.db
         .prepare(
           `SELECT DISTINCT t.suite FROM analyses a JOIN tests t ON t.id = a.test
-           WHERE a.verdict = 'broken' AND a.last_run_at >= ?`,
+           WHERE a.verdict = 'broken' AND a.last_run_at >= ? ${suite === undefined ? '' : 'AND t.suite = ?'}`,
         )
         .pluck()
-        .all(since) as string[],
+        .all(...(suite === undefined ? [since] : [since, suite])) as string[],
     )
   }
 
-  trendDays(since: number): Promise<{ day: number; flaky: number; broken: number; tests: number; runs: number }[]> {
+  trendDays(
+    since: number,
+    suite?: string,
+  ): Promise<{ day: number; flaky: number; broken: number; tests: number; runs: number }[]> {
     const db = this.conn.db
+    const params = suite === undefined ? [since] : [since, suite]
     const shares = db
-      .prepare('SELECT days FROM analyses WHERE last_run_at >= ? AND days IS NOT NULL')
+      .prepare(
+        `SELECT a.days FROM analyses a ${testsJoin({ suite })}
+         WHERE a.last_run_at >= ? AND a.days IS NOT NULL ${suite === undefined ? '' : 'AND t.suite = ?'}`,
+      )
       .pluck()
-      .iterate(since) as Iterable<string>
-    const runs = db.prepare('SELECT at FROM runs WHERE at >= ?').pluck().iterate(since) as Iterable<number>
+      .iterate(...params) as Iterable<string>
+    const runs = db
+      .prepare(`SELECT at FROM runs WHERE at >= ? ${suite === undefined ? '' : 'AND suite = ?'}`)
+      .pluck()
+      .iterate(...params) as Iterable<number>
     return Promise.resolve(sumTrendDays(shares, runs, since))
   }
 
-  windowRuns(since: number): Promise<{ runs: number; newest: number | null }> {
+  windowRuns(since: number, suite?: string): Promise<{ runs: number; newest: number | null }> {
     return Promise.resolve(
-      this.conn.db.prepare('SELECT count(*) AS runs, max(at) AS newest FROM runs WHERE at >= ?').get(since) as {
-        runs: number
-        newest: number | null
-      },
+      this.conn.db
+        .prepare(
+          `SELECT count(*) AS runs, max(at) AS newest FROM runs WHERE at >= ? ${suite === undefined ? '' : 'AND suite = ?'}`,
+        )
+        .get(...(suite === undefined ? [since] : [since, suite])) as { runs: number; newest: number | null },
     )
   }
 
@@ -468,10 +485,9 @@ export class SqliteAnalyses implements AnalysisStore {
 
   countWindowTests(filter: WindowTestFilter): Promise<number> {
     const { where, params } = windowTestsWhere(filter)
-    const join = filter.search !== undefined || filter.testIds !== undefined || filter.suite !== undefined
     return Promise.resolve(
       this.conn.db
-        .prepare(`SELECT count(*) FROM analyses a ${join ? 'JOIN tests t ON t.id = a.test' : ''} WHERE ${where}`)
+        .prepare(`SELECT count(*) FROM analyses a ${testsJoin(filter)} WHERE ${where}`)
         .pluck()
         .get(...params) as number,
     )
@@ -509,6 +525,10 @@ function windowWhere(f: AnalysisFilter): { where: string; params: unknown[] } {
     parts.push('instr(lower(t.test_id), ?) > 0')
     params.push(f.search.toLowerCase())
   }
+  if (f.suite !== undefined) {
+    parts.push('t.suite = ?')
+    params.push(f.suite)
+  }
   if (f.testIds !== undefined) {
     parts.push('t.test_id IN (SELECT value FROM json_each(?))')
     params.push(JSON.stringify(f.testIds.slice(0, ANALYSIS_BATCH)))
@@ -518,15 +538,11 @@ function windowWhere(f: AnalysisFilter): { where: string; params: unknown[] } {
 
 /** The WHERE of {@link SqliteAnalyses.windowTests}: the window's rows, narrowed as asked. */
 function windowTestsWhere(f: WindowTestFilter): { where: string; params: unknown[] } {
-  const { where, params } = windowWhere({ since: f.since, search: f.search, testIds: f.testIds })
+  const { where, params } = windowWhere({ since: f.since, search: f.search, suite: f.suite, testIds: f.testIds })
   const parts = [where]
   if (f.verdicts !== undefined) {
     parts.push('a.verdict IN (SELECT value FROM json_each(?))')
     params.push(JSON.stringify(f.verdicts))
-  }
-  if (f.suite !== undefined) {
-    parts.push('t.suite = ?')
-    params.push(f.suite)
   }
   if (f.costly !== undefined) parts.push(f.costly ? COSTLY_SQL : `NOT ${COSTLY_SQL}`)
   return { where: parts.join(' AND '), params }

@@ -6,6 +6,7 @@ import {
   type LegacyRuleAuditRow,
 } from '../legacy-audit.js'
 import { SQLITE_ANALYSES_READS, SQLITE_ANALYSES_SCHEMA, SQLITE_READ_INDEXES } from './analyses.js'
+import { RUNS_SUITE_INDEX } from '../analyses.js'
 import { appendSqliteAudit, SQLITE_AUDIT_SCHEMA } from './audit-log.js'
 import type { SqliteDb } from './driver.js'
 
@@ -392,6 +393,14 @@ export const SQLITE_MIGRATIONS: SqliteMigration[] = [
     id: '0020-read-indexes',
     up(db) {
       db.exec(SQLITE_READ_INDEXES)
+    },
+  },
+  {
+    // A suite's runs in the analysis window by index (issue 32): `?suite=` is answered from the persisted
+    // analyses, and its run counts, heatmap columns and trends read that suite's runs only.
+    id: '0021-suite-runs',
+    up(db) {
+      db.exec(RUNS_SUITE_INDEX)
     },
   },
 ]
