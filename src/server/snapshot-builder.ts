@@ -119,6 +119,8 @@ class WorkerBuilder implements SnapshotBuilder {
   }
 
   private ask(request: SnapshotAsk): Promise<SnapshotReply> {
+    // A worker spawned after close would never be terminated (a sweep chunk or an upload's refresh that asks late).
+    if (this.closed) return Promise.reject(new AnalysisStoppedError())
     this.worker ??= this.spawn()
     const id = ++this.seq
     const worker = this.worker
@@ -170,15 +172,36 @@ export interface SnapshotBuilderOptions {
  */
 export function createSnapshotBuilder(opts: SnapshotBuilderOptions): SnapshotBuilder {
   const db = opts.db
-  if (opts.worker !== false && db && db !== ':memory:' && existsSync(fileURLToPath(WORKER_URL))) {
-    return new WorkerBuilder({ db, cfg: opts.cfg })
-  }
+  const builder: SnapshotBuilder =
+    opts.worker !== false && db && db !== ':memory:' && existsSync(fileURLToPath(WORKER_URL))
+      ? new WorkerBuilder({ db, cfg: opts.cfg })
+      : {
+          kind: 'in-process',
+          build: (selection, now) =>
+            buildSnapshot(opts.store, selection, { cfg: opts.cfg, now, scanStore: opts.scanStore }),
+          delta: (selection, base, changedRuns) => snapshotDelta(opts.store, selection, base, changedRuns, opts.cfg),
+          look: (request) => lookForChanges(opts.store, opts.scanStore ?? opts.store, request),
+          refresh: (chunk) => refreshAnalyses(opts.store, opts.cfg, chunk),
+          close: () => Promise.resolve(),
+        }
+  // Refreshes one at a time (the sweep's chunks, reads' and uploads'): two at once would each skip the rows the
+  // other leased, and an upload's refresh would then answer before its own rows are analysed.
   return {
-    kind: 'in-process',
-    build: (selection, now) => buildSnapshot(opts.store, selection, { cfg: opts.cfg, now, scanStore: opts.scanStore }),
-    delta: (selection, base, changedRuns) => snapshotDelta(opts.store, selection, base, changedRuns, opts.cfg),
-    look: (request) => lookForChanges(opts.store, opts.scanStore ?? opts.store, request),
-    refresh: (chunk) => refreshAnalyses(opts.store, opts.cfg, chunk),
-    close: () => Promise.resolve(),
+    kind: builder.kind,
+    build: (selection, now) => builder.build(selection, now),
+    delta: (selection, base, changedRuns) => builder.delta(selection, base, changedRuns),
+    look: (request) => builder.look(request),
+    refresh: oneAtATime((chunk: RefreshAsk) => builder.refresh(chunk)),
+    close: () => builder.close(),
+  }
+}
+
+/** `fn`, called again only once its previous call settled: calls wait their turn, in the order they were made. */
+export function oneAtATime<A, R>(fn: (arg: A) => Promise<R>): (arg: A) => Promise<R> {
+  let last: Promise<unknown> = Promise.resolve()
+  return (arg) => {
+    const next = last.then(() => fn(arg))
+    last = next.catch(() => undefined)
+    return next
   }
 }

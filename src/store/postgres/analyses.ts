@@ -147,7 +147,8 @@ export class PgAnalyses implements AnalysisStore {
   constructor(private readonly conn: PgConnection) {}
 
   claimAnalyses(opts: AnalysisClaimOptions): Promise<AnalysisClaim[]> {
-    const due = '(a.valid_until <= $1 OR a.valid_from > $1) AND a.lease_until < now.ms'
+    const free = opts.leased === true && opts.files !== undefined ? '' : ' AND a.lease_until < now.ms'
+    const due = `(a.valid_until <= $1 OR a.valid_from > $1)${free}`
     if (opts.files?.length === 1) {
       // One file: its rows in key order straight from the index, stopping at the limit.
       const [file] = opts.files
@@ -178,6 +179,22 @@ export class PgAnalyses implements AnalysisStore {
       `SELECT a.test FROM analyses a, now WHERE ${due} ORDER BY a.valid_until LIMIT $2 FOR UPDATE OF a SKIP LOCKED`,
       [opts.clock, opts.limit],
     )
+  }
+
+  async releaseClaims(claims: AnalysisClaim[]): Promise<void> {
+    for (let i = 0; i < claims.length; i += ANALYSIS_BATCH) {
+      const batch = claims.slice(i, i + ANALYSIS_BATCH)
+      // Locked rows are skipped, as writes skip them: an upload marking one ends its lease itself.
+      await this.conn.db.query(
+        `WITH free AS (
+           SELECT a.test FROM analyses a JOIN tests t ON t.id = a.test
+             JOIN unnest($1::text[], $2::bigint[]) AS v(test_id, version) ON v.test_id = t.test_id
+           WHERE a.version = v.version FOR UPDATE OF a SKIP LOCKED
+         )
+         UPDATE analyses a SET lease_until = 0 FROM free f WHERE a.test = f.test`,
+        [batch.map((c) => c.testId), batch.map((c) => c.version)],
+      )
+    }
   }
 
   async runFiles(runIds: string[], after: TestFile | null, limit: number): Promise<RunFile[]> {
