@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config'
+import { LongestFirst } from './test/sequencer.js'
 
 export default defineConfig({
   test: {
@@ -11,5 +12,6 @@ export default defineConfig({
     // Real browsers, real runners and a real database share 2 cores: keep parallelism modest.
     maxWorkers: 2,
     pool: 'forks',
+    sequence: { sequencer: LongestFirst },
   },
 })

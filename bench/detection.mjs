@@ -3,7 +3,8 @@
 // flip-rate-only baseline measured on the same histories, and what an uncapped `quarantine auto` covers; over all
 // seeds, how many tests called fixed are still flaky, how many real fixes are released, whether the runner,
 // time-window and burst hints name the truth; and a replay one run at a time with `quarantine auto` after each
-// run: quarantines, releases and verdict changes per test.
+// run: quarantines, releases and verdict changes per test, beside the flip-rate baseline's entries and exits.
+// DETECTION_TUNED_ONLY=1 leaves out the four replays of new seeds.
 import { rmSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import { compileTestHelpers } from './lib/test-helpers.mjs'
@@ -15,7 +16,8 @@ const gen = await importHelper('test/analysis/generate-ci.ts')
 const emit = (metric, value, extra = {}) => console.log(JSON.stringify({ bench: 'detection', metric, value, ...extra }))
 // Seeds 9101–9104 (the default mix) and 9201–9204 (the harder mix): held out from development (seeds 101–404 and
 // 500–504) and from the test's 9001–9004; 9401–9404 and 9501–9504 were held out from the replay work of issue 27
-// too (its diagnosis used 9105, 9205 and 9301–9304).
+// too (its diagnosis used 9105, 9205 and 9301–9304). The one-short-episode and episode-rate rules were made on the
+// four replays below and on 9005, 9007, 9301–9304; the replays of 9601–9604 were first run once they were final.
 const CONFIGS = [
   ...ev.heldOutConfigs(9100, 400),
   ...ev.hardConfigs(9200, 400),
@@ -97,18 +99,28 @@ const CLUSTERED = ['time_window', 'bursty', 'bursty_long_gaps', 'window_straddli
 const mean = (xs) => (xs.length === 0 ? 0 : xs.reduce((s, x) => s + x, 0) / xs.length)
 const starting = (cs, prefix) => cs.reduce((s, c) => s + c.reasons.filter((x) => x.startsWith(prefix)).length, 0)
 const FLAKY = [...STEADY, ...CLUSTERED]
-const once = { tests: 0, quarantinedOnce: 0, releasedAtMostOnce: 0 }
-for (const [label, opts] of [
-  ['default mix', { seed: 9105, tests: 80, runs: 300 }],
-  ['hard mix', { seed: 9205, tests: 80, runs: 300, mix: gen.HARD_CI_MIX }],
-  ['default mix, held out', { seed: 9405, tests: 80, runs: 300 }],
-  ['hard mix, held out', { seed: 9505, tests: 80, runs: 300, mix: gen.HARD_CI_MIX }],
-]) {
+const ONCE = () => ({ tests: 0, quarantinedOnce: 0, releasedAtMostOnce: 0, baselineOnce: 0, baselineAtMostOnce: 0 })
+const onceBy = { tuned: ONCE(), new: ONCE() }
+// Seeds 9601–9604 were first replayed after the one-short-episode and episode-rate rules were final (issue 27).
+const REPLAYS = [
+  ['default mix', 'tuned', { seed: 9105, tests: 80, runs: 300 }],
+  ['hard mix', 'tuned', { seed: 9205, tests: 80, runs: 300, mix: gen.HARD_CI_MIX }],
+  ['default mix, held out', 'tuned', { seed: 9405, tests: 80, runs: 300 }],
+  ['hard mix, held out', 'tuned', { seed: 9505, tests: 80, runs: 300, mix: gen.HARD_CI_MIX }],
+  ['default mix, new', 'new', { seed: 9601, tests: 80, runs: 300 }],
+  ['hard mix, new', 'new', { seed: 9602, tests: 80, runs: 300, mix: gen.HARD_CI_MIX }],
+  ['default mix, new', 'new', { seed: 9603, tests: 80, runs: 300 }],
+  ['hard mix, new', 'new', { seed: 9604, tests: 80, runs: 300, mix: gen.HARD_CI_MIX }],
+].filter(([, set]) => set === 'tuned' || !process.env.DETECTION_TUNED_ONLY)
+for (const [label, set, opts] of REPLAYS) {
   const { tests, counts } = ev.replayCi(opts)
+  const once = onceBy[set]
   for (const c of counts.filter((x) => FLAKY.includes(x.cls))) {
     once.tests++
     if (c.quarantined === 1) once.quarantinedOnce++
     if (c.released <= 1) once.releasedAtMostOnce++
+    if (c.baselineQuarantined === 1) once.baselineOnce++
+    if (c.baselineReleased <= 1) once.baselineAtMostOnce++
   }
   for (const [group, classes] of [
     ['steady flaky', STEADY],
@@ -119,7 +131,7 @@ for (const [label, opts] of [
       `replay (${label}): quarantines / verdict changes per ${group} test (mean)`,
       `${mean(cs.map((c) => c.quarantined)).toFixed(2)} / ${mean(cs.map((c) => c.verdictChanges)).toFixed(2)}`,
       {
-        note: `seed=${opts.seed}, tests=${cs.length}, quarantined once=${cs.filter((c) => c.quarantined === 1).length}, releases: fixed=${starting(cs, 'fixed:')}, now broken=${starting(cs, 'now broken')}`,
+        note: `seed=${opts.seed}, tests=${cs.length}, quarantined once=${cs.filter((c) => c.quarantined === 1).length}, releases: fixed=${starting(cs, 'fixed:')}, now broken=${starting(cs, 'now broken')}; flip-rate baseline (held while the flip rate is above zero): entries / exits per test ${mean(cs.map((c) => c.baselineQuarantined)).toFixed(2)} / ${mean(cs.map((c) => c.baselineReleased)).toFixed(2)}, held once=${cs.filter((c) => c.baselineQuarantined === 1).length}`,
       },
     )
   }
@@ -141,10 +153,20 @@ for (const [label, opts] of [
     note: `of ${others.length}`,
   })
 }
-emit(
-  'replay (all four): flaky tests quarantined once / released at most once',
-  `${once.quarantinedOnce} / ${once.releasedAtMostOnce} of ${once.tests}`,
-  { target: 'all', note: 'seeds 9105, 9205, 9405, 9505' },
-)
+for (const [set, seeds] of [
+  ['tuned', 'seeds 9105, 9205, 9405, 9505, looked at while the replay rules were made'],
+  ['new', 'seeds 9601–9604, first run once the rules were final'],
+]) {
+  const once = onceBy[set]
+  if (once.tests === 0) continue
+  emit(
+    `replay (${set === 'tuned' ? 'first four' : 'four new'}): flaky tests quarantined once / released at most once`,
+    `${once.quarantinedOnce} / ${once.releasedAtMostOnce} of ${once.tests}`,
+    {
+      target: 'all',
+      note: `${seeds}; flip-rate baseline: held once ${once.baselineOnce}, let go at most once ${once.baselineAtMostOnce}`,
+    },
+  )
+}
 emit('machine load (uptime 1-min average) at the end', loadavg()[0].toFixed(2))
 if (!process.env.BENCH_KEEP) rmSync(dir, { recursive: true, force: true })

@@ -24,6 +24,9 @@ export interface EarnedFix {
   /** Longest clean stretch between two runs with a failure before the stretch, and the stretch that beats it. */
   longestGap: number
   gapRuns: number
+  /** Runs from the first failure to the stretch, and the clean runs the episode rule asks for (0 when it does not apply). */
+  span: number
+  episodeRuns: number
   /** Clean runs in a row the whole rule asks for (all runs; a condition may ask for more of its own). */
   needed: number
   /** The first term is every run; the others are the conditions the failures concentrated on. */
@@ -50,6 +53,11 @@ export interface EarnedFix {
  *   under that condition at the rate seen there: clean runs elsewhere prove nothing about it.
  * - **gap**: the stretch is at least `fixedGapFactor` times the longest clean gap between two earlier runs with a
  *   failure, so that a bursty test is not fixed in the middle of its usual quiet time; and at least `fixedMinRuns`.
+ * - **one short episode**: when the failures span fewer runs (first failure to the stretch) than the clean stretch
+ *   the terms above ask for, the rate was seen over less time than it is asked to vouch for, and a test's first
+ *   burst followed by its quiet gap is the same history as a short flake fixed: the stretch must also bring the
+ *   runs since the first failure to `fixedEpisodeRuns` (220, the release bound, so a real fix is still released
+ *   within it). A failure pattern longer than the stretch it asks for is judged by the terms alone.
  * @example earnedFix(entries, 109, cfg).missing // 'needs 37 more clean runs, 12 of them on runner ci-7'
  */
 export function earnedFix(entries: readonly HistoryEntry[], beforeFix: number, cfg: ResolvedAnalysisConfig): EarnedFix {
@@ -58,9 +66,11 @@ export function earnedFix(entries: readonly HistoryEntry[], beforeFix: number, c
   let troubled = 0
   let longestGap = 0
   let lastTroubled = -1
+  let firstTroubled = -1
   for (let i = 0; i < beforeFix; i++) {
     if (!hadFailure(entries[i]!)) continue
     troubled++
+    if (firstTroubled < 0) firstTroubled = i
     if (lastTroubled >= 0 && i - lastTroubled - 1 > longestGap) longestGap = i - lastTroubled - 1
     lastTroubled = i
   }
@@ -85,13 +95,24 @@ export function earnedFix(entries: readonly HistoryEntry[], beforeFix: number, c
     terms.push(term(c.where, runs, failures, cleanThere, cfg))
   }
   // The bursts term counts every clean run of the stretch, like the first.
-  const needed = Math.max(
+  const rateNeeded = Math.max(
     v.fixedMinRuns,
     gapRuns,
     ...terms.filter((t) => t.where === null || t.where === BURSTS).map((t) => t.needed),
   )
+  // Failures seen over fewer runs than the stretch they ask for are one short episode: the rate says nothing about
+  // how long the test stays quiet after it, and a first burst makes the same history, so the fix also waits until
+  // the runs since the first failure reach `fixedEpisodeRuns`.
+  const span = beforeFix - firstTroubled
+  const episodeRuns = firstTroubled >= 0 && span < rateNeeded ? v.fixedEpisodeRuns - span : 0
+  const needed = Math.max(rateNeeded, episodeRuns)
   let more = needed - clean
   const parts: string[] = []
+  if (episodeRuns > rateNeeded && more > 0) {
+    parts.push(
+      `one short episode (failures over ${plural(span, 'run')}, fewer than the ${rateNeeded} clean runs they ask for, as a first burst is): a fix waits for ${v.fixedEpisodeRuns} runs since the first failure`,
+    )
+  }
   for (const t of terms.slice(1)) {
     if (t.where === BURSTS) continue
     const short = t.needed - t.clean
@@ -110,6 +131,8 @@ export function earnedFix(entries: readonly HistoryEntry[], beforeFix: number, c
     troubled,
     longestGap,
     gapRuns,
+    span: firstTroubled >= 0 ? span : 0,
+    episodeRuns,
     needed,
     terms,
     chance,

@@ -58,6 +58,12 @@ export interface VerdictConfig {
    * (bursty tests are clean for weeks between bursts).
    */
   fixedGapFactor: number
+  /**
+   * When a test's failures span fewer runs than the clean stretch their rate asks for (one short episode, which a
+   * first burst makes too), the fix also waits until the runs since its first failure reach this: the documented
+   * release bound, so a real fix is still released within it.
+   */
+  fixedEpisodeRuns: number
   /** Final failures in a row on one non-default branch that make a branch breakage rather than flakiness. */
   branchBreakageMinRuns: number
   /** Separate failure episodes needed to call a test flaky without proof (same revision, retry). */
@@ -146,6 +152,7 @@ export const DEFAULT_ANALYSIS_CONFIG: Readonly<ResolvedAnalysisConfig> = deepFre
     fixedAlpha: 0.01,
     fixedRateConfidence: 0.9,
     fixedGapFactor: 1.5,
+    fixedEpisodeRuns: 220,
     branchBreakageMinRuns: 2,
     minFailureEpisodes: 2,
   },

@@ -1,5 +1,5 @@
 import { isFailure, type HistoryEntry } from '../model.js'
-import { burstScan } from './burst-scan.js'
+import { BURST_GAP, burstScan } from './burst-scan.js'
 import { failureConditions } from './failure-conditions.js'
 import { hadFailure } from './had-failure.js'
 import { rateUpperBound } from './rate-bound.js'
@@ -18,7 +18,11 @@ import type { ResolvedAnalysisConfig } from './resolve-analysis-config.js'
  * - when its failures, the streak included, come in bursts (`burstScan` at `BURST_EXPLAINS_ALPHA`) and its earlier
  *   ones in at least `minFailureEpisodes` episodes (one earlier breakage and its fix is one streak, not a
  *   pattern), the rate inside its earlier bursts, for every run of the streak: a new burst starts with a streak. Not when a time-of-day window
- *   holds the failures: its clusters are the window, and outside it the test does not fail.
+ *   holds the failures: its clusters are the window, and outside it the test does not fail;
+ * - when the streak continues a failure episode with a pass inside it ({@link episodeRate}: failures at most
+ *   `BURST_GAP` passes before it, or a pass on the revision of its first failure), that episode's rate, for every
+ *   run of the streak: the test was failing intermittently as the streak began, so a denser stretch of a first
+ *   burst is not a breakage.
  * @example streakChance(entries, entries.length - 4, cfg) // 0.13 inside a window where the test fails 60%
  */
 export function streakChance(entries: readonly HistoryEntry[], before: number, cfg: ResolvedAnalysisConfig): number {
@@ -50,8 +54,9 @@ export function streakChance(entries: readonly HistoryEntry[], before: number, c
   }
   // Failures in a daily window come in clusters too; the window explains them, and outside it they do not happen.
   const burst = conditions.some((c) => c.kind === 'time_of_day') ? 0 : burstRate(entries, before, cfg)
+  const episode = episodeRate(entries, before)
   let chance = 1
-  for (let i = 0; i < k; i++) chance *= Math.max(rates[i]!, burst)
+  for (let i = 0; i < k; i++) chance *= Math.max(rates[i]!, burst, episode)
   return chance
 }
 
@@ -85,6 +90,37 @@ function burstRate(entries: readonly HistoryEntry[], before: number, cfg: Resolv
     runs += c.end - c.start + 1
   }
   return runs === 0 ? 0 : streakRate(failures, runs)
+}
+
+/**
+ * The failure rate of the episode the streak continues, or 0: the runs from the first failure of the cluster that
+ * ends at the streak (failures at most `BURST_GAP` passes apart), and the runs before it on that failure's
+ * revision, when a pass lies among them. Such a streak is the same episode, on a test that was passing and failing
+ * on the same code as it began (a first burst after a clean history, or a denser stretch of one): the rate before
+ * the episode says nothing about it. An episode has a few runs, too few for a confidence bound (90% of 1 failure
+ * in 2 runs is 0.95, which would keep a real breakage flaky for 135 runs), so its rate is smoothed:
+ * (failures + ½) / (runs + 1). 0 when no failure lies within `BURST_GAP` passes before the streak, or the
+ * failures there are a solid run (the streak rule sees those as one).
+ * @example episodeRate(entries, before) // 0.5 after a pass and a failure on the revision where the streak began
+ */
+export function episodeRate(entries: readonly HistoryEntry[], before: number): number {
+  let first = -1
+  let passes = 0
+  for (let i = before - 1; i >= 0; i--) {
+    if (isFailure(entries[i]!.status)) {
+      first = i
+      passes = 0
+    } else if (++passes > BURST_GAP) break
+  }
+  if (first < 0) return 0
+  let start = first
+  const revision = entries[first]!.run.revision
+  while (revision !== null && start > 0 && entries[start - 1]!.run.revision === revision) start--
+  let failures = 0
+  for (let i = start; i < before; i++) if (isFailure(entries[i]!.status)) failures++
+  const runs = before - start
+  if (failures === runs) return 0
+  return (failures + 0.5) / (runs + 1)
 }
 
 /**

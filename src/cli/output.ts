@@ -150,6 +150,37 @@ export function* jsonArrayLines<T>(items: readonly T[], toJson: (item: T) => unk
   yield ']'
 }
 
+/**
+ * One item of the array that `jsonArrayLines` writes, as written there (indented one level, control characters
+ * gone), without its separator: for output made an item at a time and written later (`jsonArrayPieces`). The value
+ * must already be in wire casing: nothing is converted.
+ * @example jsonArrayItem({ test_id: 'a' }) // '  {\n    "test_id": "a"\n  }'
+ */
+export function jsonArrayItem(value: unknown): string {
+  // An array of one, stripped of its brackets: the item indented as an element is, in one native call.
+  return JSON.stringify([value], null, 2).slice(2, -2).replace(CONTROL, '')
+}
+
+/**
+ * The pieces of a JSON array of items made by `jsonArrayItem` (as text or UTF-8), for `writePieces`: the bytes
+ * `jsonArrayLines` and `emitLines` write for those items.
+ */
+export function* jsonArrayPieces<T extends string | Uint8Array>(
+  count: number,
+  itemAt: (index: number) => T,
+): Generator<T | string> {
+  if (count === 0) {
+    yield '[]\n'
+    return
+  }
+  yield '[\n'
+  for (let i = 0; i < count; i++) {
+    yield itemAt(i)
+    yield i < count - 1 ? ',\n' : '\n'
+  }
+  yield ']\n'
+}
+
 /** Bytes gathered before one write: few system calls, little memory. */
 const WRITE_CHUNK = 1 << 20
 
@@ -168,6 +199,48 @@ export function emitLines(
     for (const line of lines) yield opts.coloured ? `${line}\n` : `${line.replace(CONTROL, '')}\n`
   }
   return writePieces(io, withEnds(), output)
+}
+
+/**
+ * `writePieces` for pieces that are mostly UTF-8 bytes already: copied into chunks of bytes, so that no string is
+ * made of them. Each piece is written whole before the next call of the iterator (a piece may be a reused view).
+ */
+export async function writeBytes(io: Io, pieces: Iterable<Uint8Array | string>, output?: string): Promise<void> {
+  const fd = output ? openSync(output, 'w') : null
+  try {
+    let chunk = Buffer.allocUnsafeSlow(WRITE_CHUNK)
+    let used = 0
+    const flush = async () => {
+      if (used === 0) return
+      if (fd !== null) writeSync(fd, chunk, 0, used)
+      else {
+        // The stream may still hold the chunk: the next one is new.
+        const full = chunk.subarray(0, used)
+        chunk = Buffer.allocUnsafeSlow(WRITE_CHUNK)
+        if (!io.stdout.write(full)) await new Promise((resolve) => io.stdout.once('drain', resolve))
+      }
+      used = 0
+    }
+    for (const piece of pieces) {
+      // A short string (a separator) is written into the chunk where it surely fits: no buffer made for it.
+      if (typeof piece === 'string' && used + piece.length * 3 <= chunk.length) {
+        used += chunk.write(piece, used, 'utf8')
+        continue
+      }
+      const bytes = typeof piece === 'string' ? Buffer.from(piece, 'utf8') : piece
+      if (used + bytes.length > chunk.length) await flush()
+      if (bytes.length > chunk.length) {
+        if (fd !== null) writeSync(fd, bytes)
+        else if (!io.stdout.write(Buffer.from(bytes))) await new Promise((resolve) => io.stdout.once('drain', resolve))
+        continue
+      }
+      chunk.set(bytes, used)
+      used += bytes.length
+    }
+    await flush()
+  } finally {
+    if (fd !== null) closeSync(fd)
+  }
 }
 
 /**

@@ -77,6 +77,7 @@ const AnalysisSchema = z
         fixedAlpha: unit,
         fixedRateConfidence: num.gt(0).lt(1),
         fixedGapFactor: num.min(0),
+        fixedEpisodeRuns: posInt,
         branchBreakageMinRuns: posInt,
         minFailureEpisodes: posInt,
         fixedMaxRuns: removedKey('verdict', 'fixedMaxRuns'),

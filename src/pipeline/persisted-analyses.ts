@@ -187,8 +187,12 @@ export async function refreshAnalyses(
   const chunk = opts.chunk ?? REFRESH_CHUNK
   const analyses = store.analyses()
   const done = { claimed: 0, written: 0 }
-  /** Claims and refreshes chunks with `claim` until it finds nothing more (or the bound is reached). */
-  const drain = async (claim: (clock: number, limit: number) => Promise<AnalysisClaim[]>) => {
+  /**
+   * Claims and refreshes chunks with `claim` until it finds nothing more (or the bound is reached). A claim of
+   * leased rows claims again the rows it could not write (a commit marked them meanwhile), so it stops at a chunk
+   * of which none was written: that commit's own refresh takes them.
+   */
+  const drain = async (claim: (clock: number, limit: number) => Promise<AnalysisClaim[]>, leased = false) => {
     while (done.claimed < maxRows) {
       const clock = opts.clock ?? (await storeClock(store))
       const claims = await claim(clock, Math.min(chunk, maxRows - done.claimed))
@@ -197,6 +201,7 @@ export async function refreshAnalyses(
       const more = await refreshClaims(store, cfg, config, clock, claims)
       done.claimed += more.claimed
       done.written += more.written
+      if (leased && more.written === 0) return
     }
   }
   if (opts.runIds === undefined) {
@@ -217,7 +222,9 @@ export async function refreshAnalyses(
       const files = await analyses.runFiles(runIds, after, ANALYSIS_BATCH)
       if (files.length === 0) break
       for (const group of fileGroups(files, chunk)) {
-        await drain((clock, limit) => analyses.claimAnalyses({ clock, limit, files: group }))
+        // Leased rows too: a lease another refresh holds does not promise that it writes the row before this
+        // writer answers (see `AnalysisClaimOptions.leased`). A row written meanwhile is no longer due.
+        await drain((clock, limit) => analyses.claimAnalyses({ clock, limit, files: group, leased: true }), true)
       }
       if (files.length < ANALYSIS_BATCH) break
       after = files[files.length - 1]!
@@ -290,8 +297,13 @@ async function refreshClaims(
   const written = await write(claims)
   // The mates were claimed after the claimed tests' own histories were read: a write of results in between would
   // make their analyses stale, unseen by their versions. It marked the whole file, the claimed tests' rows too, so
-  // one of those failed to be written: then the mates are left, their leases to run out, for the next refresh.
-  if (written < claims.length) return { claimed: mateClaims.length, written }
+  // one of those failed to be written: then the mates are not written, and their leases end now. A mate claimed
+  // after that write is stale at a version the write's own refresh must be able to claim (a test the upload added
+  // to the file): left leased, the upload would be answered before its row was analysed.
+  if (written < claims.length) {
+    await store.analyses().releaseClaims(mateClaims)
+    return { claimed: mateClaims.length, written }
+  }
   return { claimed: mateClaims.length, written: written + (await write(mateClaims)) }
 }
 

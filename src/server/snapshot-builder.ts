@@ -119,6 +119,8 @@ class WorkerBuilder implements SnapshotBuilder {
   }
 
   private ask(request: SnapshotAsk): Promise<SnapshotReply> {
+    // A worker spawned after close would never be terminated (a sweep chunk or an upload's refresh that asks late).
+    if (this.closed) return Promise.reject(new AnalysisStoppedError())
     this.worker ??= this.spawn()
     const id = ++this.seq
     const worker = this.worker
@@ -170,15 +172,64 @@ export interface SnapshotBuilderOptions {
  */
 export function createSnapshotBuilder(opts: SnapshotBuilderOptions): SnapshotBuilder {
   const db = opts.db
-  if (opts.worker !== false && db && db !== ':memory:' && existsSync(fileURLToPath(WORKER_URL))) {
-    return new WorkerBuilder({ db, cfg: opts.cfg })
-  }
+  const builder: SnapshotBuilder =
+    opts.worker !== false && db && db !== ':memory:' && existsSync(fileURLToPath(WORKER_URL))
+      ? new WorkerBuilder({ db, cfg: opts.cfg })
+      : {
+          kind: 'in-process',
+          build: (selection, now) =>
+            buildSnapshot(opts.store, selection, { cfg: opts.cfg, now, scanStore: opts.scanStore }),
+          delta: (selection, base, changedRuns) => snapshotDelta(opts.store, selection, base, changedRuns, opts.cfg),
+          look: (request) => lookForChanges(opts.store, opts.scanStore ?? opts.store, request),
+          refresh: (chunk) => refreshAnalyses(opts.store, opts.cfg, chunk),
+          close: () => Promise.resolve(),
+        }
+  // Refreshes one at a time (the sweep's chunks, reads' and uploads'): two at once would each skip or redo the rows
+  // the other leased.
   return {
-    kind: 'in-process',
-    build: (selection, now) => buildSnapshot(opts.store, selection, { cfg: opts.cfg, now, scanStore: opts.scanStore }),
-    delta: (selection, base, changedRuns) => snapshotDelta(opts.store, selection, base, changedRuns, opts.cfg),
-    look: (request) => lookForChanges(opts.store, opts.scanStore ?? opts.store, request),
-    refresh: (chunk) => refreshAnalyses(opts.store, opts.cfg, chunk),
-    close: () => Promise.resolve(),
+    kind: builder.kind,
+    build: (selection, now) => builder.build(selection, now),
+    delta: (selection, base, changedRuns) => builder.delta(selection, base, changedRuns),
+    look: (request) => builder.look(request),
+    // An upload's refresh (its 201 waits for it) goes before the sweep's chunks and reads' refreshes waiting.
+    refresh: oneAtATime(
+      (chunk: RefreshAsk) => builder.refresh(chunk),
+      (chunk) => chunk.runIds !== undefined,
+    ),
+    close: () => builder.close(),
   }
+}
+
+/**
+ * `fn`, called again only once its previous call settled. Calls wait their turn in the order they were made, but
+ * those for which `first` holds go before every waiting call for which it does not.
+ */
+export function oneAtATime<A, R>(
+  fn: (arg: A) => Promise<R>,
+  first: (arg: A) => boolean = () => false,
+): (arg: A) => Promise<R> {
+  const waiting: { first: boolean; start: () => void }[] = []
+  let running = false
+  const next = () => {
+    const turn = waiting.shift()
+    running = turn !== undefined
+    turn?.start()
+  }
+  return (arg) =>
+    new Promise<R>((resolve, reject) => {
+      // A call that throws at once still hands the turn on.
+      const start = () =>
+        void Promise.resolve()
+          .then(() => fn(arg))
+          .then(resolve, reject)
+          .finally(next)
+      const ahead = first(arg)
+      if (!running) {
+        running = true
+        start()
+        return
+      }
+      const at = ahead ? waiting.findIndex((w) => !w.first) : -1
+      waiting.splice(at < 0 ? waiting.length : at, 0, { first: ahead, start })
+    })
 }

@@ -95,6 +95,12 @@ export interface AnalysisClaimOptions {
   files?: TestFile[]
   /** Only the rows of these tests (at most {@link ANALYSIS_BATCH}): the file-mates a refresh reads anyway. */
   testIds?: string[]
+  /**
+   * With `files`: rows that another refresh has leased are claimed too. A writer's refresh of its own rows, which
+   * its answer waits for: a lease is no promise that its holder writes the row (its write fails when a commit
+   * marked the row meanwhile), and an upload answered before its rows are analysed is not visible.
+   */
+  leased?: boolean
 }
 
 /** The persisted analyses of a store (see the module comment). */
@@ -112,6 +118,11 @@ export interface AnalysisStore {
   claimOtherConfig(config: string, limit: number): Promise<AnalysisClaim[]>
   /** Writes each row whose version is still the one claimed, and ends its lease; returns how many were written. */
   writeAnalyses(rows: PersistedAnalysis[]): Promise<number>
+  /**
+   * Ends the leases of claimed rows that will not be written (rows whose version moved since are left alone), so
+   * that the next refresh may claim them instead of waiting for the leases to run out.
+   */
+  releaseClaims(claims: AnalysisClaim[]): Promise<void>
   /**
    * The files of the tests with results in these runs (at most {@link ANALYSIS_BATCH} runs), in order, `limit` at a
    * time after `after`: what a writer re-analyses, read a page at a time (a report may hold 150,000 files).

@@ -87,7 +87,7 @@ describe('detection on the harder mix, held out', () => {
     expect(ratio(sum(results, (e) => e.burstHints))).toBeGreaterThanOrEqual(0.85)
   })
 
-  it('replayed run by run: no steady flake released as fixed, at most a quarter of window or burst flakes released as broken', () => {
+  it('replayed run by run: no flake released as fixed, at most a quarter of window or burst flakes released as broken', () => {
     const { counts } = replayCi({ seed: 9306, tests: 40, runs: 300, mix: HARD_CI_MIX })
     const steady = counts.filter((c) =>
       ['low_rate', 'random', 'rare_runner', 'workers', 'rare_runner_few', 'workers_low_rate'].includes(c.cls),
@@ -97,6 +97,8 @@ describe('detection on the harder mix, held out', () => {
     const clustered = counts.filter((c) =>
       ['time_window', 'bursty', 'bursty_long_gaps', 'window_straddling'].includes(c.cls),
     )
+    // A first burst and its quiet gap are one short episode: not a fix (docs/analysis.md, requirement 5).
+    for (const c of clustered) expect(c.reasons.filter((r) => r.startsWith('fixed:'))).toEqual([])
     const broken = clustered.reduce((s, c) => s + c.reasons.filter((r) => r.startsWith('now broken')).length, 0)
     expect(broken).toBeLessThanOrEqual(Math.ceil(clustered.length / 4))
     for (const c of counts) if (c.cls === 'stable' || c.cls === 'broken') expect(c.quarantined).toBe(0)

@@ -145,3 +145,58 @@ describe('a rare condition', () => {
     expect(hint?.requirements?.find((r) => r.where === 'on runner ci-rare')).toMatchObject({ failures: 4, clean: 6 })
   })
 })
+
+describe('one short episode', () => {
+  const long = { ...cfg, scoring: { ...cfg.scoring, lookbackDays: 365 } }
+  const maybe = (a: ReturnType<typeof analyzeTest>) => a.hints.find((x): x is ChangeHint => x.kind === 'maybe_fixed')
+
+  it('keeps a bursty flake after its first burst maybe fixed, and says what is still needed', () => {
+    // 8 failures in the 9 runs of one burst, then 22 clean runs: at its rate (8 of 19, ≥ 26%) 23 clean runs would
+    // do, but the failures span 9 runs, fewer than the 23 they ask for: its quiet gap is unknown.
+    const h = history('unit::sync.test.ts::burst', 2 * HOUR).seq('.'.repeat(10) + 'FFF.FFFFF' + '.'.repeat(23))
+    const a = analyzeTest(h.build(), long, { now: h.now })
+    expect(a.verdict).toBe('flaky')
+    expect(maybe(a)?.missing).toBe(
+      'needs 188 more clean runs, one short episode (failures over 9 runs, fewer than the 23 clean runs they ask for, as a first burst is): a fix waits for 220 runs since the first failure',
+    )
+    expect(a.recommendation.action).toBe('quarantine')
+    // Its next burst 60 runs later finds it still quarantined and flaky: one quarantine, no release.
+    h.seq('.'.repeat(37) + 'FF.FFF')
+    expect(analyzeTest(h.build(), long, { now: h.now }).verdict).toBe('flaky')
+  })
+
+  it('releases it once the runs since its first failure reach 220', () => {
+    const h = history('unit::sync.test.ts::burst', 2 * HOUR).seq('.'.repeat(10) + 'FFF.FFFFF' + '.'.repeat(210))
+    expect(analyzeTest(h.build(), long, { now: h.now }).verdict).toBe('flaky')
+    h.pass()
+    const a = analyzeTest(h.build(), long, { now: h.now })
+    expect(a.verdict).toBe('healthy')
+    expect(a.reason).toMatch(/^fixed: no failures in the last 211 runs/)
+  })
+
+  it('leaves a real fix after a long flaky stretch to the rate rule, well within the 220-run bound', () => {
+    // 24 failures over 120 runs (every fifth): the span, 116 runs, is longer than the 48 clean runs the rate asks.
+    const h = history('unit::cart.test.ts::fixed', 2 * HOUR).seq('....F'.repeat(24) + '.'.repeat(47))
+    const a = analyzeTest(h.build(), long, { now: h.now })
+    expect(a.verdict).toBe('flaky')
+    expect(maybe(a)?.missing).toBe('needs 1 more clean run')
+    h.pass()
+    const b = analyzeTest(h.build(), long, { now: h.now })
+    expect(b.verdict).toBe('healthy')
+    expect(b.reason).toMatch(/^fixed: no failures in the last 48 runs/)
+  })
+
+  it('releases a short flake fixed for real within the bound: 220 runs from its first failure', () => {
+    // 4 failures in 8 runs ask for 23 clean runs at their rate; they span 8: the fix waits for 212.
+    const h = history('unit::cart.test.ts::short', 2 * HOUR).seq('F.F..F.F' + '.'.repeat(211))
+    const a0 = analyzeTest(h.build(), long, { now: h.now })
+    expect(a0.verdict).toBe('flaky')
+    expect(maybe(a0)?.missing).toMatch(
+      /^needs 1 more clean run, one short episode \(failures over 8 runs, fewer than the 23 /,
+    )
+    h.pass()
+    const a = analyzeTest(h.build(), long, { now: h.now })
+    expect(a.verdict).toBe('healthy')
+    expect(a.hints.find((x) => x.kind === 'fixed')).toMatchObject({ runsAfter: 212 })
+  })
+})

@@ -249,6 +249,12 @@ export interface ReplayCounts {
   /** Verdict changes between consecutive runs of the replay, and the verdicts it went through (`flaky>broken>…`). */
   verdictChanges: number
   verdicts: string[]
+  /**
+   * The flip-rate-only baseline over the same replay: the test is held while its flip rate is above zero (as in
+   * `CiEvaluation.baselineRecall`), so these count its entries into and exits from that state.
+   */
+  baselineQuarantined: number
+  baselineReleased: number
 }
 
 /**
@@ -266,7 +272,10 @@ export function replayCi(opts: CiSuiteOptions, step = 1): { tests: CiTest[]; cou
     reasons: [],
     verdictChanges: 0,
     verdicts: [],
+    baselineQuarantined: 0,
+    baselineReleased: 0,
   }))
+  const held = suite.tests.map(() => false)
   const index = new Map(suite.tests.map((t, i) => [t.history.test.testId, i]))
   let records: QuarantineRecord[] = []
   for (let k = cfg.scoring.minRunsForScoring; k <= suite.runs.length; k += step) {
@@ -276,6 +285,10 @@ export function replayCi(opts: CiSuiteOptions, step = 1): { tests: CiTest[]; cou
       const c = counts[i]!
       if (c.verdicts.length > 0 && c.verdicts.at(-1) !== a.verdict) c.verdictChanges++
       if (c.verdicts.at(-1) !== a.verdict) c.verdicts.push(a.verdict)
+      const baseline = a.flipRateClass !== 'stable' || a.ewmaFlipRate > 0
+      if (baseline && !held[i]) c.baselineQuarantined++
+      if (!baseline && held[i]) c.baselineReleased++
+      held[i] = baseline
       return policyTest(a)
     })
     const d = decideQuarantine(tests, records, policy, now)

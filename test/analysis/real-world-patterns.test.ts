@@ -77,15 +77,17 @@ describe('fixed means fixed', () => {
     // clean runs (a cap), which a test still failing 10% of the time passes 1.5% of the time, and 5% of the time
     // at a 7% rate: no evidence. Now the rate is taken as its 90% lower bound (5.9% from 6 of 54), and a clean
     // stretch that long in any of its 7 stretches, 7 · (1 − 0.059)^j ≤ 0.01, asks for 107 clean runs.
+    // The rate rule alone here (fixedEpisodeRuns 1 turns the one-short-episode rule off; see the test below it).
+    const rateOnly = { ...cfg, verdict: { ...cfg.verdict, fixedEpisodeRuns: 1 } }
     const pattern = '....F.....'.repeat(3) + '.F........'.repeat(2) + '...F......'
     const early = history('unit::cart.test.ts::adds', 4 * HOUR).seq(pattern + '.'.repeat(51))
-    const a = analyzeTest(early.build(), cfg, { now: early.now })
+    const a = analyzeTest(early.build(), rateOnly, { now: early.now })
     expect(a.verdict).toBe('flaky')
     expect(a.hints).toContainEqual(
       expect.objectContaining({ kind: 'maybe_fixed', runsAfter: 57, missing: 'needs 50 more clean runs' }),
     )
     const h = history('unit::cart.test.ts::adds', 4 * HOUR).seq(pattern + '.'.repeat(101))
-    const b = analyzeTest(h.build(), cfg, { now: h.now })
+    const b = analyzeTest(h.build(), rateOnly, { now: h.now })
     expect(b.verdict).toBe('healthy')
     expect(b.reason).toMatch(/^fixed: no failures in the last 107 runs/)
     expect(b.reason).toContain(
@@ -121,8 +123,13 @@ describe('recommendations follow the verdict and the policy', () => {
     const a = analyzeTest(early.build(), cfg, { now: early.now + DAY })
     expect(a.trailingPasses).toBe(11)
     expect(a.recommendation.action).toBe('quarantine')
-    const h = history('unit::m.test.ts::r', 8 * HOUR).seq('..R.....R...R....R..R' + '.'.repeat(60))
-    const b = analyzeTest(h.build(), cfg, { now: h.now + DAY })
+    // 5 of 21 runs ask for 50 clean runs, more than the 19 runs its failures span: one short episode, so the fix
+    // waits until 220 runs have passed since the first, 201 clean ones.
+    const long = { ...cfg, scoring: { ...cfg.scoring, lookbackDays: 365 } }
+    const mid = history('unit::m.test.ts::r', 8 * HOUR).seq('..R.....R...R....R..R' + '.'.repeat(200))
+    expect(analyzeTest(mid.build(), long, { now: mid.now + DAY }).recommendation.action).toBe('quarantine')
+    const h = history('unit::m.test.ts::r', 8 * HOUR).seq('..R.....R...R....R..R' + '.'.repeat(201))
+    const b = analyzeTest(h.build(), long, { now: h.now + DAY })
     expect(b.verdict).toBe('healthy')
     expect(b.recommendation.action).not.toBe('quarantine')
   })

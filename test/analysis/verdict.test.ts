@@ -151,10 +151,30 @@ describe('verdict: a streak inside a time window or a burst is not a breakage', 
     const early = analyzeTest(h.build(), cfg, { now: h.now })
     expect(early.verdict).toBe('flaky')
     expect(early.reason).toContain('same revision mixed')
-    for (const r of ['next3', 'next4', 'next5', 'next6']) h.fail({ revision: r })
+    // The streak goes on from an episode that passed and failed on revision mixed (2 failures in 3 runs, smoothed
+    // rate 2.5 / 4): a streak of 6 is that episode going on (0.625^6 = 0.06), one of 15 a breakage (0.00087).
+    for (let r = 3; r <= 6; r++) h.fail({ revision: `next${r}` })
+    expect(analyzeTest(h.build(), cfg, { now: h.now }).verdict).toBe('flaky')
+    for (let r = 7; r <= 14; r++) h.fail({ revision: `next${r}` })
+    expect(analyzeTest(h.build(), cfg, { now: h.now }).verdict).toBe('flaky')
+    h.fail({ revision: 'next15' })
     const late = analyzeTest(h.build(), cfg, { now: h.now })
     expect(late.verdict).toBe('broken')
-    expect(late.reason).toMatch(/^failed the last 6 runs in a row since revision next1/)
+    expect(late.reason).toMatch(/^failed the last 15 runs in a row since revision next1/)
+  })
+
+  it('keeps a first burst flaky when its streak goes on from a pass and a fail on one revision', () => {
+    // 100 clean runs, then revision b passes and fails, and 5 failures follow: the same episode, at its rate
+    // (1 of 2, smoothed 0.5: 0.5^5 = 0.03), not a breakage. A clean history before it says nothing about a burst.
+    const h = history('unit::sync.test.ts::first-burst', 2 * HOUR)
+      .seq('.'.repeat(100))
+      .pass({ revision: 'b' })
+      .fail({ revision: 'b' })
+    for (let r = 1; r <= 5; r++) h.fail({ revision: `c${r}` })
+    expect(analyzeTest(h.build(), cfg, { now: h.now }).verdict).toBe('flaky')
+    // A regression after the same clean history, with no flaky episode before it, is broken after 3 failures.
+    const g = history('unit::sync.test.ts::regression', 2 * HOUR).seq('.'.repeat(101) + 'FFF')
+    expect(analyzeTest(g.build(), cfg, { now: g.now }).verdict).toBe('broken')
   })
 
   it('calls a test broken again after one earlier breakage and its fix: one streak is not a burst pattern', () => {

@@ -175,22 +175,22 @@ describe('auto-quarantine and auto-release over many runs', () => {
     const db = join(dir, 'fw.db')
     const now = Date.now()
     const reportFor = (i: number, cases: string, revision: string) => {
-      const at = new Date(now - (55 - i) * 3_600_000).toISOString()
+      const at = new Date(now - (110 - i) * 3_600_000).toISOString()
       const props = `<properties><property name="ci.revision" value="${revision}"/><property name="ci.branch" value="main"/></properties>`
       writeFileSync(
         join(dir, `run-${String(i).padStart(2, '0')}.xml`),
         `<?xml version="1.0"?><testsuite name="s" timestamp="${at}">${props}${cases}</testsuite>`,
       )
     }
-    // Runs 0-19: "flaky" fails on every third run, on revisions that also saw it pass; "broken" breaks at run 14.
-    for (let i = 0; i < 20; i++) {
+    // Runs 0-51: "flaky" fails on every third run, on revisions that also saw it pass; "broken" breaks at run 14.
+    for (let i = 0; i < 52; i++) {
       const flaky = i % 3 === 0 ? fail('flaky', `timeout after ${1000 + i}ms`) : pass('flaky')
       const broken = i >= 14 ? fail('broken', 'expected 2 got 3') : pass('broken')
       reportFor(i, pass('steady') + flaky + broken, `rev${Math.floor(i / 2)}`)
     }
     const ingested = await runCli(['ingest', dir, '--db', db, '--suite', 'unit', '--json'])
     expect(ingested.exitCode, ingested.stderr).toBe(0)
-    expect(JSON.parse(ingested.stdout).ingested).toHaveLength(20)
+    expect(JSON.parse(ingested.stdout).ingested).toHaveLength(52)
     const auto = await runCli(['quarantine', 'auto', '--db', db, '--json'])
     expect(auto.exitCode, auto.stderr).toBe(0)
     const decided = JSON.parse(auto.stdout)
@@ -202,16 +202,18 @@ describe('auto-quarantine and auto-release over many runs', () => {
     expect(byId['unit::m::flaky'].verdict).toBe('flaky')
     expect(byId['unit::m::steady'].verdict).toBe('healthy')
 
-    // Runs 20-49: fixed. The quarantine ends by itself once the clean stretch has earned the fix: 7 failures in the
-    // 19 runs up to run 18 are a rate of at least 20% (90% lower bound), and 8 · 0.8^j ≤ 0.01 asks for 28 clean runs.
+    // Runs 52-102: fixed. The quarantine ends by itself once the clean stretch has earned the fix: its 18 failures,
+    // at most 2 passes apart, are one burst in the burst scan, so the stretch is judged at the rate bursts begin
+    // (1 in 1 run outside it, ≥ 10% at 90%): 2 · 0.9^j ≤ 0.01 asks for 51 clean runs. The failures span 52 runs,
+    // more than that, so no longer wait for one short episode (20 flaky runs would have asked for 201 clean ones).
     // (It used to end after 10 passes in a row, which a test still failing a third of the time has 2% of the time.)
-    for (let i = 20; i < 50; i++)
+    for (let i = 52; i < 103; i++)
       reportFor(i, pass('steady') + pass('flaky') + fail('broken', 'expected 2 got 3'), `rev${i}`)
     const more = JSON.parse((await runCli(['ingest', dir, '--db', db, '--suite', 'unit', '--json'])).stdout)
-    expect([more.ingested.length, more.duplicates.length]).toEqual([30, 20])
+    expect([more.ingested.length, more.duplicates.length]).toEqual([51, 52])
     const release = JSON.parse((await runCli(['quarantine', 'auto', '--db', db, '--json'])).stdout)
     expect(release.unquarantined.map((q: { test_id: string }) => q.test_id)).toEqual(['unit::m::flaky'])
-    expect(release.unquarantined[0].reason).toMatch(/^fixed: no failures in the last 31 runs/)
+    expect(release.unquarantined[0].reason).toMatch(/^fixed: no failures in the last 51 runs/)
     expect(release.quarantined).toEqual([])
     const list = JSON.parse((await runCli(['quarantine', 'list', '--db', db, '--json'])).stdout)
     expect(list).toEqual({ quarantined: [], rules: [] })

@@ -45,18 +45,21 @@ describe('quarantine auto: no churn', () => {
   it('quarantines a flaky test whose clean streak has not earned a fix, and not one whose streak has', () => {
     // Proven flaky (3 passes on retry in 13 runs), then 12 clean passes: "10 passes in a row" used to keep it out,
     // though a test still failing at that rate has 12 clean runs by chance often. The verdict stays flaky (with
-    // a maybe_fixed hint) until the streak is improbable: then it is healthy and neither enters nor stays.
+    // a maybe_fixed hint) until the streak is improbable and, its failures spanning 11 runs (one short episode),
+    // 220 runs have passed since the first: then it is healthy and neither enters nor stays.
     const pattern = '..R.....R...R'
-    const early = history('unit::m.test.ts::calm', 8 * 3_600_000).seq(pattern + '.'.repeat(12))
+    const early = history('unit::m.test.ts::calm', 2 * 3_600_000).seq(pattern + '.'.repeat(12))
     const t = policyTest(analyzeTest(early.build(), cfg, { now: early.now }))
     expect(t.verdict).toBe('flaky')
     expect(decideQuarantine([t], [], policy, now).quarantine.map((q) => q.testId)).toEqual(['unit::m.test.ts::calm'])
-    const later = history('unit::m.test.ts::calm', 8 * 3_600_000).seq(pattern + '.'.repeat(70))
+    const almost = history('unit::m.test.ts::calm', 2 * 3_600_000).seq(pattern + '.'.repeat(208))
+    expect(policyTest(analyzeTest(almost.build(), cfg, { now: almost.now })).verdict).toBe('flaky')
+    const later = history('unit::m.test.ts::calm', 2 * 3_600_000).seq(pattern + '.'.repeat(209))
     const fixed = policyTest(analyzeTest(later.build(), cfg, { now: later.now }))
     expect(fixed.verdict).toBe('healthy')
     expect(decideQuarantine([fixed], [], policy, now).quarantine).toEqual([])
     expect(decideQuarantine([fixed], [record(fixed.testId)], policy, now).release).toEqual([
-      { testId: fixed.testId, reason: expect.stringMatching(/^fixed: no failures in the last 70 runs/) },
+      { testId: fixed.testId, reason: expect.stringMatching(/^fixed: no failures in the last 209 runs/) },
     ])
   })
 

@@ -7,7 +7,8 @@ import type { IngestSummary } from '../../src/pipeline/ingest-files.js'
 import { REFRESH_BEFORE_ANSWER_ROWS, refreshAnalyses, storeClock } from '../../src/pipeline/persisted-analyses.js'
 import type { UploadResponse } from '../../src/server/api-types.js'
 import type { createApp as CreateApp } from '../../src/server/app.js'
-import type { UploadJob } from '../../src/server/upload-job.js'
+import { createSnapshotBuilder } from '../../src/server/snapshot-builder.js'
+import { ingestUpload, type UploadJob } from '../../src/server/upload-job.js'
 import { UploadPool } from '../../src/server/upload-pool.js'
 import { openPostgresStore } from '../../src/store/postgres/postgres-store.js'
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js'
@@ -136,6 +137,48 @@ for (const backend of backends) {
       expect((await store.runSummaries({})).map((r) => r.runId).sort()).toEqual(['run-0', 'run-1'])
       // The second refresh took the files both uploads marked: every row is current again.
       expect(await store.analyses().analysisBacklog(await storeClock(store))).toEqual({ rows: 30, due: 0 })
+    })
+
+    it("runs one refresh at a time, an upload's before those waiting: it waits for the chunk in flight only", async () => {
+      const store = await backend.open(backend.db())
+      cleanups.push(() => store.close())
+      // Stored, not yet re-analysed: its 30 rows are stale.
+      await ingestUpload(store, { ...upload(0), analysis: undefined })
+      // The sweep's chunk is held after its claim, where it reads the histories of the rows it leased.
+      let release!: () => void
+      const released = new Promise<void>((resolve) => (release = resolve))
+      let holding!: () => void
+      const held = new Promise<void>((resolve) => (holding = resolve))
+      const scan = store.scanHistory.bind(store)
+      let first = true
+      store.scanHistory = (filter) => {
+        if (!first) return scan(filter)
+        first = false
+        holding()
+        return (async function* () {
+          await released
+          yield* scan(filter)
+        })()
+      }
+      const builder = createSnapshotBuilder({ store, cfg, worker: false })
+      const settled: string[] = []
+      const sweep = builder.refresh({ maxRows: 500 }).finally(() => settled.push('sweep'))
+      await held
+      // A read's refresh asks first, then the upload's: the upload's goes first.
+      const read = builder.refresh({ maxRows: 500 }).finally(() => settled.push('read'))
+      const own = builder.refresh({ runIds: ['run-0'], maxRows: REFRESH_BEFORE_ANSWER_ROWS }).then(async (outcome) => {
+        settled.push('upload')
+        return { outcome, backlog: await store.analyses().analysisBacklog(await storeClock(store)) }
+      })
+      // Not waiting its turn, the upload's refresh would run now, beside the held chunk, and skip or redo its rows.
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      release()
+      const [swept, upload0, afterwards] = await Promise.all([sweep, own, read])
+      expect(settled).toEqual(['sweep', 'upload', 'read'])
+      expect(swept).toEqual({ claimed: 30, written: 30 })
+      expect(afterwards).toEqual({ claimed: 0, written: 0 })
+      // The chunk it waited for analysed its rows: nothing was left, and every row was current at its answer.
+      expect(upload0).toEqual({ outcome: { claimed: 0, written: 0 }, backlog: { rows: 30, due: 0 } })
     })
 
     it.skipIf(!existsSync(DIST_APP))(

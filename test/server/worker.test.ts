@@ -71,6 +71,17 @@ describe.skipIf(!existsSync(DIST_APP))('analysis in a worker thread', () => {
     await expect(build).rejects.toBeInstanceOf(AnalysisStoppedError)
   })
 
+  it('asked after closing, answers that it stopped instead of starting a worker that nothing would stop', async () => {
+    const { createSnapshotBuilder, AnalysisStoppedError } = (await import(DIST_BUILDER)) as typeof SnapshotBuilderModule
+    const { resolveAnalysisConfig } = await import('../../src/analysis/index.js')
+    const builder = createSnapshotBuilder({ store, cfg: resolveAnalysisConfig({}), db: file })
+    expect(await builder.refresh({ maxRows: 10 })).toEqual(expect.objectContaining({ claimed: expect.any(Number) }))
+    await builder.close()
+    // A sweep's chunk or an upload's refresh asked late, as the server stops.
+    await expect(builder.refresh({ maxRows: 10 })).rejects.toBeInstanceOf(AnalysisStoppedError)
+    await expect(builder.build({ env: [] }, NOW)).rejects.toBeInstanceOf(AnalysisStoppedError)
+  })
+
   it.skipIf(process.platform !== 'linux')('analyses at a lower priority than the thread that answers', async () => {
     // Linux keeps a nice value per thread: /proc/self/task/<tid>/stat, field 19 (after the command's parentheses).
     const nice = (task: string) =>

@@ -161,6 +161,23 @@ async function staleHistory(store: Store): Promise<number> {
   return 3 * 4
 }
 
+/** A report of one run, after `staleHistory`'s, with one result of test `name` in file f0: failed with `message`. */
+function oneResultReport(runId: string, name: string, position: number, message: string | null = null) {
+  const run = toRunMeta(runId, 'unit', { branch: 'main', startedAt: new Date(T0 + 40 * DAY).toISOString() })
+  const result: Result = {
+    test: { testId: makeTestId('unit', 'f0', name), suite: 'unit', module: 'f0', name, file: null },
+    status: message === null ? 'passed' : 'failed',
+    flakyOnRetry: false,
+    durationMs: 5,
+    errorType: null,
+    message,
+    healingOccurred: false,
+    attempts: [],
+    position,
+  }
+  return { file: `${runId}.json`, contentHash: runId, runs: [{ run, results: [result] }] }
+}
+
 /** One run of 600 files of 2 tests and one file of 1,100, every test with an execution position. */
 async function oneWideRun(store: Store): Promise<{ runId: string; tests: number }> {
   const run = toRunMeta('wide', 'unit', { branch: 'main', startedAt: new Date(T0).toISOString() })
@@ -240,29 +257,7 @@ function leaseChecks(backend: string, open: () => Promise<[Store, Store]>) {
         expect(await b.analyses().claimAnalyses({ clock, limit: 100 })).toEqual([])
         // A report of one file lands while the first instance analyses: that file's rows are stale again, lease
         // or not, and the first instance's writes of them do not happen.
-        const later = toRunMeta('later', 'unit', { branch: 'main', startedAt: new Date(T0 + 40 * DAY).toISOString() })
-        await b.ingestReport({
-          file: 'later.json',
-          contentHash: 'later',
-          runs: [
-            {
-              run: later,
-              results: [
-                {
-                  test: { testId: makeTestId('unit', 'f0', 't0'), suite: 'unit', module: 'f0', name: 't0', file: null },
-                  status: 'failed',
-                  flakyOnRetry: false,
-                  durationMs: 5,
-                  errorType: null,
-                  message: 'late',
-                  healingOccurred: false,
-                  attempts: [],
-                  position: 0,
-                },
-              ],
-            },
-          ],
-        })
+        await b.ingestReport(oneResultReport('later', 't0', 0, 'late'))
         const stale = claims.map((c) => ({
           ...c,
           analysis: null,
@@ -276,6 +271,66 @@ function leaseChecks(backend: string, open: () => Promise<[Store, Store]>) {
         // The upload cleared the lease of the rows it marked: its writer (or any sweep) takes them at once.
         const again = await b.analyses().claimAnalyses({ clock: await storeClock(b), limit: 100 })
         expect(again.map((c) => c.testId).sort()).toEqual([0, 1, 2, 3].map((t) => makeTestId('unit', 'f0', `t${t}`)))
+      } finally {
+        await Promise.all([a.close(), b.close()])
+      }
+    })
+
+    it('a test a report adds to a file being refreshed is not left leased by that refresh', async () => {
+      const [a, b] = await open()
+      try {
+        await staleHistory(a)
+        // The sweep of one instance claims file f0 and reads its histories; then, before it claims the file-mates
+        // that its order hints read, the other instance stores a report that adds test t4 to f0.
+        const real = a.analyses.bind(a)
+        let landed = false
+        a.analyses = () => {
+          const analyses = real()
+          return Object.assign(Object.create(analyses) as typeof analyses, {
+            fileMates: async (testIds: string[]) => {
+              if (!landed) {
+                landed = true
+                await b.ingestReport(oneResultReport('added', 't4', 4))
+              }
+              return analyses.fileMates(testIds)
+            },
+          })
+        }
+        const swept = await refreshAnalyses(a, cfg, { maxRows: 4, chunk: 4 })
+        expect(landed).toBe(true)
+        // Its 4 rows were marked by the report, so none is written, and t4 (claimed as a file-mate) is not either.
+        expect(swept).toEqual({ claimed: 5, written: 0 })
+        // Its lease on t4 ended with the failed write: the next refresh (here another instance's sweep) takes every
+        // stale row at once, t4 included, instead of leaving it unanalysed for the lease's minute.
+        expect(await refreshAnalyses(b, cfg)).toEqual({ claimed: 13, written: 13 })
+        const clock = await storeClock(b)
+        const rows = await exactRows(b, clock)
+        expect(rows.get(makeTestId('unit', 'f0', 't4'))).toEqual(
+          (await reference(b, clock)).get(makeTestId('unit', 'f0', 't4')),
+        )
+      } finally {
+        await Promise.all([a.close(), b.close()])
+      }
+    })
+
+    it("a writer's refresh analyses its own rows that another refresh holds a lease on", async () => {
+      const [a, b] = await open()
+      try {
+        await staleHistory(a)
+        await b.ingestReport(oneResultReport('own', 't0', 0))
+        // Another instance claims every stale row, then never writes them (it stopped, or its writes failed).
+        const clock = await storeClock(a)
+        expect(await a.analyses().claimAnalyses({ clock, limit: 100 })).toHaveLength(12)
+        // The writer does not answer before its rows are analysed: the 4 rows of its file, leased or not.
+        expect(await refreshAnalyses(b, cfg, { runIds: ['own'] })).toEqual({ claimed: 4, written: 4 })
+        const rows = await exactRows(b, clock)
+        const want = await reference(b, clock)
+        for (const t of [0, 1, 2, 3]) {
+          const id = makeTestId('unit', 'f0', `t${t}`)
+          expect(rows.get(id)).toEqual(want.get(id))
+        }
+        // A sweep still leaves the leased rows of other files alone.
+        expect(await refreshAnalyses(b, cfg)).toEqual({ claimed: 0, written: 0 })
       } finally {
         await Promise.all([a.close(), b.close()])
       }

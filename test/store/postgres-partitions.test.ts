@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import pgModule from 'pg'
 import { migratePostgres, POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations.js'
+import { markRunsStalePg } from '../../src/store/postgres/analyses.js'
 import { DAY_MS, dayOf, partitionName } from '../../src/store/postgres/partitions.js'
 import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/postgres-store.js'
 import type { Result } from '../../src/model.js'
@@ -204,6 +205,83 @@ if (pg.skip !== undefined) {
         // Nothing left to prune.
         expect(await store.prune(cutoff)).toEqual({ runs: 0, results: 0 })
       } finally {
+        await store.close()
+      }
+    })
+
+    it('marks the tests of runs stale from those runs’ own day partitions only, each statement planned on its input', async () => {
+      const url = db.fresh()
+      const store = await openPostgresStore(url)
+      const client = new pgModule.Client({ connectionString: withoutSchema(url), options: searchPath(url) })
+      await client.connect()
+      try {
+        // Tests in files: a run of day 5 has a1 (file a) and s1 (file s); day 4's has a2; day 3's has a3 (a
+        // file-mate of a1 and a2 that is in neither of their runs) and b1, b2 (file b); today's has c1.
+        const inFile = (file: string, name: string) =>
+          result(name, 'passed', {
+            test: { testId: `unit::${file}::${name}`, suite: 'unit', module: file, name, file: null },
+          })
+        const runs: [string, number, [string, string][]][] = [
+          [
+            'd5',
+            5,
+            [
+              ['a', 'a1'],
+              ['s', 's1'],
+            ],
+          ],
+          ['d4', 4, [['a', 'a2']]],
+          [
+            'd3',
+            3,
+            [
+              ['a', 'a3'],
+              ['b', 'b1'],
+              ['b', 'b2'],
+            ],
+          ],
+          ['d0', 0, [['c', 'c1']]],
+        ]
+        for (let d = 5; d >= 0; d--) await store.maintain(daysAgo(d))
+        for (const [runId, d, tests] of runs) {
+          await store.ingestReport(
+            batch(
+              runMeta(runId, iso(daysAgo(d))),
+              tests.map(([f, n]) => inFile(f, n)),
+            ),
+          )
+        }
+        // Every row analysed and valid, as after a sweep.
+        await store.rawQuery('UPDATE analyses SET valid_until = 9e15, lease_until = 0')
+        const keys = await store.rawQuery<{ id: number }>("SELECT id FROM runs WHERE run_id IN ('d5', 'd4')")
+        const sent: { text: string; values: unknown[] }[] = []
+        const recorder = {
+          query: (text: string, values: unknown[] = []) => {
+            sent.push({ text, values })
+            return client.query(text, values)
+          },
+        }
+        await markRunsStalePg(
+          recorder,
+          keys.map((k) => k.id),
+        )
+        const stale = await store.rawQuery<{ name: string }>(
+          'SELECT t.name FROM analyses a JOIN tests t ON t.id = a.test WHERE a.valid_until = 0 ORDER BY t.name',
+        )
+        expect(stale.map((r) => r.name)).toEqual(['a1', 'a2', 'a3', 's1'])
+        // Each statement that reads results names only the partitions of days 5 and 4 in its plan: pruned when
+        // planned, not at run time after a plan made for every day of the history.
+        const own = new Set([5, 4].map((d) => partitionName('results', dayOf(daysAgo(d)))))
+        const read = new Set<string>()
+        for (const { text, values } of sent) {
+          const plan = (await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${text}`, values)).rows
+            .map((r) => r['QUERY PLAN'])
+            .join('\n')
+          for (const m of plan.matchAll(/\bresults_(p\d{8}|default)\b/g)) read.add(m[0])
+        }
+        expect([...read].sort()).toEqual([...own].sort())
+      } finally {
+        await client.end()
         await store.close()
       }
     })

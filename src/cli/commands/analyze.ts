@@ -1,12 +1,8 @@
-import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { hintToJson, toAnalysisJson } from '../../analysis/to-analysis-json.js'
+import { hintToJson, toAnalysisJson, type TestAnalysisJson } from '../../analysis/to-analysis-json.js'
 import type { OrderHint, TestAnalysis } from '../../analysis/types.js'
 import { resolveAnalysisConfig } from '../../analysis/resolve-analysis-config.js'
 import { forEachPersistedAnalysis, storeClock } from '../../pipeline/persisted-analyses.js'
-import { analysisOptions } from '../../config/load.js'
-import { applyPolicyCandidate, readPolicyCandidate } from '../../config/policy-candidate.js'
+import { analysisOptions, type ResolvedConfig } from '../../config/load.js'
 import { InputError, NotFoundError } from '../../errors.js'
 import type { TestHistory } from '../../model.js'
 import { analyzeStore, forEachAnalysis } from '../../pipeline/analyze-store.js'
@@ -16,7 +12,9 @@ import {
   emit,
   emitJson,
   emitLines,
+  jsonArrayItem,
   jsonArrayLines,
+  jsonArrayPieces,
   markdownLines,
   num,
   pct,
@@ -24,9 +22,12 @@ import {
   renderTable,
   tableLines,
   useColor,
+  writeBytes,
   type Io,
 } from '../output.js'
-import { withStore } from './quarantine.js'
+import { JsonItemIndenter } from '../indent-json.js'
+import { KeptTexts } from '../kept-texts.js'
+import { withStore } from '../with-store.js'
 import type { StoreFlags } from '../project-option.js'
 import { compareText } from '../../compare-text.js'
 import {
@@ -239,6 +240,12 @@ export async function printAnalyze(list: OwnedAnalysis[], opts: AnalyzeCommandOp
   io.stderr.write(`\n${verdictCounts(list)}\n`)
 }
 
+/** The config with a candidate policy file applied (`--policy`): its module is loaded only then. */
+async function withPolicyCandidate(config: ResolvedConfig, file: string): Promise<ResolvedConfig> {
+  const { applyPolicyCandidate, readPolicyCandidate } = await import('../../config/policy-candidate.js')
+  return applyPolicyCandidate(config, readPolicyCandidate(file))
+}
+
 /** One leaderboard row as `analyzeAndPrint` keeps it: the sort key and where its output is. */
 interface KeptRow {
   rank: number
@@ -246,74 +253,62 @@ interface KeptRow {
   flipRate: number
   testId: string
   verdict: TestAnalysis['verdict']
-  /** Table and Markdown: the cells as a JSON array. JSON: the byte offset of the test's JSON in the spill file. */
+  /** Table and Markdown: the cells as a JSON array. */
   cells: string
-  offset: number
-  bytes: number
+  /** JSON: the index of the test's printed item in the kept texts. */
+  item: number
 }
+
+/** A test's item of `analyze --json`: its analysis and owners, as printed. */
+const analysisItem = (json: TestAnalysisJson, owners: string[]) => jsonArrayItem({ ...json, owners })
 
 /**
  * `flakewatch analyze` as the CLI runs it: the output of `analyze` + `printAnalyze`, made without holding every
  * analysis, so that a store of a million tests fits in a few hundred MB. Each analysis is reduced as it is made to
- * its sort key and what the output needs: its cells (table, Markdown), or its JSON in a temporary file (JSON),
- * read back in leaderboard order. Order-dependency hints, known once the scan is through, are added then.
+ * its sort key and what the output needs: its cells (table, Markdown), or its JSON item as printed (JSON, kept in
+ * memory or a temporary file: `KeptTexts`), written in leaderboard order. Order-dependency hints, known once the
+ * scan is through, are added then.
  */
 export async function analyzeAndPrint(opts: AnalyzeCommandOptions, io: Io): Promise<void> {
   const { since, asOf, limit, verdicts, classes } = resolveAnalyzeFlags(opts)
   const json = opts.json || opts.format === 'json'
-  const spillDir = json ? mkdtempSync(join(tmpdir(), 'flakewatch-analyze-')) : null
-  const spill = spillDir === null ? null : openSync(join(spillDir, 'analyses.jsonl'), 'w+')
+  const items = json ? new KeptTexts() : null
   try {
-    let spilled = 0
-    let pending: string[] = []
-    let pendingBytes = 0
-    const flushSpill = () => {
-      if (spill === null || pending.length === 0) return
-      writeSync(spill, pending.join(''))
-      pending = []
-      pendingBytes = 0
-    }
     const { rows, orderHints } = await withStore(
       opts,
       io,
       async (store, stored) => {
-        const config = opts.policy ? applyPolicyCandidate(stored, readPolicyCandidate(opts.policy)) : stored
+        const config = opts.policy ? await withPolicyCandidate(stored, opts.policy) : stored
         const ownersOf = ownerLookupFromConfig(config, process.cwd(), (m) => io.stderr.write(`warning: ${m}\n`))
         const kept: KeptRow[] = []
-        /** Keeps a test the filters select: its sort key, and its cells or its JSON (`text` given the owners). */
+        const indenter = new JsonItemIndenter()
+        /**
+         * Keeps a test the filters select: its sort key, and what `output` makes of it given its owners: its cells
+         * as JSON text (table, Markdown), or its JSON item (JSON), as text or UTF-8.
+         */
         const keep = (
           a: Pick<TestAnalysis, 'verdict' | 'score' | 'flipRate' | 'testId' | 'flipRateClass' | 'test'>,
-          output: (owners: string[]) => string,
+          output: (owners: string[]) => string | Uint8Array,
         ) => {
           if (verdicts && !verdicts.includes(a.verdict)) return
           if (classes && !classes.includes(a.flipRateClass)) return
           const owners = ownersOf(a.test)
           if (opts.owner && !owners.includes(opts.owner)) return
-          const row: KeptRow = {
+          const out = output(owners)
+          kept.push({
             rank: VERDICT_ORDER[a.verdict],
             score: a.score,
             flipRate: a.flipRate,
             testId: a.testId,
             verdict: a.verdict,
-            cells: '',
-            offset: 0,
-            bytes: 0,
-          }
-          if (spill === null) row.cells = output(owners)
-          else {
-            const text = output(owners)
-            row.offset = spilled
-            row.bytes = Buffer.byteLength(text)
-            spilled += row.bytes
-            pending.push(text)
-            pendingBytes += row.bytes
-            if (pendingBytes >= 1 << 20) flushSpill()
-          }
-          kept.push(row)
+            cells: items === null ? (out as string) : '',
+            item: items === null ? -1 : typeof out === 'string' ? items.add(out) : items.addBytes(out),
+          })
         }
+        // toAnalysisJson's keys are already in wire casing (test/wire-json.test.ts): nothing is converted.
         const fresh = (a: TestAnalysis) =>
           keep(a, (owners) =>
-            spill === null ? JSON.stringify(leaderboardRow(a)) : JSON.stringify({ ...toAnalysisJson(a), owners }),
+            items === null ? JSON.stringify(leaderboardRow(a)) : analysisItem(toAnalysisJson(a), owners),
           )
         // The default selection (no --since, --branch) as JSON is read from the persisted analyses where they are
         // exact at the clock; a full scan otherwise, or when too few are.
@@ -336,7 +331,8 @@ export async function analyzeAndPrint(opts: AnalyzeCommandOptions, io: Io): Prom
                     flipRateClass: r.flipRateClass!,
                     test: { testId: r.testId, suite: r.suite, module: r.module, name: r.name, file: r.file },
                   },
-                  (owners) => `${r.json.slice(0, -1)},"owners":${JSON.stringify(owners)}}`,
+                  // The row is JSON.stringify's text of the item without owners: indented as it is, not parsed.
+                  (owners) => indenter.indent(`${r.json.slice(0, -1)},"owners":${JSON.stringify(owners)}}`),
                 ),
               analysed: fresh,
             },
@@ -353,7 +349,6 @@ export async function analyzeAndPrint(opts: AnalyzeCommandOptions, io: Io): Prom
               },
               (_, a) => fresh(a),
             )
-        flushSpill()
         return { rows: kept, orderHints: hints }
       },
       'read',
@@ -365,16 +360,17 @@ export async function analyzeAndPrint(opts: AnalyzeCommandOptions, io: Io): Prom
     const summary = verdictCounts(rows)
     const matched = rows.length
     if (limit && rows.length > limit) rows.length = limit
-    if (spill !== null) {
-      const read = (r: KeptRow) => {
-        const buf = Buffer.alloc(r.bytes)
-        readSync(spill, buf, 0, r.bytes, r.offset)
-        const item = JSON.parse(buf.toString('utf8')) as ReturnType<typeof toAnalysisJson>
+    if (items !== null) {
+      const itemAt = (i: number): Uint8Array | string => {
+        const r = rows[i]!
         const hint = orderHints.get(r.testId)
-        if (hint !== undefined) item.hints.push(hintToJson(hint))
-        return item
+        if (hint === undefined) return items.bytes(r.item)
+        // Rare (a test that fails after another): its item is made again with the hint.
+        const item = JSON.parse(items.text(r.item)) as TestAnalysisJson
+        item.hints.push(hintToJson(hint))
+        return jsonArrayItem(item)
       }
-      return await emitLines(io, jsonArrayLines(rows, read), opts.output)
+      return await writeBytes(io, jsonArrayPieces(rows.length, itemAt), opts.output)
     }
     const cellsOf = (r: KeptRow) => JSON.parse(r.cells) as string[]
     if (opts.format === 'markdown') return await emitLines(io, markdownLines(HEADERS, rows, cellsOf), opts.output)
@@ -385,8 +381,7 @@ export async function analyzeAndPrint(opts: AnalyzeCommandOptions, io: Io): Prom
     const shown = rows.length < matched ? ` (the first ${rows.length} shown: --limit ${limit})` : ''
     io.stderr.write(`\n${summary}${shown}\n`)
   } finally {
-    if (spill !== null) closeSync(spill)
-    if (spillDir !== null) rmSync(spillDir, { recursive: true, force: true })
+    items?.close()
   }
 }
 

@@ -8,7 +8,7 @@ import {
 } from '../../store/audit-chain.js'
 import { emit, emitJson, type Io } from '../output.js'
 import type { StoreFlags } from '../project-option.js'
-import { withReadStore } from './quarantine.js'
+import { withReadStore } from '../with-store.js'
 
 export interface AuditVerifyOptions extends StoreFlags {
   json?: boolean

@@ -15,7 +15,7 @@ import { forEachAnalysis } from '../../pipeline/analyze-store.js'
 import type { Store } from '../../store/store.js'
 import { emitJson, jsonLine, writePieces, type Io } from '../output.js'
 import { compareText } from '../../compare-text.js'
-import { withStore } from './quarantine.js'
+import { withStore } from '../with-store.js'
 import type { StoreFlags } from '../project-option.js'
 
 const DAY_MS = 86_400_000

@@ -5,7 +5,7 @@ import type { ImpactCostJson, ImpactResponse } from '../../server/api-types.js'
 import { emit, emitJson, renderTable, type Io } from '../output.js'
 import type { StoreFlags } from '../project-option.js'
 import { parseAsOf, parseSince } from './analyze.js'
-import { withReadStore } from './quarantine.js'
+import { withReadStore } from '../with-store.js'
 
 export interface ImpactCommandOptions extends StoreFlags {
   suite?: string

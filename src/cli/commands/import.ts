@@ -1,6 +1,6 @@
 import { importBundle, type ImportSummary } from '../../export/import-bundle.js'
 import { emitJson, type Io } from '../output.js'
-import { withStore } from './quarantine.js'
+import { withStore } from '../with-store.js'
 import type { StoreFlags } from '../project-option.js'
 
 export interface ImportCommandOptions extends StoreFlags {

@@ -8,7 +8,8 @@ import { ownerLookupFromConfig } from '../../owners/read-codeowners.js'
 import { forEachAnalysis } from '../../pipeline/analyze-store.js'
 import { createQuarantineManager } from '../../quarantine/manager.js'
 import type { Io } from '../output.js'
-import { resolveActor, withStore } from './quarantine.js'
+import { resolveActor } from './quarantine.js'
+import { withStore } from '../with-store.js'
 import type { StoreFlags } from '../project-option.js'
 
 export interface McpCommandOptions extends StoreFlags {

@@ -11,7 +11,7 @@ import type { Store } from '../../store/store.js'
 import { emitJson, renderTable, sanitizeCell, type Io } from '../output.js'
 import type { StoreFlags } from '../project-option.js'
 import { parseAsOf } from './analyze.js'
-import { withReadStore, withStore } from './quarantine.js'
+import { withReadStore, withStore } from '../with-store.js'
 
 export interface NotifyCommandOptions extends StoreFlags {
   asOf?: string

@@ -4,7 +4,7 @@ import { policyPreviewToJson, previewPolicy, type PolicyPreview } from '../../pi
 import { createPainter, paintVerdict } from '../color.js'
 import { emit, emitJson, renderMarkdownTable, renderTable, useColor, type Io } from '../output.js'
 import { parseAsOf, parseSince, type AnalyzeCommandOptions } from './analyze.js'
-import { withStore } from './quarantine.js'
+import { withStore } from '../with-store.js'
 
 /** `analyze --policy <candidate.json> --diff`: what the candidate would change, read-only. */
 export async function policyDiff(opts: AnalyzeCommandOptions, io: Io): Promise<PolicyPreview> {

@@ -12,7 +12,7 @@ import {
 import type { BundleSummary } from '../../export/write-bundle.js'
 import { jsonLine, type Io } from '../output.js'
 import { bundleOptionsFromFlags, writeBundleFromFlags, type BundleFlags } from './export.js'
-import { withStore } from './quarantine.js'
+import { withStore } from '../with-store.js'
 
 export interface PublishCommandOptions extends BundleFlags {
   url?: string

@@ -8,11 +8,11 @@ import { RULE_COVERAGE_DAYS, ruleCoverage, type RuleCoverage } from '../../quara
 import { describeRuleMatch, ruleMatchToJson, type RuleMatch } from '../../quarantine/rules.js'
 import { validateExpiry } from '../../quarantine/validate.js'
 import type { QuarantineRecord, QuarantineRule, Store } from '../../store/store.js'
-import { openStore } from '../../store/open.js'
 import { ownerLookupFromConfig } from '../../owners/read-codeowners.js'
 import { findTest } from '../../pipeline/find-test.js'
 import { emitJson, renderTable, type Io } from '../output.js'
-import { printConfigWarnings, selectConfig, type StoreFlags } from '../project-option.js'
+import type { StoreFlags } from '../project-option.js'
+import { withStore } from '../with-store.js'
 
 export interface QuarantineCommandOptions extends StoreFlags {
   reason?: string
@@ -67,46 +67,6 @@ export function parseExpiry(value: string | undefined, now = Date.now()): string
   if (Number.isNaN(t))
     throw new InputError(`--expires: expected a date, a number of days or "never", got "${value.slice(0, 200)}"`)
   return validateExpiry(new Date(t).toISOString(), now, '--expires')
-}
-
-/**
- * Opens the configured store for one command. A command that only reads (`access: 'read'`, opened read-only) or
- * works on an existing history (`'existing'`) never creates a
- * database: a missing file is an error. No command creates a missing folder.
- */
-export async function withStore<T>(
-  opts: StoreFlags,
-  io: Io,
-  fn: (store: Store, config: ResolvedConfig, project: string | null) => Promise<T>,
-  access: 'read' | 'existing' | 'write' = 'write',
-): Promise<T> {
-  const { config, project } = selectConfig(opts, io.env)
-  printConfigWarnings(config, io)
-  const store = await openStore({
-    db: opts.db ?? config.db,
-    env: {},
-    mustExist: access !== 'write',
-    createFolder: false,
-    // A reader never takes the write lock: it answers while an ingest is writing.
-    readOnly: access === 'read',
-  })
-  try {
-    return await fn(store, config, project)
-  } finally {
-    await store.close()
-  }
-}
-
-/**
- * `withStore` for commands that only read: the store opens without the write lock, so they answer while an
- * ingest is writing.
- */
-export function withReadStore<T>(
-  opts: StoreFlags,
-  io: Io,
-  fn: (store: Store, config: ResolvedConfig, project: string | null) => Promise<T>,
-): Promise<T> {
-  return withStore(opts, io, fn, 'read')
 }
 
 function manager(store: Store, config: ResolvedConfig, analyze?: () => Promise<PolicyTest[]>) {

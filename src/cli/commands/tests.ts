@@ -1,7 +1,8 @@
 import { InputError, NotFoundError } from '../../errors.js'
 import { emitJson, type Io } from '../output.js'
 import type { StoreFlags } from '../project-option.js'
-import { resolveActor, withStore } from './quarantine.js'
+import { resolveActor } from './quarantine.js'
+import { withStore } from '../with-store.js'
 
 export interface TestsCommandOptions extends StoreFlags {
   reason?: string

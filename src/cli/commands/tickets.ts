@@ -6,7 +6,7 @@ import { lookForTickets, ticketsSummary, type TicketLookOutcome } from '../../ti
 import { emitJson, renderTable, type Io } from '../output.js'
 import type { StoreFlags } from '../project-option.js'
 import { parseAsOf } from './analyze.js'
-import { withReadStore, withStore } from './quarantine.js'
+import { withReadStore, withStore } from '../with-store.js'
 
 export interface TicketsCommandOptions extends StoreFlags {
   asOf?: string

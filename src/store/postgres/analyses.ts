@@ -96,17 +96,30 @@ const markFiles = (tests: string) => `
   ON CONFLICT (test) DO UPDATE SET valid_until = 0, version = analyses.version + 1, lease_until = 0`
 
 /**
- * Marks stale the rows of every test with a result in these runs, and of their file-mates, in one statement: called
- * once by each write of results, inside its transaction, after the write.
+ * Marks stale the rows of every test with a result in these runs, and of their file-mates (marked in one statement):
+ * called once by each write of results, inside its transaction, after the write, and by prune before a delete.
+ *
+ * The tests are found first and marked by key. Found and marked in one statement, the join of the runs to their
+ * results was estimated at a few rows (a run's key and its `at` counted as independent), and at 10^8 results the
+ * planner matched the store's 20,000 tests against a batch's 250,000 results in nested loops: one prune batch of 50
+ * runs took 133 s (issue 32). By key, each step is estimated on what it is given.
  */
 export async function markRunsStalePg(db: PgQueryable, runKeys: readonly number[]): Promise<void> {
   if (runKeys.length === 0) return
-  // `at` beside the run's key: each run's results are looked up in its own day's partition only.
-  await db.query(
-    markFiles(
-      'SELECT r.test FROM runs x JOIN results r ON r.run = x.id AND r.at = x.at WHERE x.id = ANY($1::integer[])',
-    ),
+  // The runs' times beside their keys: each run's results are in its own day's partition, which the planner then
+  // picks at plan time, so the lookup costs a day's rows at most, whatever the history.
+  const { rows: days } = await db.query<{ at: string | number }>(
+    'SELECT DISTINCT at FROM runs WHERE id = ANY($1::integer[])',
     [runKeys],
+  )
+  if (days.length === 0) return
+  const { rows } = await db.query<{ test: number }>(
+    'SELECT DISTINCT test FROM results WHERE run = ANY($1::integer[]) AND at = ANY($2::bigint[])',
+    [runKeys, days.map((d) => d.at)],
+  )
+  await markTestsStalePg(
+    db,
+    rows.map((r) => r.test),
   )
 }
 
@@ -147,7 +160,8 @@ export class PgAnalyses implements AnalysisStore {
   constructor(private readonly conn: PgConnection) {}
 
   claimAnalyses(opts: AnalysisClaimOptions): Promise<AnalysisClaim[]> {
-    const due = '(a.valid_until <= $1 OR a.valid_from > $1) AND a.lease_until < now.ms'
+    const free = opts.leased === true && opts.files !== undefined ? '' : ' AND a.lease_until < now.ms'
+    const due = `(a.valid_until <= $1 OR a.valid_from > $1)${free}`
     if (opts.files?.length === 1) {
       // One file: its rows in key order straight from the index, stopping at the limit.
       const [file] = opts.files
@@ -178,6 +192,22 @@ export class PgAnalyses implements AnalysisStore {
       `SELECT a.test FROM analyses a, now WHERE ${due} ORDER BY a.valid_until LIMIT $2 FOR UPDATE OF a SKIP LOCKED`,
       [opts.clock, opts.limit],
     )
+  }
+
+  async releaseClaims(claims: AnalysisClaim[]): Promise<void> {
+    for (let i = 0; i < claims.length; i += ANALYSIS_BATCH) {
+      const batch = claims.slice(i, i + ANALYSIS_BATCH)
+      // Locked rows are skipped, as writes skip them: an upload marking one ends its lease itself.
+      await this.conn.db.query(
+        `WITH free AS (
+           SELECT a.test FROM analyses a JOIN tests t ON t.id = a.test
+             JOIN unnest($1::text[], $2::bigint[]) AS v(test_id, version) ON v.test_id = t.test_id
+           WHERE a.version = v.version FOR UPDATE OF a SKIP LOCKED
+         )
+         UPDATE analyses a SET lease_until = 0 FROM free f WHERE a.test = f.test`,
+        [batch.map((c) => c.testId), batch.map((c) => c.version)],
+      )
+    }
   }
 
   async runFiles(runIds: string[], after: TestFile | null, limit: number): Promise<RunFile[]> {

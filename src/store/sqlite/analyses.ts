@@ -125,13 +125,15 @@ export class SqliteAnalyses implements AnalysisStore {
   claimAnalyses(opts: AnalysisClaimOptions): Promise<AnalysisClaim[]> {
     const now = Date.now()
     const due = '(a.valid_until <= ? OR a.valid_from > ?) AND a.lease_until < ?'
+    // Leases that end before this are free: with `leased`, every one.
+    const free = opts.leased === true ? Number.MAX_SAFE_INTEGER : now
     if (opts.files?.length === 1) {
       // One file: its rows in key order straight from the index, stopping at the limit.
       const [file] = opts.files
       return this.claim(
         `SELECT a.test FROM tests t JOIN analyses a ON a.test = t.id
          WHERE t.suite = ? AND t.module = ? AND ${due} ORDER BY t.id LIMIT ?`,
-        [file!.suite, file!.module, opts.clock, opts.clock, now, opts.limit],
+        [file!.suite, file!.module, opts.clock, opts.clock, free, opts.limit],
         now,
       )
     }
@@ -141,7 +143,7 @@ export class SqliteAnalyses implements AnalysisStore {
         `SELECT a.test FROM tests t JOIN analyses a ON a.test = t.id
          WHERE (t.suite, t.module) IN (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?))
            AND ${due} ORDER BY t.suite, t.module, t.id LIMIT ?`,
-        [files, opts.clock, opts.clock, now, opts.limit],
+        [files, opts.clock, opts.clock, free, opts.limit],
         now,
       )
     }
@@ -158,6 +160,19 @@ export class SqliteAnalyses implements AnalysisStore {
       [opts.clock, opts.clock, now, opts.limit],
       now,
     )
+  }
+
+  releaseClaims(claims: AnalysisClaim[]): Promise<void> {
+    return this.conn.serial(() => {
+      const db = this.conn.db
+      const stmt = db.prepare(
+        'UPDATE analyses SET lease_until = 0 WHERE test = (SELECT id FROM tests WHERE test_id = ?) AND version = ?',
+      )
+      db.transaction(() => {
+        for (const c of claims) stmt.run(c.testId, c.version)
+      }).immediate()
+      return Promise.resolve()
+    })
   }
 
   runFiles(runIds: string[], after: TestFile | null, limit: number): Promise<RunFile[]> {
