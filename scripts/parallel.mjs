@@ -1,6 +1,6 @@
-// Runs the named npm scripts at once and prints each one's output whole, in the order named: typecheck and lint are
-// single-threaded and independent, so on two cores they take the longer one's time instead of the sum. Exits with
-// the first failure's code.
+// Runs the named npm scripts at once and prints each one's output whole, in the order named: build, typecheck and
+// lint are mostly single-threaded and read only the sources (no test or config imports dist/), so on two cores they
+// take about lint's time instead of the sum. Exits with the first failure's code.
 import { spawn } from 'node:child_process'
 
 const npm = process.env.npm_execpath

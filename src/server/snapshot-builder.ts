@@ -184,24 +184,52 @@ export function createSnapshotBuilder(opts: SnapshotBuilderOptions): SnapshotBui
           refresh: (chunk) => refreshAnalyses(opts.store, opts.cfg, chunk),
           close: () => Promise.resolve(),
         }
-  // Refreshes one at a time (the sweep's chunks, reads' and uploads'): two at once would each skip the rows the
-  // other leased, and an upload's refresh would then answer before its own rows are analysed.
+  // Refreshes one at a time (the sweep's chunks, reads' and uploads'): two at once would each skip or redo the rows
+  // the other leased.
   return {
     kind: builder.kind,
     build: (selection, now) => builder.build(selection, now),
     delta: (selection, base, changedRuns) => builder.delta(selection, base, changedRuns),
     look: (request) => builder.look(request),
-    refresh: oneAtATime((chunk: RefreshAsk) => builder.refresh(chunk)),
+    // An upload's refresh (its 201 waits for it) goes before the sweep's chunks and reads' refreshes waiting.
+    refresh: oneAtATime(
+      (chunk: RefreshAsk) => builder.refresh(chunk),
+      (chunk) => chunk.runIds !== undefined,
+    ),
     close: () => builder.close(),
   }
 }
 
-/** `fn`, called again only once its previous call settled: calls wait their turn, in the order they were made. */
-export function oneAtATime<A, R>(fn: (arg: A) => Promise<R>): (arg: A) => Promise<R> {
-  let last: Promise<unknown> = Promise.resolve()
-  return (arg) => {
-    const next = last.then(() => fn(arg))
-    last = next.catch(() => undefined)
-    return next
+/**
+ * `fn`, called again only once its previous call settled. Calls wait their turn in the order they were made, but
+ * those for which `first` holds go before every waiting call for which it does not.
+ */
+export function oneAtATime<A, R>(
+  fn: (arg: A) => Promise<R>,
+  first: (arg: A) => boolean = () => false,
+): (arg: A) => Promise<R> {
+  const waiting: { first: boolean; start: () => void }[] = []
+  let running = false
+  const next = () => {
+    const turn = waiting.shift()
+    running = turn !== undefined
+    turn?.start()
   }
+  return (arg) =>
+    new Promise<R>((resolve, reject) => {
+      // A call that throws at once still hands the turn on.
+      const start = () =>
+        void Promise.resolve()
+          .then(() => fn(arg))
+          .then(resolve, reject)
+          .finally(next)
+      const ahead = first(arg)
+      if (!running) {
+        running = true
+        start()
+        return
+      }
+      const at = ahead ? waiting.findIndex((w) => !w.first) : -1
+      waiting.splice(at < 0 ? waiting.length : at, 0, { first: ahead, start })
+    })
 }

@@ -139,7 +139,7 @@ for (const backend of backends) {
       expect(await store.analyses().analysisBacklog(await storeClock(store))).toEqual({ rows: 30, due: 0 })
     })
 
-    it("runs one refresh at a time: an upload's waits for a sweep's chunk in flight, and answers with its rows current", async () => {
+    it("runs one refresh at a time, an upload's before those waiting: it waits for the chunk in flight only", async () => {
       const store = await backend.open(backend.db())
       cleanups.push(() => store.close())
       // Stored, not yet re-analysed: its 30 rows are stale.
@@ -164,6 +164,8 @@ for (const backend of backends) {
       const settled: string[] = []
       const sweep = builder.refresh({ maxRows: 500 }).finally(() => settled.push('sweep'))
       await held
+      // A read's refresh asks first, then the upload's: the upload's goes first.
+      const read = builder.refresh({ maxRows: 500 }).finally(() => settled.push('read'))
       const own = builder.refresh({ runIds: ['run-0'], maxRows: REFRESH_BEFORE_ANSWER_ROWS }).then(async (outcome) => {
         settled.push('upload')
         return { outcome, backlog: await store.analyses().analysisBacklog(await storeClock(store)) }
@@ -171,9 +173,10 @@ for (const backend of backends) {
       // Not waiting its turn, the upload's refresh would run now, beside the held chunk, and skip or redo its rows.
       await new Promise((resolve) => setTimeout(resolve, 200))
       release()
-      const [swept, upload0] = await Promise.all([sweep, own])
-      expect(settled).toEqual(['sweep', 'upload'])
+      const [swept, upload0, afterwards] = await Promise.all([sweep, own, read])
+      expect(settled).toEqual(['sweep', 'upload', 'read'])
       expect(swept).toEqual({ claimed: 30, written: 30 })
+      expect(afterwards).toEqual({ claimed: 0, written: 0 })
       // The chunk it waited for analysed its rows: nothing was left, and every row was current at its answer.
       expect(upload0).toEqual({ outcome: { claimed: 0, written: 0 }, backlog: { rows: 30, due: 0 } })
     })
