@@ -16,6 +16,7 @@ import { toRunMeta } from '../../src/pipeline/run-context.js'
 import { openPostgresStore } from '../../src/store/postgres/postgres-store.js'
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js'
 import type { Store } from '../../src/store/store.js'
+import type { AnalysisClaim } from '../../src/store/analyses.js'
 import { DAY, random, randomUploads, T0 } from '../helpers/random-history.js'
 import { resolveTestPg, schemas } from './pg-helpers.js'
 
@@ -271,6 +272,43 @@ function leaseChecks(backend: string, open: () => Promise<[Store, Store]>) {
         // The upload cleared the lease of the rows it marked: its writer (or any sweep) takes them at once.
         const again = await b.analyses().claimAnalyses({ clock: await storeClock(b), limit: 100 })
         expect(again.map((c) => c.testId).sort()).toEqual([0, 1, 2, 3].map((t) => makeTestId('unit', 'f0', `t${t}`)))
+      } finally {
+        await Promise.all([a.close(), b.close()])
+      }
+    })
+
+    it('an upload leaves a row stale already and unclaimed as it is, and still takes a claimed one from its refresh', async () => {
+      const [a, b] = await open()
+      try {
+        await staleHistory(a)
+        const valid = (claims: AnalysisClaim[], clock: number) =>
+          claims.map((c) => ({
+            ...c,
+            analysis: null,
+            config,
+            asOf: clock,
+            validFrom: 0,
+            validUntil: Number.MAX_SAFE_INTEGER,
+          }))
+        const clock = await storeClock(a)
+        const first = await a.analyses().claimAnalyses({ clock, limit: 100 })
+        expect(await a.analyses().writeAnalyses(valid(first, clock))).toBe(12)
+        const f0 = [0, 1, 2, 3].map((t) => makeTestId('unit', 'f0', `t${t}`))
+        const versionsOf = (claims: AnalysisClaim[]) =>
+          Object.fromEntries(claims.filter((c) => f0.includes(c.testId)).map((c) => [c.testId, c.version]))
+        const written = versionsOf(first)
+        // An upload marks file f0's valid rows stale: each one's version moves on.
+        await b.ingestReport(oneResultReport('later', 't0', 0, 'late'))
+        // A second upload of the file before any refresh claims them: they are stale and unclaimed, so left alone.
+        await b.ingestReport(oneResultReport('later-2', 't1', 1, 'late'))
+        const second = await a.analyses().claimAnalyses({ clock: await storeClock(a), limit: 100 })
+        expect(second.map((c) => c.testId).sort()).toEqual(f0)
+        expect(versionsOf(second)).toEqual(Object.fromEntries(f0.map((t) => [t, written[t]! + 1])))
+        // Claimed now: a third upload marks them again, and the refresh's writes of them do not happen.
+        await b.ingestReport(oneResultReport('later-3', 't2', 2, 'late'))
+        expect(await a.analyses().writeAnalyses(valid(second, clock))).toBe(0)
+        const third = await b.analyses().claimAnalyses({ clock: await storeClock(b), limit: 100 })
+        expect(versionsOf(third)).toEqual(Object.fromEntries(f0.map((t) => [t, written[t]! + 2])))
       } finally {
         await Promise.all([a.close(), b.close()])
       }
