@@ -4,10 +4,9 @@ import type { FlipClass, PassRateClass } from '../analysis/types.js'
 /**
  * Persisted analyses (docs/scaling.md, "Persisted analyses"): one row per test in `analyses`, exact for every
  * clock in `[validFrom, validUntil)` as long as the row is not stale. A write of results marks the rows of the
- * tests it touched, and of their file-mates, stale in its own transaction (`valid_until = 0`, `version + 1`; a row
- * stale already that no refresh has claimed since is left as it is, no refresh holding its version); a refresh
- * claims rows that need work (a lease), analyses them outside any transaction and writes each one only if its
- * version is unchanged. Both backends share this one protocol.
+ * tests it touched, and of their file-mates, stale in its own transaction (`valid_until = 0`, `version + 1`); a
+ * refresh claims rows that need work (a lease), analyses them outside any transaction and writes each one only if
+ * its version is unchanged. Both backends share this one protocol.
  */
 
 /** A lease on a row: no other refresh claims it until it ends. */

@@ -16,7 +16,6 @@ import { toRunMeta } from '../../src/pipeline/run-context.js'
 import { openPostgresStore } from '../../src/store/postgres/postgres-store.js'
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js'
 import type { Store } from '../../src/store/store.js'
-import type { AnalysisClaim } from '../../src/store/analyses.js'
 import { DAY, random, randomUploads, T0 } from '../helpers/random-history.js'
 import { resolveTestPg, schemas } from './pg-helpers.js'
 
@@ -277,38 +276,29 @@ function leaseChecks(backend: string, open: () => Promise<[Store, Store]>) {
       }
     })
 
-    it('an upload leaves a row stale already and unclaimed as it is, and still takes a claimed one from its refresh', async () => {
+    it('an upload takes a stale row from a refresh that holds it, after another refresh ended its lease', async () => {
       const [a, b] = await open()
       try {
         await staleHistory(a)
-        const valid = (claims: AnalysisClaim[], clock: number) =>
-          claims.map((c) => ({
-            ...c,
-            analysis: null,
-            config,
-            asOf: clock,
-            validFrom: 0,
-            validUntil: Number.MAX_SAFE_INTEGER,
-          }))
         const clock = await storeClock(a)
-        const first = await a.analyses().claimAnalyses({ clock, limit: 100 })
-        expect(await a.analyses().writeAnalyses(valid(first, clock))).toBe(12)
-        const f0 = [0, 1, 2, 3].map((t) => makeTestId('unit', 'f0', `t${t}`))
-        const versionsOf = (claims: AnalysisClaim[]) =>
-          Object.fromEntries(claims.filter((c) => f0.includes(c.testId)).map((c) => [c.testId, c.version]))
-        const written = versionsOf(first)
-        // An upload marks file f0's valid rows stale: each one's version moves on.
+        const f0 = [{ suite: 'unit', module: 'f0' }]
+        // Two refreshes hold file f0's stale rows at one version: a sweep's claim, and a writer's, which claims
+        // leased rows too. The sweep gives its claims back (its write failed), which ends the leases.
+        const sweep = await a.analyses().claimAnalyses({ clock, limit: 100, files: f0 })
+        const writer = await b.analyses().claimAnalyses({ clock, limit: 100, files: f0, leased: true })
+        expect(writer.map((c) => c.version)).toEqual(sweep.map((c) => c.version))
+        await a.analyses().releaseClaims(sweep)
+        // An upload of the file lands before the writer's refresh writes what it read before the upload.
         await b.ingestReport(oneResultReport('later', 't0', 0, 'late'))
-        // A second upload of the file before any refresh claims them: they are stale and unclaimed, so left alone.
-        await b.ingestReport(oneResultReport('later-2', 't1', 1, 'late'))
-        const second = await a.analyses().claimAnalyses({ clock: await storeClock(a), limit: 100 })
-        expect(second.map((c) => c.testId).sort()).toEqual(f0)
-        expect(versionsOf(second)).toEqual(Object.fromEntries(f0.map((t) => [t, written[t]! + 1])))
-        // Claimed now: a third upload marks them again, and the refresh's writes of them do not happen.
-        await b.ingestReport(oneResultReport('later-3', 't2', 2, 'late'))
-        expect(await a.analyses().writeAnalyses(valid(second, clock))).toBe(0)
-        const third = await b.analyses().claimAnalyses({ clock: await storeClock(b), limit: 100 })
-        expect(versionsOf(third)).toEqual(Object.fromEntries(f0.map((t) => [t, written[t]! + 2])))
+        const rows = writer.map((c) => ({
+          ...c,
+          analysis: null,
+          config,
+          asOf: clock,
+          validFrom: 0,
+          validUntil: Number.MAX_SAFE_INTEGER,
+        }))
+        expect(await b.analyses().writeAnalyses(rows)).toBe(0)
       } finally {
         await Promise.all([a.close(), b.close()])
       }

@@ -88,17 +88,12 @@ const DB_NOW = `floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint`
  * Marks stale, creating rows as needed, every test of the files of the tests selected, in key order: two writers
  * marking overlapping files lock rows in one order and never deadlock each other. Refreshes never wait for these
  * locks (they skip locked rows), so they cannot deadlock with a writer either.
- *
- * A row stale already and claimed by no refresh since (`lease_until = 0`: a claim sets it, only a write or a mark
- * clears it) is locked but left as it is: no refresh holds its version, and a new row version would cost an entry
- * in each of the table's indexes (prune's edge batches re-marked the 20,000 rows its drop had just marked).
  */
 const markFiles = (tests: string) => `
   INSERT INTO analyses (test)
     SELECT t.id FROM tests t WHERE (t.suite, t.module) IN (SELECT s.suite, s.module FROM tests s WHERE s.id IN (${tests}))
     ORDER BY t.id
-  ON CONFLICT (test) DO UPDATE SET valid_until = 0, version = analyses.version + 1, lease_until = 0
-    WHERE analyses.valid_until <> 0 OR analyses.lease_until <> 0`
+  ON CONFLICT (test) DO UPDATE SET valid_until = 0, version = analyses.version + 1, lease_until = 0`
 
 /**
  * Marks stale the rows of every test with a result in these runs, and of their file-mates (marked in one statement):

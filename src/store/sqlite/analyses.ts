@@ -80,15 +80,11 @@ export const SQLITE_READ_INDEXES = `
   CREATE INDEX analyses_window_verdict ON analyses (verdict, last_run_at);
 `
 
-/**
- * Marks stale, creating rows as needed: every test of the files (suite and module) of the tests selected. A row
- * stale already and claimed by no refresh since is left as it is, as on PostgreSQL (`postgres/analyses.ts`).
- */
+/** Marks stale, creating rows as needed: every test of the files (suite and module) of the tests selected. */
 const MARK_FILES = (tests: string) => `
   INSERT INTO analyses (test)
     SELECT t.id FROM tests t WHERE (t.suite, t.module) IN (SELECT s.suite, s.module FROM tests s WHERE s.id IN (${tests}))
-  ON CONFLICT (test) DO UPDATE SET valid_until = 0, version = version + 1, lease_until = 0
-    WHERE analyses.valid_until <> 0 OR analyses.lease_until <> 0`
+  ON CONFLICT (test) DO UPDATE SET valid_until = 0, version = version + 1, lease_until = 0`
 
 /**
  * Marks stale the rows of every test with a result in these runs, and of their file-mates: called by each write of
