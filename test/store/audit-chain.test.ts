@@ -20,7 +20,7 @@ import { SQLITE_MIGRATIONS, migrateSqlite } from '../../src/store/sqlite/migrati
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js'
 import type { QuarantineRecord, QuarantineRule, Store } from '../../src/store/store.js'
 import { runCliHere as runCli, testdir } from '../helpers/run-cli.js'
-import { resolveTestPg, schemas, searchPath, sql, withoutSchema } from './pg-helpers.js'
+import { connectTo, resolveTestPg, schemas, sql } from './pg-helpers.js'
 
 const at = (d: number) => new Date(Date.UTC(2026, 2, d)).toISOString()
 
@@ -489,9 +489,7 @@ describe.skipIf(pg.skip)('audit chain on PostgreSQL: roles and triggers', () => 
     const url = made!.fresh()
     const before = POSTGRES_MIGRATIONS.findIndex((m) => m.id === '0013-audit-chain')
     const { migratePostgres } = await import('../../src/store/postgres/migrations.js')
-    const pgmod = await import('pg')
-    const client = new pgmod.default.Client({ connectionString: withoutSchema(url), options: searchPath(url) })
-    await client.connect()
+    const client = await connectTo(url)
     const schema = new URL(url).searchParams.get('schema')!
     const asPgClient = Object.assign(client, { release: () => undefined }) as unknown as PgClient
     expect((await migratePostgres(asPgClient, schema, POSTGRES_MIGRATIONS.slice(0, before))).error).toBeUndefined()

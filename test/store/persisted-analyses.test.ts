@@ -16,6 +16,7 @@ import { toRunMeta } from '../../src/pipeline/run-context.js'
 import { openPostgresStore } from '../../src/store/postgres/postgres-store.js'
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js'
 import type { Store } from '../../src/store/store.js'
+import type { AnalysisClaim } from '../../src/store/analyses.js'
 import { DAY, random, randomUploads, T0 } from '../helpers/random-history.js'
 import { resolveTestPg, schemas } from './pg-helpers.js'
 
@@ -128,6 +129,18 @@ if (pg.skip !== undefined) {
 }
 
 /** A stored history whose every row is stale, as a writer that never refreshed leaves it: 3 files × 4 tests. */
+/** Rows a refresh would write for `claims`: an empty analysis, exact from `clock` on (what is written is not the point). */
+function emptyRowsOf(claims: AnalysisClaim[], clock: number) {
+  return claims.map((c) => ({
+    ...c,
+    analysis: null,
+    config,
+    asOf: clock,
+    validFrom: 0,
+    validUntil: Number.MAX_SAFE_INTEGER,
+  }))
+}
+
 async function staleHistory(store: Store): Promise<number> {
   const rand = random(7)
   let n = 0
@@ -258,14 +271,7 @@ function leaseChecks(backend: string, open: () => Promise<[Store, Store]>) {
         // A report of one file lands while the first instance analyses: that file's rows are stale again, lease
         // or not, and the first instance's writes of them do not happen.
         await b.ingestReport(oneResultReport('later', 't0', 0, 'late'))
-        const stale = claims.map((c) => ({
-          ...c,
-          analysis: null,
-          config,
-          asOf: clock,
-          validFrom: 0,
-          validUntil: Number.MAX_SAFE_INTEGER,
-        }))
+        const stale = emptyRowsOf(claims, clock)
         // The 4 tests of file f0 were marked by the upload; the 8 others are written.
         expect(await a.analyses().writeAnalyses(stale)).toBe(8)
         // The upload cleared the lease of the rows it marked: its writer (or any sweep) takes them at once.
@@ -290,14 +296,7 @@ function leaseChecks(backend: string, open: () => Promise<[Store, Store]>) {
         await a.analyses().releaseClaims(sweep)
         // An upload of the file lands before the writer's refresh writes what it read before the upload.
         await b.ingestReport(oneResultReport('later', 't0', 0, 'late'))
-        const rows = writer.map((c) => ({
-          ...c,
-          analysis: null,
-          config,
-          asOf: clock,
-          validFrom: 0,
-          validUntil: Number.MAX_SAFE_INTEGER,
-        }))
+        const rows = emptyRowsOf(writer, clock)
         expect(await b.analyses().writeAnalyses(rows)).toBe(0)
       } finally {
         await Promise.all([a.close(), b.close()])

@@ -89,14 +89,20 @@ export function schemas(url: string) {
   }
 }
 
+/** A plain connection (outside any store) on the schema a flakewatch URL names; the caller ends it. */
+export async function connectTo(url: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: withoutSchema(url), options: searchPath(url) })
+  await client.connect()
+  return client
+}
+
 /** One query on a plain connection (outside any store), for assertions against the schema itself. */
 export async function sql<R = Record<string, unknown>>(
   url: string,
   text: string,
   values: unknown[] = [],
 ): Promise<R[]> {
-  const client = new pg.Client({ connectionString: withoutSchema(url), options: searchPath(url) })
-  await client.connect()
+  const client = await connectTo(url)
   try {
     return (await client.query<R & pg.QueryResultRow>(text, values)).rows
   } finally {

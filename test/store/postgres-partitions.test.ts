@@ -8,7 +8,7 @@ import type { Result } from '../../src/model.js'
 import { startMaintenance } from '../../src/server/maintenance.js'
 import type { MaintenanceOutcome } from '../../src/store/store.js'
 import { batch, flakyResult, result, runMeta } from '../helpers/builders.js'
-import { resolveTestPg, schemas, searchPath, sql, withoutSchema } from './pg-helpers.js'
+import { connectTo, resolveTestPg, schemas, sql, withoutSchema } from './pg-helpers.js'
 
 const pg = await resolveTestPg()
 
@@ -212,8 +212,7 @@ if (pg.skip !== undefined) {
     it('marks the tests of runs stale from those runs’ own day partitions only, each statement planned on its input', async () => {
       const url = db.fresh()
       const store = await openPostgresStore(url)
-      const client = new pgModule.Client({ connectionString: withoutSchema(url), options: searchPath(url) })
-      await client.connect()
+      const client = await connectTo(url)
       try {
         // Tests in files: a run of day 5 has a1 (file a) and s1 (file s); day 4's has a2; day 3's has a3 (a
         // file-mate of a1 and a2 that is in neither of their runs) and b1, b2 (file b); today's has c1.
@@ -289,8 +288,7 @@ if (pg.skip !== undefined) {
     it('waits for a writer of an old day before dropping it, and the writer’s rows go with the day', async () => {
       const url = db.fresh()
       const store = await openPostgresStore(url)
-      const writer = new pgModule.Client({ connectionString: withoutSchema(url), options: searchPath(url) })
-      await writer.connect()
+      const writer = await connectTo(url)
       try {
         await store.ingestReport(runOf('r', daysAgo(0), 3))
         // A day a week ago gets its partition, then a transaction holds it open while prune runs.

@@ -4,8 +4,7 @@ import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/
 import { batch, result, runMeta } from '../helpers/builders.js'
 import { storeContract } from './contract.js'
 import { ticketStoreContract } from './tickets-contract.js'
-import pgModule from 'pg'
-import { resolveTestPg, schemas, searchPath, sql, withoutSchema } from './pg-helpers.js'
+import { connectTo, resolveTestPg, schemas, sql } from './pg-helpers.js'
 
 const pg = await resolveTestPg()
 
@@ -228,8 +227,7 @@ if (pg.skip !== undefined) {
     it('recreates a run that a prune deletes while another file of it is being merged', async () => {
       const url = db.fresh()
       const store = await openPostgresStore(url)
-      const pruner = new pgModule.Client({ connectionString: withoutSchema(url), options: searchPath(url) })
-      await pruner.connect()
+      const pruner = await connectTo(url)
       try {
         const run = runMeta('job-1', '2026-01-01T00:00:00Z')
         await store.ingestReport(batch(run, [result('a', 'passed')], 'file-1'))
