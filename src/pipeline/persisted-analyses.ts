@@ -38,6 +38,17 @@ import { VERSION } from '../version.js'
 export const REFRESH_CHUNK = 500
 
 /**
+ * Results whose histories an analysis holds at once, about: what its memory follows, not the tests it was given.
+ * A chunk of 500 tests of 5,000 results each (10⁸ results over 20,000 tests) held 2.5M entries in one analysis,
+ * 0.7–1 GB of heap, where 50 results a test (10⁶) held 25,000. So the tests are analysed in parts of whole files
+ * sized to this, with their file-mates. The answers are the same: a test's analysis reads its own file only.
+ */
+export const ANALYSIS_RESULTS = 250_000
+
+/** Tests in the first part, before the histories read say how many results a test has. */
+const FIRST_PART_TESTS = 50
+
+/**
  * Names the analysis a row was made with: the configuration and flakewatch's version. A row is used only by a
  * reader with the same fingerprint, so a changed threshold or a new release never serves an old verdict.
  * @example analysisFingerprint(resolveAnalysisConfig()) // '3f1c…'
@@ -122,10 +133,15 @@ async function analyzeTestsFiles(
   clock: number,
   testIds: string[],
   beforeMates?: (mates: string[]) => Promise<void>,
-): Promise<Map<string, GroupAnalysis>> {
+): Promise<{ analyses: Map<string, GroupAnalysis>; results: number }> {
   const analyses = store.analyses()
   const histories: TestHistory[] = []
-  for await (const h of store.scanHistory({ testIds })) histories.push(h)
+  let results = 0
+  const add = (h: TestHistory) => {
+    histories.push(h)
+    results += h.entries.length
+  }
+  for await (const h of store.scanHistory({ testIds })) add(h)
   // Only a test with an execution order can have an order hint: its file-mates are read for those alone.
   const ordered = histories.filter(hasOrder).map((h) => h.test.testId)
   if (ordered.length > 0) {
@@ -133,13 +149,40 @@ async function analyzeTestsFiles(
     const mates = (await analyses.fileMates(ordered)).filter((id) => !own.has(id))
     await beforeMates?.(mates)
     for (let i = 0; i < mates.length; i += ANALYSIS_BATCH) {
-      for await (const h of store.scanHistory({ testIds: mates.slice(i, i + ANALYSIS_BATCH) })) histories.push(h)
+      for await (const h of store.scanHistory({ testIds: mates.slice(i, i + ANALYSIS_BATCH) })) add(h)
     }
   }
   const runIds = new Set<string>()
   for (const h of histories) for (const e of h.entries) runIds.add(e.run.runId)
   const excludedRuns = infraRunIds(await analyses.runCounts([...runIds]), cfg)
-  return analyzeFiles(histories, cfg, { now: clock, excludedRuns })
+  return { analyses: analyzeFiles(histories, cfg, { now: clock, excludedRuns }), results }
+}
+
+/**
+ * {@link analyzeTestsFiles} in parts of about {@link ANALYSIS_RESULTS} results, each part's histories dropped
+ * before the next is read. The tests go in key order, which begins with the suite and file, so that a part takes
+ * whole files; a test already analysed as a file-mate of an earlier part is not read again. Each part's size
+ * follows the results a test of the part before had, file-mates included.
+ */
+async function analyzeTestsInParts(
+  store: Store,
+  cfg: ResolvedAnalysisConfig,
+  clock: number,
+  testIds: readonly string[],
+  beforeMates?: (mates: string[]) => Promise<void>,
+): Promise<Map<string, GroupAnalysis>> {
+  const ids = [...testIds].sort(compareText)
+  const out = new Map<string, GroupAnalysis>()
+  let size = FIRST_PART_TESTS
+  for (let i = 0; i < ids.length;) {
+    const part: string[] = []
+    for (; i < ids.length && part.length < size; i++) if (!out.has(ids[i]!)) part.push(ids[i]!)
+    if (part.length === 0) continue
+    const { analyses, results } = await analyzeTestsFiles(store, cfg, clock, part, beforeMates)
+    for (const [testId, g] of analyses) out.set(testId, g)
+    size = Math.max(1, Math.floor((ANALYSIS_RESULTS * part.length) / Math.max(1, results)))
+  }
+  return out
 }
 
 /**
@@ -153,7 +196,7 @@ export async function analyseTestAfresh(
   clock: number,
   testId: string,
 ): Promise<string | null> {
-  const group = (await analyzeTestsFiles(store, cfg, clock, [testId])).get(testId)
+  const group = (await analyzeTestsFiles(store, cfg, clock, [testId])).analyses.get(testId)
   if (!group || group.analysis.runs === 0) return null
   return JSON.stringify(toAnalysisJson(group.analysis))
 }
@@ -273,7 +316,7 @@ async function refreshClaims(
   claims: AnalysisClaim[],
 ): Promise<{ claimed: number; written: number }> {
   const mateClaims: AnalysisClaim[] = []
-  const group = await analyzeTestsFiles(
+  const group = await analyzeTestsInParts(
     store,
     cfg,
     clock,
@@ -281,7 +324,8 @@ async function refreshClaims(
     async (mates) => {
       for (let i = 0; i < mates.length && mateClaims.length < MATE_CLAIMS; i += ANALYSIS_BATCH) {
         const batch = mates.slice(i, i + ANALYSIS_BATCH)
-        appendAll(mateClaims, await store.analyses().claimAnalyses({ clock, limit: batch.length, testIds: batch }))
+        const claimed = await store.analyses().claimAnalyses({ clock, limit: batch.length, testIds: batch, config })
+        appendAll(mateClaims, claimed)
       }
     },
   )
@@ -415,7 +459,7 @@ export async function forEachPersistedAnalysis(
     if (missing.length === 0) return
     const wanted = new Set(missing)
     missing = []
-    const group = await analyzeTestsFiles(store, cfg, opts.clock, [...wanted])
+    const group = await analyzeTestsInParts(store, cfg, opts.clock, [...wanted])
     for (const [testId, g] of group) if (wanted.has(testId)) handlers.analysed(g.analysis)
   }
   for await (const row of analyses.readAnalyses(read)) {

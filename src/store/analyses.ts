@@ -96,6 +96,12 @@ export interface AnalysisClaimOptions {
   /** Only the rows of these tests (at most {@link ANALYSIS_BATCH}): the file-mates a refresh reads anyway. */
   testIds?: string[]
   /**
+   * With `testIds`: rows made with another configuration than this one are claimed too, valid or not. A refresh
+   * analyses the file-mates it reads at its own configuration, so it may as well write them: left behind, each
+   * would be claimed again later, scattered, and its file read again with it.
+   */
+  config?: string
+  /**
    * With `files`: rows that another refresh has leased are claimed too. A writer's refresh of its own rows, which
    * its answer waits for: a lease is no promise that its holder writes the row (its write fails when a commit
    * marked the row meanwhile), and an upload answered before its rows are analysed is not visible.
@@ -113,7 +119,10 @@ export interface AnalysisStore {
   claimAnalyses(opts: AnalysisClaimOptions): Promise<AnalysisClaim[]>
   /**
    * Claims rows made with another analysis configuration than `config`, as {@link claimAnalyses} does: after a
-   * configuration change every row needs work, but not on every sweep (this one cannot use an index).
+   * configuration change every row needs work, but not on every sweep (this one cannot use an index). The rows
+   * of whole files (those of the first rows found), in file order: a refresh reads the file-mates of what it
+   * claims, so rows taken anywhere made each chunk of 500 read up to 5,000 histories (a server's analysis thread
+   * at 10⁸ results held 420 MB of heap after a configuration change, against 57 MB for rows due by time).
    */
   claimOtherConfig(config: string, limit: number): Promise<AnalysisClaim[]>
   /** Writes each row whose version is still the one claimed, and ends its lease; returns how many were written. */

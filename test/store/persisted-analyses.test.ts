@@ -241,6 +241,49 @@ function leaseChecks(backend: string, open: () => Promise<[Store, Store]>) {
     })
   })
 
+  describe(`after a configuration change, rows are claimed a file at a time (${backend})`, () => {
+    it('a claim takes whole files in file order, though the rows were stored file-mates apart', async () => {
+      const [a, b] = await open()
+      try {
+        // 30 files of 10 ordered tests, stored one test of each file after the other: neither the tests' keys
+        // nor the rows' order follow the files.
+        const run = toRunMeta('spread', 'unit', { branch: 'main', startedAt: new Date(T0).toISOString() })
+        const results: Result[] = Array.from({ length: 300 }, (_, i) => {
+          const module = `f${String(i % 30).padStart(2, '0')}`
+          const name = `t${Math.floor(i / 30)}`
+          return {
+            test: { testId: makeTestId('unit', module, name), suite: 'unit', module, name, file: null },
+            ...{ status: i % 11 === 0 ? ('failed' as const) : ('passed' as const), flakyOnRetry: false },
+            ...{ durationMs: 5, errorType: null, message: null, healingOccurred: false, attempts: [] },
+            position: Math.floor(i / 30),
+          }
+        })
+        await a.ingestReport({ file: 'spread.json', contentHash: 'spread', runs: [{ run, results }] })
+        const before = resolveAnalysisConfig({ scoring: { lookbackDays: 13 } })
+        expect(analysisFingerprint(before)).not.toBe(config)
+        expect(await refreshAnalyses(a, before)).toEqual({ claimed: 300, written: 300 })
+        // A refresh reads the file-mates of what it claims: 25 rows from 25 files would read 250 histories.
+        const claims = await b.analyses().claimOtherConfig(config, 25)
+        const files = claims.map((c) => c.testId.split('::')[1]).sort()
+        expect(files).toEqual([...Array(10).fill('f00'), ...Array(10).fill('f01'), ...Array(5).fill('f02')])
+        await b.analyses().releaseClaims(claims)
+        // Each history is read once, and the rows equal the full re-analysis under the new configuration.
+        let read = 0
+        const scan = b.scanHistory.bind(b)
+        b.scanHistory = (filter) => {
+          read += filter?.testIds?.length ?? Infinity
+          return scan(filter)
+        }
+        expect(await refreshAnalyses(b, cfg, { otherConfig: true, chunk: 25 })).toEqual({ claimed: 300, written: 300 })
+        expect(read).toBe(300)
+        const clock = await storeClock(b)
+        expect(await exactRows(b, clock)).toEqual(await reference(b, clock))
+      } finally {
+        await Promise.all([a.close(), b.close()])
+      }
+    })
+  })
+
   describe(`the sweep shares its work through leases (${backend})`, () => {
     it('two instances sweeping at once analyse each row once, and the result is the full re-analysis', async () => {
       const [a, b] = await open()

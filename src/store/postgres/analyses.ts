@@ -184,8 +184,9 @@ export class PgAnalyses implements AnalysisStore {
     if (opts.testIds !== undefined) {
       return this.claim(
         `SELECT a.test FROM tests t JOIN analyses a ON a.test = t.id, now
-         WHERE t.test_id = ANY($3::text[]) AND ${due} LIMIT $2 FOR UPDATE OF a SKIP LOCKED`,
-        [opts.clock, opts.limit, opts.testIds.slice(0, ANALYSIS_BATCH)],
+         WHERE t.test_id = ANY($3::text[]) AND (${due} OR (a.config <> $4 AND a.lease_until < now.ms))
+         LIMIT $2 FOR UPDATE OF a SKIP LOCKED`,
+        [opts.clock, opts.limit, opts.testIds.slice(0, ANALYSIS_BATCH), opts.config ?? null],
       )
     }
     return this.claim(
@@ -239,9 +240,13 @@ export class PgAnalyses implements AnalysisStore {
   }
 
   claimOtherConfig(config: string, limit: number): Promise<AnalysisClaim[]> {
+    // Whole files, those of the first rows found, in file order: see `AnalysisStore.claimOtherConfig`.
     return this.claim(
-      `SELECT a.test FROM analyses a, now WHERE a.config <> $1 AND a.lease_until < now.ms
-       LIMIT $2 FOR UPDATE OF a SKIP LOCKED`,
+      `SELECT a.test FROM tests t JOIN analyses a ON a.test = t.id, now
+       WHERE (t.suite, t.module) IN (SELECT s.suite, s.module FROM tests s WHERE s.id IN (
+           SELECT o.test FROM analyses o, now WHERE o.config <> $1 AND o.lease_until < now.ms LIMIT $2))
+         AND a.config <> $1 AND a.lease_until < now.ms
+       ORDER BY t.suite, t.module, t.id LIMIT $2 FOR UPDATE OF a SKIP LOCKED`,
       [config, limit],
     )
   }

@@ -150,8 +150,12 @@ export class SqliteAnalyses implements AnalysisStore {
     if (opts.testIds !== undefined) {
       return this.claim(
         `SELECT a.test FROM tests t JOIN analyses a ON a.test = t.id
-         WHERE t.test_id IN (SELECT value FROM json_each(?)) AND ${due} LIMIT ?`,
-        [JSON.stringify(opts.testIds.slice(0, ANALYSIS_BATCH)), opts.clock, opts.clock, now, opts.limit],
+         WHERE t.test_id IN (SELECT value FROM json_each(?)) AND a.lease_until < ?
+           AND (a.valid_until <= ? OR a.valid_from > ? OR a.config <> ?) LIMIT ?`,
+        [
+          ...[JSON.stringify(opts.testIds.slice(0, ANALYSIS_BATCH)), now, opts.clock, opts.clock],
+          ...[opts.config ?? null, opts.limit],
+        ],
         now,
       )
     }
@@ -210,9 +214,14 @@ export class SqliteAnalyses implements AnalysisStore {
 
   claimOtherConfig(config: string, limit: number): Promise<AnalysisClaim[]> {
     const now = Date.now()
+    // Whole files, those of the first rows found, in file order: see `AnalysisStore.claimOtherConfig`.
     return this.claim(
-      'SELECT test FROM analyses WHERE config <> ? AND lease_until < ? LIMIT ?',
-      [config, now, limit],
+      `SELECT a.test FROM tests t JOIN analyses a ON a.test = t.id
+       WHERE (t.suite, t.module) IN (SELECT s.suite, s.module FROM tests s WHERE s.id IN (
+           SELECT test FROM analyses WHERE config <> ? AND lease_until < ? LIMIT ?))
+         AND a.config <> ? AND a.lease_until < ?
+       ORDER BY t.suite, t.module, t.id LIMIT ?`,
+      [config, now, limit, config, now, limit],
       now,
     )
   }
