@@ -167,7 +167,7 @@ async function analyzeTestsFiles(
 async function analyzeTestsInParts(
   store: Store,
   cfg: ResolvedAnalysisConfig,
-  clock: number,
+  { clock, results: budget = ANALYSIS_RESULTS }: { clock: number; results?: number | undefined },
   testIds: readonly string[],
   beforeMates?: (mates: string[]) => Promise<void>,
 ): Promise<Map<string, GroupAnalysis>> {
@@ -180,7 +180,7 @@ async function analyzeTestsInParts(
     if (part.length === 0) continue
     const { analyses, results } = await analyzeTestsFiles(store, cfg, clock, part, beforeMates)
     for (const [testId, g] of analyses) out.set(testId, g)
-    size = Math.max(1, Math.floor((ANALYSIS_RESULTS * part.length) / Math.max(1, results)))
+    size = Math.max(1, Math.floor((budget * part.length) / Math.max(1, results)))
   }
   return out
 }
@@ -208,6 +208,8 @@ export interface RefreshOptions {
   maxRows?: number
   /** Rows claimed at a time (default {@link REFRESH_CHUNK}). */
   chunk?: number
+  /** Results whose histories are held at once, about (default {@link ANALYSIS_RESULTS}). */
+  results?: number
   /** Also refresh rows made with another configuration (after a configuration change). */
   otherConfig?: boolean
   /** The clock to analyse at (default: the store's, as `analyze` uses without `--as-of`). */
@@ -241,7 +243,7 @@ export async function refreshAnalyses(
       const claims = await claim(clock, Math.min(chunk, maxRows - done.claimed))
       if (claims.length === 0) return
       done.claimed += claims.length
-      const more = await refreshClaims(store, cfg, config, clock, claims)
+      const more = await refreshClaims(store, cfg, { config, clock, results: opts.results }, claims)
       done.claimed += more.claimed
       done.written += more.written
       if (leased && more.written === 0) return
@@ -311,15 +313,14 @@ const MATE_CLAIMS = 5_000
 async function refreshClaims(
   store: Store,
   cfg: ResolvedAnalysisConfig,
-  config: string,
-  clock: number,
+  { config, clock, results }: { config: string; clock: number; results: number | undefined },
   claims: AnalysisClaim[],
 ): Promise<{ claimed: number; written: number }> {
   const mateClaims: AnalysisClaim[] = []
   const group = await analyzeTestsInParts(
     store,
     cfg,
-    clock,
+    { clock, results },
     claims.map((c) => c.testId),
     async (mates) => {
       for (let i = 0; i < mates.length && mateClaims.length < MATE_CLAIMS; i += ANALYSIS_BATCH) {
@@ -459,7 +460,7 @@ export async function forEachPersistedAnalysis(
     if (missing.length === 0) return
     const wanted = new Set(missing)
     missing = []
-    const group = await analyzeTestsInParts(store, cfg, opts.clock, [...wanted])
+    const group = await analyzeTestsInParts(store, cfg, { clock: opts.clock }, [...wanted])
     for (const [testId, g] of group) if (wanted.has(testId)) handlers.analysed(g.analysis)
   }
   for await (const row of analyses.readAnalyses(read)) {

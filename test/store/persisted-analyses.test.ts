@@ -241,6 +241,48 @@ function leaseChecks(backend: string, open: () => Promise<[Store, Store]>) {
     })
   })
 
+  describe(`a refresh holds about its results budget at once (${backend})`, () => {
+    it('once a part says how long the histories are, each part reads one file, and every history once', async () => {
+      const [a, b] = await open()
+      try {
+        // 8 files of 10 ordered tests, 30 runs: 300 results a file.
+        for (let r = 0; r < 30; r++) {
+          const run = toRunMeta(`r${r}`, 'unit', {
+            branch: 'main',
+            startedAt: new Date(T0 + r * 3_600_000).toISOString(),
+          })
+          const results: Result[] = Array.from({ length: 80 }, (_, i) => {
+            const module = `f${Math.floor(i / 10)}`
+            const name = `t${i % 10}`
+            return {
+              test: { testId: makeTestId('unit', module, name), suite: 'unit', module, name, file: null },
+              ...{ status: (i + r) % 13 === 0 ? ('failed' as const) : ('passed' as const), flakyOnRetry: false },
+              ...{ durationMs: 5, errorType: null, message: null, healingOccurred: false, attempts: [] },
+              position: i % 10,
+            }
+          })
+          await a.ingestReport({ file: `r${r}.json`, contentHash: `budget-${r}`, runs: [{ run, results }] })
+        }
+        const calls: number[] = []
+        const scan = b.scanHistory.bind(b)
+        b.scanHistory = (filter) => {
+          calls.push(filter?.testIds?.length ?? Infinity)
+          return scan(filter)
+        }
+        expect(await refreshAnalyses(b, cfg, { results: 100 })).toEqual({ claimed: 80, written: 80 })
+        // The first part (50 tests, whole files) reads 1,500 results; then 100 results make a part of one test,
+        // which reads its file: its own history, then its 9 mates'.
+        expect(calls[0]).toBe(50)
+        expect(Math.max(...calls.slice(1))).toBeLessThanOrEqual(10)
+        expect(calls.reduce((x, y) => x + y)).toBe(80)
+        const clock = await storeClock(b)
+        expect(await exactRows(b, clock)).toEqual(await reference(b, clock))
+      } finally {
+        await Promise.all([a.close(), b.close()])
+      }
+    })
+  })
+
   describe(`after a configuration change, rows are claimed a file at a time (${backend})`, () => {
     it('a claim takes whole files in file order, though the rows were stored file-mates apart', async () => {
       const [a, b] = await open()
