@@ -26,7 +26,8 @@
 // Options: --sizes (default 1e6,1e7), --seconds of load per size (default 60), --tests (default 20,000), --keep
 // (leave each size's schema fw_scale_<size>), --reuse (serve a schema kept by --keep instead of filling it again),
 // --no-lock (no flock around the measurement), --prefix (schema names, default fw_scale), --upload-tests (tests per
-// uploaded report, default 2,000), --no-prune (with --keep, to serve the whole history again with --reuse).
+// uploaded report, default 2,000), --no-prune (with --keep, to serve the whole history again with --reuse),
+// --reanalyse (every row of another configuration before the load: the instance re-analyses the store as it serves).
 import { execFileSync } from 'node:child_process'
 import { loadavg } from 'node:os'
 import { join } from 'node:path'
@@ -50,6 +51,9 @@ const { values: args } = parseArgs({
     // Fill and keep the schema, measure nothing (with --keep); or, with --reuse, only prune it.
     'fill-only': { type: 'boolean', default: false },
     'prune-only': { type: 'boolean', default: false },
+    // Every row made with another configuration before the load, as after an upgrade or a changed threshold: the
+    // instance re-analyses the whole store while it serves (the worst case for its memory).
+    reanalyse: { type: 'boolean', default: false },
   },
 })
 const BASE = process.env.FLAKEWATCH_BENCH_PG ?? 'postgres://postgres@127.0.0.1:5434/scale'
@@ -310,10 +314,13 @@ async function measureSize(size) {
       disk_free: execFileSync('df', ['-h', '--output=avail', '/'], { encoding: 'utf8' }).split('\n')[1].trim(),
     })
   }
-  const label = `PostgreSQL ${size.toLocaleString('en')}`
+  const label = `PostgreSQL ${size.toLocaleString('en')}${args.reanalyse ? ', every row re-analysed under the load' : ''}`
   if (args['fill-only']) return null
   const rows = await locked(async () => {
     if (args['prune-only']) return [await prune(schema, filled, label)]
+    const before = args.reanalyse
+      ? (await sql(schema, (c) => c.query(`UPDATE analyses SET config = 'before-the-upgrade'`))).rowCount
+      : 0
     const loadRows = await measure({
       bench: 'pg-scale',
       backend: 'postgres',
@@ -335,6 +342,17 @@ async function measureSize(size) {
       load: loadavg()[0].toFixed(2),
     }
     emit(probeRow)
+    if (args.reanalyse) {
+      const { rows: left } = await sql(schema, (c) =>
+        c.query(`SELECT count(*)::integer AS n FROM analyses WHERE config = 'before-the-upgrade'`),
+      )
+      const row = {
+        metric: `${label}: rows of another configuration, before → after the load`,
+        value: `${before} → ${left[0].n}`,
+      }
+      emit(row)
+      loadRows.push(row)
+    }
     if (args['no-prune']) {
       await store.close()
       return [...loadRows, probeRow]
