@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process'
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
+import { StringDecoder } from 'node:string_decoder'
 
 export const ROOT = join(import.meta.dirname, '..', '..')
 export const CLI = join(ROOT, 'dist', 'cli', 'main.js')
@@ -33,8 +34,9 @@ export function runCli(
     const child = spawn(process.execPath, [CLI, ...args], { cwd: opts.cwd ?? ROOT, env })
     let stdout = ''
     let stderr = ''
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
+    // Decoded across chunks: a pipe may split a character's UTF-8 bytes between two reads.
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d))
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d))
     child.on('error', reject)
     child.on('close', (code) => resolve({ stdout, stderr, exitCode: code ?? -1 }))
   })
@@ -74,11 +76,11 @@ export async function spawnServe(
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let err = ''
-  child.stderr.on('data', (d: Buffer) => (err += d.toString()))
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d))
   const url = await new Promise<string>((resolve, reject) => {
     let out = ''
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString()
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      out += d
       const m = /^(http:\/\/127\.0\.0\.1:\d+)\/$/m.exec(out)
       if (m) resolve(m[1]!)
     })
@@ -109,13 +111,15 @@ export async function runCliHere(args: string[], env: Record<string, string | un
   const { runCli: run } = await import('../../src/cli/main.js')
   const sink = () => {
     let text = ''
+    // The CLI writes bytes in blocks of its own, which may split a character's UTF-8 bytes.
+    const decoder = new StringDecoder('utf8')
     const stream = new Writable({
       write(chunk: Buffer, _enc, done) {
-        text += chunk.toString()
+        text += decoder.write(chunk)
         done()
       },
     })
-    return { stream, text: () => text }
+    return { stream, text: () => text + decoder.end() }
   }
   const out = sink()
   const err = sink()

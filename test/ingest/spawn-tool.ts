@@ -16,8 +16,8 @@ export function runTool(cmd: string, args: string[], cwd: string, env: Record<st
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { cwd, env: clean })
     let output = ''
-    child.stdout.on('data', (d: Buffer) => (output += d.toString()))
-    child.stderr.on('data', (d: Buffer) => (output += d.toString()))
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (output += d))
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (output += d))
     child.on('error', reject)
     child.on('close', (code) => resolve({ code, output }))
   })

@@ -74,8 +74,8 @@ export function sh(script: string, cwd: string, env: Record<string, string>): Pr
   return new Promise((resolve, reject) => {
     const child = spawn('bash', ['-e', '-o', 'pipefail', '-c', script], { cwd, env: { ...base, ...env } })
     let output = ''
-    child.stdout.on('data', (d: Buffer) => (output += d.toString()))
-    child.stderr.on('data', (d: Buffer) => (output += d.toString()))
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (output += d))
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (output += d))
     child.on('error', reject)
     child.on('close', (code) => resolve({ exitCode: code ?? -1, output }))
   })

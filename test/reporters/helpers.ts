@@ -103,8 +103,8 @@ export function run(script: string, args: string[], cwd: string, env: Record<str
     const child = spawn(process.execPath, [script, ...args], { cwd, env: { ...base, ...env } })
     let stdout = ''
     let stderr = ''
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d))
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d))
     child.on('error', reject)
     child.on('close', (code) => resolve({ exitCode: code ?? -1, stdout, stderr }))
   })
