@@ -272,6 +272,10 @@ async function locked(fn) {
   }
 }
 
+/** The name of a size's rows. */
+const labelFor = (size) =>
+  `PostgreSQL ${size.toLocaleString('en')}${args.reanalyse ? ', every row re-analysed under the load' : ''}`
+
 async function measureSize(size) {
   const schema = `${args.prefix}_${sizeName(size)}`
   const now = Date.now()
@@ -314,7 +318,7 @@ async function measureSize(size) {
       disk_free: execFileSync('df', ['-h', '--output=avail', '/'], { encoding: 'utf8' }).split('\n')[1].trim(),
     })
   }
-  const label = `PostgreSQL ${size.toLocaleString('en')}${args.reanalyse ? ', every row re-analysed under the load' : ''}`
+  const label = labelFor(size)
   if (args['fill-only']) return null
   const rows = await locked(async () => {
     if (args['prune-only']) return [await prune(schema, filled, label)]
@@ -425,7 +429,7 @@ function summarize(size, rows) {
     ...(args['no-prune'] ? {} : { prune: figures.prune_s <= 10 }),
   }
   emit({
-    metric: `PostgreSQL ${size.toLocaleString('en')}: targets met`,
+    metric: `${labelFor(size)}: targets met`,
     value: Object.values(meets).every(Boolean)
       ? 'all'
       : `missed: ${Object.keys(meets)
