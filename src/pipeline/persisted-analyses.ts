@@ -45,8 +45,12 @@ export const REFRESH_CHUNK = 500
  */
 export const ANALYSIS_RESULTS = 250_000
 
-/** Tests in the first part, before the histories read say how many results a test has. */
-const FIRST_PART_TESTS = 50
+/**
+ * Tests in the first part, before the histories read say how many results a test has: about one file. Ten tests of
+ * 25,000 results each (250 runs a day for 100 days) fit the budget; the next part, sized from these, holds 500 tests
+ * of a short history as well.
+ */
+const FIRST_PART_TESTS = 10
 
 /**
  * Names the analysis a row was made with: the configuration and flakewatch's version. A row is used only by a
