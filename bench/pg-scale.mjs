@@ -272,6 +272,9 @@ async function locked(fn) {
   }
 }
 
+/** The configuration `--reanalyse` gives every row: one no build has. */
+const OLD_CONFIG = 'before-the-upgrade'
+
 /** The name of a size's rows. */
 const labelFor = (size) =>
   `PostgreSQL ${size.toLocaleString('en')}${args.reanalyse ? ', every row re-analysed under the load' : ''}`
@@ -323,7 +326,7 @@ async function measureSize(size) {
   const rows = await locked(async () => {
     if (args['prune-only']) return [await prune(schema, filled, label)]
     const before = args.reanalyse
-      ? (await sql(schema, (c) => c.query(`UPDATE analyses SET config = 'before-the-upgrade'`))).rowCount
+      ? (await sql(schema, (c) => c.query('UPDATE analyses SET config = $1', [OLD_CONFIG]))).rowCount
       : 0
     const loadRows = await measure({
       bench: 'pg-scale',
@@ -348,7 +351,7 @@ async function measureSize(size) {
     emit(probeRow)
     if (args.reanalyse) {
       const { rows: left } = await sql(schema, (c) =>
-        c.query(`SELECT count(*)::integer AS n FROM analyses WHERE config = 'before-the-upgrade'`),
+        c.query('SELECT count(*)::integer AS n FROM analyses WHERE config = $1', [OLD_CONFIG]),
       )
       const row = {
         metric: `${label}: rows of another configuration, before → after the load`,

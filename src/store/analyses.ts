@@ -121,8 +121,7 @@ export interface AnalysisStore {
    * Claims rows made with another analysis configuration than `config`, as {@link claimAnalyses} does: after a
    * configuration change every row needs work, but not on every sweep (this one cannot use an index). The rows
    * of whole files (those of the first rows found), in file order: a refresh reads the file-mates of what it
-   * claims, so rows taken anywhere made each chunk of 500 read up to 5,000 histories (a server's analysis thread
-   * at 10⁸ results held 420 MB of heap after a configuration change, against 57 MB for rows due by time).
+   * claims, so rows taken anywhere made each chunk of 500 read up to 5,000 histories.
    */
   claimOtherConfig(config: string, limit: number): Promise<AnalysisClaim[]>
   /** Writes each row whose version is still the one claimed, and ends its lease; returns how many were written. */

@@ -26,7 +26,7 @@ export async function fakeForge(opts: { token: string; comments?: Note[] }) {
   let nextId = 500
   const server: Server = createServer((req, res) => {
     let body = ''
-    req.on('data', (c: Buffer) => (body += c.toString()))
+    req.setEncoding('utf8').on('data', (c: string) => (body += c))
     req.on('end', () => {
       log.push({ method: req.method!, url: req.url!, headers: req.headers, body })
       const send = (status: number, data?: unknown, headers: Record<string, string> = {}) => {

@@ -343,9 +343,9 @@ function serveUntilListening(argv: string[], cwd: string, env: Record<string, st
     const child = spawn(process.execPath, [CLI, ...argv], { cwd, env: { ...process.env, ...env } })
     let out = ''
     let err = ''
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()))
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString()
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d))
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      out += d
       const url = /^http:\/\/\S+$/m.exec(out)?.[0]
       if (url) {
         child.once('exit', () => resolve(url))

@@ -193,7 +193,7 @@ describe('run passes signals on to the command', () => {
         stdio: ['ignore', 'pipe', 'pipe'],
       })
       let stderr = ''
-      proc.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
+      proc.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d))
       await expect.poll(() => existsSync(join(scratch, 'ready')), { timeout: 20_000 }).toBe(true)
       proc.kill(signal)
       const exit = await new Promise<number | null>((r) => proc.on('close', (c) => r(c)))

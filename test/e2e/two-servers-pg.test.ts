@@ -26,12 +26,12 @@ function startServe(db: string): Promise<Instance> {
     })
     let out = ''
     let err = ''
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString()
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      out += d
       const m = /http:\/\/[^\s]+\//.exec(out)
       if (m) resolve({ child, url: m[0] })
     })
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()))
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d))
     child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${err}`)))
   })
 }

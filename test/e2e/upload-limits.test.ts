@@ -28,7 +28,7 @@ function postChunked(
     })
     req.on('response', (res) => {
       let text = ''
-      res.on('data', (d: Buffer) => (text += d.toString()))
+      res.setEncoding('utf8').on('data', (d: string) => (text += d))
       res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text || '{}') as never }))
     })
     let answered = false

@@ -42,7 +42,7 @@ export async function fakeGitlab(
   let nextId = 1000
   const server: Server = createServer((req, res) => {
     let body = ''
-    req.on('data', (c: Buffer) => (body += c.toString()))
+    req.setEncoding('utf8').on('data', (c: string) => (body += c))
     req.on('end', () => {
       const method = req.method as 'PUT' | 'GET' | 'DELETE'
       log.push({ method, url: req.url!, headers: req.headers, body })

@@ -43,7 +43,7 @@ async function fakeGitlab(): Promise<{ url: string; versions: () => { version: s
   let clock = Date.now()
   const server = createServer((req, res) => {
     let body = ''
-    req.on('data', (c: Buffer) => (body += c.toString()))
+    req.setEncoding('utf8').on('data', (c: string) => (body += c))
     req.on('end', () => {
       const send = (status: number, data?: unknown) => {
         res.writeHead(status, { 'content-type': 'application/json' })

@@ -103,8 +103,8 @@ async function runPlaywright(url: string, report: string): Promise<PlaywrightRun
     },
   )
   let output = ''
-  child.stdout.on('data', (d: Buffer) => (output += d.toString()))
-  child.stderr.on('data', (d: Buffer) => (output += d.toString()))
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (output += d))
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (output += d))
   const code = await new Promise<number | null>((done) => child.on('close', done))
   const json = JSON.parse(readFileSync(join(dir, report), 'utf8')) as JsonReport
   return { code, output, test: json.suites[0]!.suites[0]!.specs[0]!.tests[0]! }

@@ -11,8 +11,8 @@ function captureIo(env: NodeJS.ProcessEnv = {}): { io: Io; out: () => string; er
   const stderr = new PassThrough()
   let out = ''
   let err = ''
-  stdout.on('data', (c: Buffer) => (out += c.toString()))
-  stderr.on('data', (c: Buffer) => (err += c.toString()))
+  stdout.setEncoding('utf8').on('data', (c: string) => (out += c))
+  stderr.setEncoding('utf8').on('data', (c: string) => (err += c))
   return { io: { stdout, stderr, env }, out: () => out, err: () => err }
 }
 

@@ -153,8 +153,12 @@ export class SqliteAnalyses implements AnalysisStore {
          WHERE t.test_id IN (SELECT value FROM json_each(?)) AND a.lease_until < ?
            AND (a.valid_until <= ? OR a.valid_from > ? OR a.config <> ?) LIMIT ?`,
         [
-          ...[JSON.stringify(opts.testIds.slice(0, ANALYSIS_BATCH)), now, opts.clock, opts.clock],
-          ...[opts.config ?? null, opts.limit],
+          JSON.stringify(opts.testIds.slice(0, ANALYSIS_BATCH)),
+          now,
+          opts.clock,
+          opts.clock,
+          opts.config ?? null,
+          opts.limit,
         ],
         now,
       )
